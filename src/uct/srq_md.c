@@ -1,0 +1,294 @@
+/*
+ * ucx-srq: the memory domain: one per verbs device (rdma-core or soft).
+ * Registration is advertised only when the device really registers memory.
+ */
+#include "srq_md.h"
+
+#include <ucs/debug/log_def.h>
+#include <ucs/debug/memtrack.h>
+#include <ucs/sys/string.h>
+#include <ucs/type/cpu_set.h>
+#include <string.h>
+
+ucs_config_field_t uct_srq_md_config_table[] = {
+    {"", "", NULL,
+     ucs_offsetof(uct_srq_md_config_t, super),
+     UCS_CONFIG_TYPE_TABLE(uct_md_config_table)},
+
+    {"SOFT", "auto",
+     "Use the built-in software HCA (device soft0, UCT device soft0:1), which\n"
+     "runs RC/UD queue pairs between the processes of one host over shared\n"
+     "memory and cross-memory attach:\n"
+     " y    - always list soft0, besides any RDMA device\n"
+     " n    - never list soft0\n"
+     " auto - list soft0 only when no RDMA device is present",
+     ucs_offsetof(uct_srq_md_config_t, soft), UCS_CONFIG_TYPE_TERNARY_AUTO},
+
+    {NULL}
+};
+
+static srq_verbs_soft_mode_t uct_srq_soft_mode(ucs_ternary_auto_value_t value)
+{
+    switch (value) {
+    case UCS_NO:
+        return SRQ_VERBS_SOFT_NO;
+    case UCS_YES:
+    case UCS_TRY:
+        return SRQ_VERBS_SOFT_YES;
+    default:
+        return SRQ_VERBS_SOFT_AUTO;
+    }
+}
+
+ucs_status_t uct_srq_md_device_list(srq_verbs_dev_info_t **list_p, int *num_p)
+{
+    uct_srq_md_config_t config;
+    ucs_status_t status;
+    int ret;
+
+    /* query_md_resources gets no config object: read ours from the env */
+    status = ucs_config_parser_fill_opts(&config, uct_srq_md_config_table,
+                                         UCS_DEFAULT_ENV_PREFIX,
+                                         uct_srq_component.md_config.prefix, 0);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    ret = srq_verbs_get_device_list(uct_srq_soft_mode(config.soft), list_p,
+                                    num_p);
+    ucs_config_parser_release_opts(&config, uct_srq_md_config_table);
+    if (ret != 0) {
+        ucs_error("srq: failed to list verbs devices: %s", strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
+ucs_status_t uct_srq_query_md_resources(uct_component_t *component,
+                                        uct_md_resource_desc_t **resources_p,
+                                        unsigned *num_resources_p)
+{
+    uct_md_resource_desc_t *resources;
+    srq_verbs_dev_info_t *list;
+    ucs_status_t status;
+    int num, i;
+
+    status = uct_srq_md_device_list(&list, &num);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    resources = ucs_calloc(num ? num : 1, sizeof(*resources), "srq md resources");
+    if (resources == NULL) {
+        srq_verbs_free_device_list(list);
+        return UCS_ERR_NO_MEMORY;
+    }
+    for (i = 0; i < num; ++i) {
+        ucs_strncpy_zero(resources[i].md_name, list[i].name,
+                         sizeof(resources[i].md_name));
+    }
+    srq_verbs_free_device_list(list);
+
+    *resources_p     = resources;
+    *num_resources_p = num;
+    return UCS_OK;
+}
+
+static void uct_srq_md_close(uct_md_h uct_md)
+{
+    uct_srq_md_t *md = ucs_derived_of(uct_md, uct_srq_md_t);
+
+    srq_verbs_dealloc_pd(md->dev, md->pd);
+    srq_verbs_close(md->dev);
+    ucs_free(md);
+}
+
+static ucs_status_t uct_srq_md_query(uct_md_h uct_md, uct_md_attr_t *md_attr)
+{
+    uct_srq_md_t *md = ucs_derived_of(uct_md, uct_srq_md_t);
+    struct ibv_device_attr dev_attr;
+    int ret;
+
+    ret = srq_verbs_query_device(md->dev, &dev_attr);
+    if (ret != 0) {
+        ucs_error("srq: query of device %s failed: %s",
+                  srq_verbs_dev_name(md->dev), strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+
+    memset(md_attr, 0, sizeof(*md_attr));
+    md_attr->cap.flags            = md->cap_flags;
+    md_attr->cap.max_alloc        = 0;
+    md_attr->cap.max_reg          = (md->cap_flags & UCT_MD_FLAG_REG) ?
+                                    dev_attr.max_mr_size : 0;
+    md_attr->cap.reg_mem_types    = (md->cap_flags & UCT_MD_FLAG_REG) ?
+                                    UCS_BIT(UCS_MEMORY_TYPE_HOST) : 0;
+    md_attr->cap.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
+    md_attr->cap.detect_mem_types = 0;
+    md_attr->cap.alloc_mem_types  = 0;
+    md_attr->rkey_packed_size     = sizeof(uct_srq_packed_rkey_t);
+    /* registration pins nothing on the soft device, a page walk on an HCA */
+    md_attr->reg_cost             = ucs_linear_func_make(1e-6, 1e-10);
+    ucs_strncpy_zero(md_attr->component_name, uct_srq_component.name,
+                     sizeof(md_attr->component_name));
+    /* soft0 is memory: every CPU is near it; an HCA's locality is unknown */
+    UCS_CPU_ZERO(&md_attr->local_cpus);
+    for (ret = 0; ret < UCS_CPU_SETSIZE; ++ret) {
+        UCS_CPU_SET(ret, &md_attr->local_cpus);
+    }
+    return UCS_OK;
+}
+
+static int uct_srq_md_access_flags(unsigned flags)
+{
+    int access = IBV_ACCESS_LOCAL_WRITE;
+
+    if (flags & UCT_MD_MEM_ACCESS_REMOTE_PUT) {
+        access |= IBV_ACCESS_REMOTE_WRITE;
+    }
+    if (flags & UCT_MD_MEM_ACCESS_REMOTE_GET) {
+        access |= IBV_ACCESS_REMOTE_READ;
+    }
+    if (flags & UCT_MD_MEM_ACCESS_REMOTE_ATOMIC) {
+        access |= IBV_ACCESS_REMOTE_ATOMIC;
+    }
+    return access;
+}
+
+static ucs_status_t uct_srq_md_mem_reg(uct_md_h uct_md, void *address,
+                                       size_t length, unsigned flags,
+                                       uct_mem_h *memh_p)
+{
+    uct_srq_md_t *md = ucs_derived_of(uct_md, uct_srq_md_t);
+    struct ibv_mr *mr;
+
+    if (!(md->cap_flags & UCT_MD_FLAG_REG)) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    mr = srq_verbs_reg_mr(md->dev, md->pd, address, length,
+                          uct_srq_md_access_flags(flags));
+    if (mr == NULL) {
+        if (!(flags & UCT_MD_MEM_FLAG_HIDE_ERRORS)) {
+            ucs_error("srq: %s: failed to register %p length %zu: %m",
+                      srq_verbs_dev_name(md->dev), address, length);
+        }
+        return UCS_ERR_IO_ERROR;
+    }
+
+    *memh_p = mr;
+    return UCS_OK;
+}
+
+static ucs_status_t
+uct_srq_md_mem_dereg(uct_md_h uct_md, const uct_md_mem_dereg_params_t *params)
+{
+    uct_srq_md_t *md = ucs_derived_of(uct_md, uct_srq_md_t);
+    struct ibv_mr *mr;
+    int ret;
+
+    UCT_MD_MEM_DEREG_CHECK_PARAMS(params, 0);
+
+    mr  = params->memh;
+    ret = srq_verbs_dereg_mr(md->dev, mr);
+    if (ret != 0) {
+        ucs_error("srq: %s: failed to deregister memory: %s",
+                  srq_verbs_dev_name(md->dev), strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
+static ucs_status_t
+uct_srq_md_mkey_pack(uct_md_h uct_md, uct_mem_h memh,
+                     const uct_md_mkey_pack_params_t *params,
+                     void *rkey_buffer)
+{
+    uct_srq_packed_rkey_t *packed = rkey_buffer;
+    struct ibv_mr *mr             = memh;
+
+    packed->rkey = htole32(mr->rkey);
+    return UCS_OK;
+}
+
+ucs_status_t uct_srq_rkey_unpack(uct_component_t *component,
+                                 const void *rkey_buffer, uct_rkey_t *rkey_p,
+                                 void **handle_p)
+{
+    const uct_srq_packed_rkey_t *packed = rkey_buffer;
+
+    *rkey_p   = le32toh(packed->rkey);
+    *handle_p = NULL;
+    return UCS_OK;
+}
+
+/* Advertise registration only if the device really registers memory */
+static uint64_t uct_srq_md_probe_flags(uct_srq_md_t *md)
+{
+    static char probe[64];
+    struct ibv_mr *mr;
+
+    mr = srq_verbs_reg_mr(md->dev, md->pd, probe, sizeof(probe),
+                          IBV_ACCESS_LOCAL_WRITE);
+    if (mr == NULL) {
+        ucs_debug("srq: %s does not register memory (%m)",
+                  srq_verbs_dev_name(md->dev));
+        return 0;
+    }
+    srq_verbs_dereg_mr(md->dev, mr);
+    return UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_MEMH | UCT_MD_FLAG_NEED_RKEY;
+}
+
+static uct_md_ops_t uct_srq_md_ops = {
+    .close                  = uct_srq_md_close,
+    .query                  = uct_srq_md_query,
+    .mem_alloc              = (uct_md_mem_alloc_func_t)
+                                  ucs_empty_function_return_unsupported,
+    .mem_free               = (uct_md_mem_free_func_t)
+                                  ucs_empty_function_return_unsupported,
+    .mem_advise             = (uct_md_mem_advise_func_t)
+                                  ucs_empty_function_return_unsupported,
+    .mem_reg                = uct_srq_md_mem_reg,
+    .mem_dereg              = uct_srq_md_mem_dereg,
+    .mem_query              = (uct_md_mem_query_func_t)
+                                  ucs_empty_function_return_unsupported,
+    .mkey_pack              = uct_srq_md_mkey_pack,
+    .is_sockaddr_accessible = (uct_md_is_sockaddr_accessible_func_t)
+                                  ucs_empty_function_return_zero_int,
+    .detect_memory_type     = (uct_md_detect_memory_type_func_t)
+                                  ucs_empty_function_return_unsupported,
+};
+
+ucs_status_t uct_srq_md_open(uct_component_t *component, const char *md_name,
+                             const uct_md_config_t *config, uct_md_h *md_p)
+{
+    uct_srq_md_t *md;
+    int ret;
+
+    md = ucs_calloc(1, sizeof(*md), "srq md");
+    if (md == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    ret = srq_verbs_open(md_name, &md->dev);
+    if (ret != 0) {
+        ucs_error("srq: failed to open verbs device %s: %s", md_name,
+                  strerror(ret));
+        ucs_free(md);
+        return (ret == ENODEV) ? UCS_ERR_NO_DEVICE : UCS_ERR_IO_ERROR;
+    }
+
+    md->pd = srq_verbs_alloc_pd(md->dev);
+    if (md->pd == NULL) {
+        ucs_error("srq: failed to allocate a PD on %s: %m", md_name);
+        srq_verbs_close(md->dev);
+        ucs_free(md);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    md->cap_flags = uct_srq_md_probe_flags(md);
+    md->super.ops = &uct_srq_md_ops;
+    md->super.component = component;
+    *md_p               = &md->super;
+    return UCS_OK;
+}

@@ -1,0 +1,43 @@
+/*
+ * ucx-srq: the memory domain (one per verbs device).
+ */
+#ifndef UCT_SRQ_MD_H_
+#define UCT_SRQ_MD_H_
+
+#include "srq_component.h"
+
+#include <uct/base/uct_md.h>
+#include <verbs/srq_verbs.h>
+
+typedef struct uct_srq_md_config {
+    uct_md_config_t           super;
+    ucs_ternary_auto_value_t  soft;  /* UCX_SRQ_SOFT */
+} uct_srq_md_config_t;
+
+typedef struct uct_srq_md {
+    uct_md_t          super;
+    srq_verbs_dev_t  *dev;
+    struct ibv_pd    *pd;
+    uint64_t          cap_flags;    /* UCT_MD_FLAG_xx this device really has */
+} uct_srq_md_t;
+
+/* Packed remote key: the device rkey, little endian on the wire */
+typedef struct uct_srq_packed_rkey {
+    uint32_t rkey;
+} UCS_S_PACKED uct_srq_packed_rkey_t;
+
+extern ucs_config_field_t uct_srq_md_config_table[];
+
+ucs_status_t uct_srq_query_md_resources(uct_component_t *component,
+                                        uct_md_resource_desc_t **resources_p,
+                                        unsigned *num_resources_p);
+ucs_status_t uct_srq_md_open(uct_component_t *component, const char *md_name,
+                             const uct_md_config_t *config, uct_md_h *md_p);
+ucs_status_t uct_srq_rkey_unpack(uct_component_t *component,
+                                 const void *rkey_buffer, uct_rkey_t *rkey_p,
+                                 void **handle_p);
+
+/* The verbs device list as configured by UCX_SRQ_SOFT */
+ucs_status_t uct_srq_md_device_list(srq_verbs_dev_info_t **list_p, int *num_p);
+
+#endif

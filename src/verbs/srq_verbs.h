@@ -1,0 +1,157 @@
+/*
+ * ucx-srq verbs layer: one verbs API over two kinds of device.
+ *
+ *  - rdma-core devices (real HCAs, rxe, ...), through libibverbs;
+ *  - soft devices ("soft0"): the project's userspace HCA (src/verbs/soft).
+ *
+ * The data path is the standard verbs API on real struct ibv_qp/ibv_srq/
+ * ibv_cq objects: ibv_post_send, ibv_post_recv, ibv_post_srq_recv,
+ * ibv_poll_cq and ibv_req_notify_cq call through context->ops, which the
+ * soft device fills. The control path (open, create/modify/destroy objects,
+ * register memory, async events) goes through the srq_verbs_* calls below,
+ * which dispatch on the device kind. Never call libibverbs' control verbs
+ * (ibv_create_qp, ibv_dereg_mr, ...) on objects obtained here.
+ *
+ * Errors follow libibverbs: functions returning int return 0 or an errno
+ * value; functions returning a pointer return NULL and set errno.
+ *
+ * This layer knows nothing about UCX.
+ */
+#ifndef SRQ_VERBS_H_
+#define SRQ_VERBS_H_
+
+#include <infiniband/verbs.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SRQ_VERBS_DEV_NAME_MAX  64
+
+/* Kind of device behind a name */
+typedef enum srq_verbs_dev_kind {
+    SRQ_VERBS_DEV_RDMA,   /* rdma-core device */
+    SRQ_VERBS_DEV_SOFT    /* built-in software HCA */
+} srq_verbs_dev_kind_t;
+
+/* Which soft devices srq_verbs_get_device_list() includes */
+typedef enum srq_verbs_soft_mode {
+    SRQ_VERBS_SOFT_AUTO,  /* only when no rdma-core device is present */
+    SRQ_VERBS_SOFT_YES,   /* always */
+    SRQ_VERBS_SOFT_NO     /* never */
+} srq_verbs_soft_mode_t;
+
+typedef struct srq_verbs_dev_info {
+    char                  name[SRQ_VERBS_DEV_NAME_MAX];
+    srq_verbs_dev_kind_t  kind;
+} srq_verbs_dev_info_t;
+
+/* An opened device */
+typedef struct srq_verbs_dev srq_verbs_dev_t;
+
+/*
+ * Address of a port, exchanged between processes so that a peer can build
+ * an address handle / connect a QP. Fixed size and byte order, so it can be
+ * put on the wire as is.
+ */
+typedef struct srq_verbs_port_addr {
+    uint8_t   kind;        /* srq_verbs_dev_kind_t */
+    uint8_t   port_num;
+    uint16_t  lid;         /* network order; rdma-core IB ports */
+    uint8_t   gid[16];     /* rdma-core: port GID; soft: device instance id */
+} __attribute__((packed)) srq_verbs_port_addr_t;
+
+
+/* ---- devices --------------------------------------------------------- */
+
+/* List devices; free with srq_verbs_free_device_list(). */
+int srq_verbs_get_device_list(srq_verbs_soft_mode_t soft_mode,
+                              srq_verbs_dev_info_t **list_p, int *num_p);
+void srq_verbs_free_device_list(srq_verbs_dev_info_t *list);
+
+int srq_verbs_open(const char *name, srq_verbs_dev_t **dev_p);
+void srq_verbs_close(srq_verbs_dev_t *dev);
+
+srq_verbs_dev_kind_t srq_verbs_dev_kind(const srq_verbs_dev_t *dev);
+const char *srq_verbs_dev_name(const srq_verbs_dev_t *dev);
+struct ibv_context *srq_verbs_context(srq_verbs_dev_t *dev);
+
+int srq_verbs_query_device(srq_verbs_dev_t *dev, struct ibv_device_attr *attr);
+int srq_verbs_query_port(srq_verbs_dev_t *dev, uint8_t port_num,
+                         struct ibv_port_attr *attr);
+int srq_verbs_port_addr(srq_verbs_dev_t *dev, uint8_t port_num,
+                        srq_verbs_port_addr_t *addr);
+
+/* Fill an address handle attribute that reaches @addr from @port_num */
+int srq_verbs_ah_attr(srq_verbs_dev_t *dev, uint8_t port_num,
+                      const srq_verbs_port_addr_t *addr,
+                      struct ibv_ah_attr *ah_attr);
+
+/* ---- protection domains and memory regions ---------------------------- */
+
+struct ibv_pd *srq_verbs_alloc_pd(srq_verbs_dev_t *dev);
+int srq_verbs_dealloc_pd(srq_verbs_dev_t *dev, struct ibv_pd *pd);
+
+struct ibv_mr *srq_verbs_reg_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
+                                void *addr, size_t length, int access);
+int srq_verbs_dereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr);
+
+/* ---- completion queues ------------------------------------------------ */
+
+struct ibv_comp_channel *srq_verbs_create_comp_channel(srq_verbs_dev_t *dev);
+int srq_verbs_destroy_comp_channel(srq_verbs_dev_t *dev,
+                                   struct ibv_comp_channel *channel);
+struct ibv_cq *srq_verbs_create_cq(srq_verbs_dev_t *dev, int cqe,
+                                   void *cq_context,
+                                   struct ibv_comp_channel *channel,
+                                   int comp_vector);
+int srq_verbs_destroy_cq(srq_verbs_dev_t *dev, struct ibv_cq *cq);
+/* Wait for / take a completion event of a channel (ibv_get_cq_event). */
+int srq_verbs_get_cq_event(srq_verbs_dev_t *dev,
+                           struct ibv_comp_channel *channel,
+                           struct ibv_cq **cq_p, void **cq_context_p);
+void srq_verbs_ack_cq_events(srq_verbs_dev_t *dev, struct ibv_cq *cq,
+                             unsigned nevents);
+
+/* ---- shared receive queues -------------------------------------------- */
+
+struct ibv_srq *srq_verbs_create_srq(srq_verbs_dev_t *dev, struct ibv_pd *pd,
+                                     struct ibv_srq_init_attr *attr);
+int srq_verbs_modify_srq(srq_verbs_dev_t *dev, struct ibv_srq *srq,
+                         struct ibv_srq_attr *attr, int attr_mask);
+int srq_verbs_query_srq(srq_verbs_dev_t *dev, struct ibv_srq *srq,
+                        struct ibv_srq_attr *attr);
+int srq_verbs_destroy_srq(srq_verbs_dev_t *dev, struct ibv_srq *srq);
+
+/* ---- queue pairs and address handles ---------------------------------- */
+
+struct ibv_qp *srq_verbs_create_qp(srq_verbs_dev_t *dev, struct ibv_pd *pd,
+                                   struct ibv_qp_init_attr *attr);
+int srq_verbs_modify_qp(srq_verbs_dev_t *dev, struct ibv_qp *qp,
+                        struct ibv_qp_attr *attr, int attr_mask);
+int srq_verbs_query_qp(srq_verbs_dev_t *dev, struct ibv_qp *qp,
+                       struct ibv_qp_attr *attr, int attr_mask,
+                       struct ibv_qp_init_attr *init_attr);
+int srq_verbs_destroy_qp(srq_verbs_dev_t *dev, struct ibv_qp *qp);
+
+struct ibv_ah *srq_verbs_create_ah(srq_verbs_dev_t *dev, struct ibv_pd *pd,
+                                   struct ibv_ah_attr *attr);
+int srq_verbs_destroy_ah(srq_verbs_dev_t *dev, struct ibv_ah *ah);
+
+/* ---- asynchronous events ---------------------------------------------- */
+
+/* File descriptor that becomes readable when an async event is pending */
+int srq_verbs_async_fd(srq_verbs_dev_t *dev);
+/* Take one pending event: 0, or EAGAIN when none is pending (non-blocking) */
+int srq_verbs_get_async_event(srq_verbs_dev_t *dev,
+                              struct ibv_async_event *event);
+void srq_verbs_ack_async_event(srq_verbs_dev_t *dev,
+                               struct ibv_async_event *event);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
