@@ -9,6 +9,23 @@
 #include <ucs/sys/string.h>
 #include <ucs/type/cpu_set.h>
 #include <string.h>
+#include <strings.h>
+
+/* UCX_SRQ_SOFT takes yes/no/auto; UCX's ternary would also take "try" */
+static int uct_srq_config_sscanf_soft(const char *buf, void *dest,
+                                      const void *arg)
+{
+    if (!strcasecmp(buf, "auto")) {
+        *(int*)dest = UCS_AUTO;
+        return 1;
+    }
+    return ucs_config_sscanf_bool(buf, dest, arg);
+}
+
+#define UCT_SRQ_CONFIG_TYPE_SOFT \
+    {uct_srq_config_sscanf_soft, ucs_config_sprintf_ternary_auto, \
+     ucs_config_clone_int,       ucs_config_release_nop, \
+     ucs_config_help_generic,    "<yes|no|auto>"}
 
 ucs_config_field_t uct_srq_md_config_table[] = {
     {"", "", NULL,
@@ -22,7 +39,7 @@ ucs_config_field_t uct_srq_md_config_table[] = {
      " y    - always list soft0, besides any RDMA device\n"
      " n    - never list soft0\n"
      " auto - list soft0 only when no RDMA device is present",
-     ucs_offsetof(uct_srq_md_config_t, soft), UCS_CONFIG_TYPE_TERNARY_AUTO},
+     ucs_offsetof(uct_srq_md_config_t, soft), UCT_SRQ_CONFIG_TYPE_SOFT},
 
     {NULL}
 };
@@ -33,7 +50,6 @@ static srq_verbs_soft_mode_t uct_srq_soft_mode(ucs_ternary_auto_value_t value)
     case UCS_NO:
         return SRQ_VERBS_SOFT_NO;
     case UCS_YES:
-    case UCS_TRY:
         return SRQ_VERBS_SOFT_YES;
     default:
         return SRQ_VERBS_SOFT_AUTO;
