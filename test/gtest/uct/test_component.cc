@@ -1,0 +1,347 @@
+/*
+ * The srq component seen through the public UCT API only: component, memory
+ * domain, transport and soft device are visible, and every capability the
+ * interface advertises is real (each advertised flag must have a check here
+ * that exercises it; a flag without one fails the test).
+ *
+ * The plugin is loaded the way users load it (srq-run / LD_PRELOAD).
+ */
+#include <gtest/gtest.h>
+
+extern "C" {
+#include <uct/api/uct.h>
+}
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+class env_guard {
+public:
+    env_guard(const char *name, const char *value) : m_name(name)
+    {
+        const char *old = getenv(name);
+        m_had           = (old != NULL);
+        if (m_had) {
+            m_old = old;
+        }
+        if (value == NULL) {
+            unsetenv(name);
+        } else {
+            setenv(name, value, 1);
+        }
+    }
+    ~env_guard()
+    {
+        if (m_had) {
+            setenv(m_name.c_str(), m_old.c_str(), 1);
+        } else {
+            unsetenv(m_name.c_str());
+        }
+    }
+
+private:
+    std::string m_name, m_old;
+    bool        m_had;
+};
+
+uct_component_h find_srq_component(uct_component_h *components, unsigned num)
+{
+    uct_component_attr_t attr;
+
+    for (unsigned i = 0; i < num; ++i) {
+        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
+        if ((uct_component_query(components[i], &attr) == UCS_OK) &&
+            !strcmp(attr.name, "srq")) {
+            return components[i];
+        }
+    }
+    return NULL;
+}
+
+/* md names of a component, or the query status */
+ucs_status_t md_names(uct_component_h component, std::vector<std::string> &names)
+{
+    uct_component_attr_t attr;
+    ucs_status_t status;
+
+    attr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
+    status          = uct_component_query(component, &attr);
+    if (status != UCS_OK) {
+        return status;
+    }
+    std::vector<uct_md_resource_desc_t> mds(attr.md_resource_count + 1);
+    attr.field_mask   = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
+    attr.md_resources = mds.data();
+    status            = uct_component_query(component, &attr);
+    if (status != UCS_OK) {
+        return status;
+    }
+    names.clear();
+    for (unsigned i = 0; i < attr.md_resource_count; ++i) {
+        names.push_back(mds[i].md_name);
+    }
+    return UCS_OK;
+}
+
+} // namespace
+
+
+class srq_component : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        ASSERT_EQ(UCS_OK, uct_query_components(&m_components, &m_num));
+        m_srq = find_srq_component(m_components, m_num);
+        ASSERT_TRUE(m_srq != NULL)
+            << "component 'srq' not registered: is the plugin preloaded "
+               "(run the test through srq-run)?";
+    }
+
+    void TearDown() override
+    {
+        uct_release_component_list(m_components);
+    }
+
+    uct_component_h *m_components       = NULL;
+    unsigned         m_num              = 0;
+    uct_component_h  m_srq              = NULL;
+};
+
+TEST_F(srq_component, lists_soft_device_by_default)
+{
+    env_guard soft("UCX_SRQ_SOFT", NULL);
+    std::vector<std::string> names;
+
+    ASSERT_EQ(UCS_OK, md_names(m_srq, names));
+    /* auto: soft0 when no RDMA device is present (this host has none) */
+    bool has_soft = false;
+    for (auto &n : names) {
+        has_soft |= (n == "soft0");
+    }
+    bool has_rdma = names.size() > (has_soft ? 1u : 0u);
+    EXPECT_NE(has_soft, has_rdma) << "auto lists soft0 iff no RDMA device";
+}
+
+TEST_F(srq_component, soft_yes_and_no)
+{
+    std::vector<std::string> names;
+    {
+        env_guard soft("UCX_SRQ_SOFT", "y");
+        ASSERT_EQ(UCS_OK, md_names(m_srq, names));
+        EXPECT_NE(names.end(), std::find(names.begin(), names.end(), "soft0"));
+    }
+    {
+        env_guard soft("UCX_SRQ_SOFT", "n");
+        ASSERT_EQ(UCS_OK, md_names(m_srq, names));
+        EXPECT_EQ(names.end(), std::find(names.begin(), names.end(), "soft0"));
+    }
+}
+
+TEST_F(srq_component, soft_invalid_value_rejected)
+{
+    std::vector<std::string> names;
+
+    for (const char *value : {"maybe", "try", "7", "", "yess"}) {
+        env_guard soft("UCX_SRQ_SOFT", value);
+        EXPECT_NE(UCS_OK, md_names(m_srq, names)) << "accepted '" << value << "'";
+    }
+}
+
+
+/* An opened soft0 md, its rc_srq resource, and an interface on it */
+class srq_soft : public srq_component {
+protected:
+    void SetUp() override
+    {
+        srq_component::SetUp();
+        ASSERT_EQ(UCS_OK, uct_md_config_read(m_srq, NULL, NULL, &m_md_config));
+        ASSERT_EQ(UCS_OK, uct_md_open(m_srq, "soft0", m_md_config, &m_md));
+        ASSERT_EQ(UCS_OK, ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
+                                                   &m_async));
+        ASSERT_EQ(UCS_OK, uct_worker_create(m_async, UCS_THREAD_MODE_SINGLE,
+                                            &m_worker));
+    }
+
+    void TearDown() override
+    {
+        if (m_iface != NULL) {
+            uct_iface_close(m_iface);
+        }
+        if (m_iface_config != NULL) {
+            uct_config_release(m_iface_config);
+        }
+        if (m_worker != NULL) {
+            uct_worker_destroy(m_worker);
+        }
+        if (m_async != NULL) {
+            ucs_async_context_destroy(m_async);
+        }
+        if (m_md != NULL) {
+            uct_md_close(m_md);
+        }
+        if (m_md_config != NULL) {
+            uct_config_release(m_md_config);
+        }
+        srq_component::TearDown();
+    }
+
+    ucs_status_t open_iface(const char *dev_name)
+    {
+        uct_iface_params_t params = {};
+
+        if (m_iface_config == NULL) {
+            ucs_status_t status = uct_md_iface_config_read(m_md, "rc_srq", NULL,
+                                                           NULL, &m_iface_config);
+            if (status != UCS_OK) {
+                return status;
+            }
+        }
+        params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                                      UCT_IFACE_PARAM_FIELD_DEVICE;
+        params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+        params.mode.device.tl_name  = "rc_srq";
+        params.mode.device.dev_name = dev_name;
+        return uct_iface_open(m_md, m_worker, &params, m_iface_config, &m_iface);
+    }
+
+    uct_md_config_t      *m_md_config    = NULL;
+    uct_md_h              m_md           = NULL;
+    ucs_async_context_t  *m_async        = NULL;
+    uct_worker_h          m_worker       = NULL;
+    uct_iface_config_t   *m_iface_config = NULL;
+    uct_iface_h           m_iface        = NULL;
+};
+
+TEST_F(srq_soft, md_attributes)
+{
+    uct_md_attr_t attr;
+
+    ASSERT_EQ(UCS_OK, uct_md_query(m_md, &attr));
+    EXPECT_STREQ("srq", attr.component_name);
+    EXPECT_GT(attr.rkey_packed_size, 0u);
+    EXPECT_EQ(0u, attr.cap.flags & UCT_MD_FLAG_ALLOC) << "allocation is not offered";
+}
+
+/* Registration is advertised only when it really works */
+TEST_F(srq_soft, md_registration_is_real_when_advertised)
+{
+    uct_md_attr_t attr;
+    std::vector<char> buf(4096, 'x');
+    uct_mem_h memh;
+
+    ASSERT_EQ(UCS_OK, uct_md_query(m_md, &attr));
+    ucs_status_t status = uct_md_mem_reg(m_md, buf.data(), buf.size(),
+                                         UCT_MD_MEM_ACCESS_ALL, &memh);
+    if (!(attr.cap.flags & UCT_MD_FLAG_REG)) {
+        EXPECT_EQ(UCS_ERR_UNSUPPORTED, status);
+        return;
+    }
+    ASSERT_EQ(UCS_OK, status);
+    std::vector<char> rkey_buf(attr.rkey_packed_size);
+    EXPECT_EQ(UCS_OK, uct_md_mkey_pack(m_md, memh, rkey_buf.data()));
+    uct_rkey_bundle_t rkey;
+    EXPECT_EQ(UCS_OK, uct_rkey_unpack(m_srq, rkey_buf.data(), &rkey));
+    EXPECT_EQ(UCS_OK, uct_rkey_release(m_srq, &rkey));
+    EXPECT_EQ(UCS_OK, uct_md_mem_dereg(m_md, memh));
+}
+
+TEST_F(srq_soft, transport_resource)
+{
+    uct_tl_resource_desc_t *tls;
+    unsigned num;
+    bool found = false;
+
+    ASSERT_EQ(UCS_OK, uct_md_query_tl_resources(m_md, &tls, &num));
+    for (unsigned i = 0; i < num; ++i) {
+        if (!strcmp(tls[i].tl_name, "rc_srq") &&
+            !strcmp(tls[i].dev_name, "soft0:1")) {
+            found = true;
+            EXPECT_EQ(UCT_DEVICE_TYPE_NET, tls[i].dev_type);
+        }
+    }
+    uct_release_tl_resource_list(tls);
+    EXPECT_TRUE(found) << "rc_srq on soft0:1 not listed";
+}
+
+TEST_F(srq_soft, iface_open_bad_device)
+{
+    EXPECT_NE(UCS_OK, open_iface("soft0:7"));
+    EXPECT_NE(UCS_OK, open_iface("soft0"));
+    EXPECT_NE(UCS_OK, open_iface("mlx5_0:1"));
+}
+
+/*
+ * Each capability the interface advertises must be backed by a check that
+ * exercises it. Flags appear here as the transport gains operations.
+ */
+TEST_F(srq_soft, advertised_capabilities_are_real)
+{
+    uct_iface_attr_t attr;
+
+    ASSERT_EQ(UCS_OK, open_iface("soft0:1"));
+    ASSERT_EQ(UCS_OK, uct_iface_query(m_iface, &attr));
+
+    const std::map<uint64_t, std::function<void()>> checks = {
+        /* none yet: the transport does not move data or connect */
+    };
+
+    for (unsigned bit = 0; bit < 64; ++bit) {
+        uint64_t flag = 1ull << bit;
+        if (!(attr.cap.flags & flag)) {
+            continue;
+        }
+        auto it = checks.find(flag);
+        if (it == checks.end()) {
+            ADD_FAILURE() << "capability flag bit " << bit
+                          << " is advertised but nothing here checks it";
+        } else {
+            it->second();
+        }
+    }
+    EXPECT_EQ(0u, attr.cap.event_flags);
+}
+
+/* What is not advertised is refused, not faked */
+TEST_F(srq_soft, unadvertised_operations_unsupported)
+{
+    uct_iface_attr_t attr;
+    uct_ep_params_t ep_params = {};
+    uct_ep_h ep;
+
+    ASSERT_EQ(UCS_OK, open_iface("soft0:1"));
+    ASSERT_EQ(UCS_OK, uct_iface_query(m_iface, &attr));
+    ASSERT_EQ(0u, attr.cap.flags & (UCT_IFACE_FLAG_CONNECT_TO_IFACE |
+                                    UCT_IFACE_FLAG_CONNECT_TO_EP));
+
+    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+    ep_params.iface      = m_iface;
+    EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_ep_create(&ep_params, &ep));
+
+    int fd;
+    EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_iface_event_fd_get(m_iface, &fd));
+}
+
+TEST_F(srq_soft, device_address)
+{
+    uct_iface_attr_t attr;
+
+    ASSERT_EQ(UCS_OK, open_iface("soft0:1"));
+    ASSERT_EQ(UCS_OK, uct_iface_query(m_iface, &attr));
+    ASSERT_GT(attr.device_addr_len, 0u);
+
+    std::vector<char> addr(attr.device_addr_len);
+    ASSERT_EQ(UCS_OK, uct_iface_get_device_address(
+                          m_iface, (uct_device_addr_t*)addr.data()));
+    /* a soft port address names the device kind and this open instance */
+    EXPECT_EQ(0, memcmp(addr.data() + 4, "soft", 4));
+    /* nothing can be connected yet, so nothing is reachable */
+    EXPECT_FALSE(uct_iface_is_reachable(m_iface,
+                                        (uct_device_addr_t*)addr.data(), NULL));
+}
