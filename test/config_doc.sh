@@ -4,7 +4,7 @@
 # listed by 'ucx_info -c -f' with help text above it.
 #
 set -u
-out=$(ucx_info -c -f 2>&1) || { echo "FAIL: ucx_info -c -f failed"; echo "$out"; exit 1; }
+out=$("${SRQ_RUN:?}" ucx_info -c -f 2>&1) || { echo "FAIL: ucx_info -c -f failed"; echo "$out"; exit 1; }
 fail=0 count=0
 # Collect, for each variable line, whether its comment block had any text
 # besides the syntax/inherits lines.

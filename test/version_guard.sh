@@ -5,13 +5,12 @@
 #
 # A fake UCX installation is made in a temporary directory: the real libuct,
 # libucs and libucm (symlinks) beside a libucp.so.0 that reports 1.99.0. A
-# UCT-only program run from there with the plugin preloaded must not see
+# UCT-only program run from there under srq-run must not see
 # component "srq"; run normally, it must.
 #
 set -u
-unset LD_PRELOAD   # this script preloads the plugin itself, where it means to
 builddir=${SRQ_TEST_BUILDDIR:?}
-plugin=${SRQ_RUN_PLUGIN:?}
+run=${SRQ_RUN:?}
 list="$builddir/test/tools/uct_list"
 fake=$(mktemp -d "${TMPDIR:-/tmp}/srq-vguard.XXXXXX")
 trap 'rm -rf "$fake"' EXIT
@@ -25,7 +24,7 @@ ${CC:-cc} -shared -fPIC -Wl,-soname,libucp.so.0 -o "$fake/libucp.so.0" \
     "$(dirname "$0")/tools/fake_ucp_version.c" || { echo "FAIL: cannot build the fake libucp"; exit 1; }
 
 # 1. matching UCX: the component is there
-out=$(LD_PRELOAD="$plugin" "$list" 2>&1)
+out=$("$run" "$list" 2>&1)
 if grep -q '^srq soft0 rc_srq soft0:1$' <<<"$out"; then
     echo "PASS: matching UCX registers srq/rc_srq on soft0:1"
 else
@@ -33,7 +32,7 @@ else
 fi
 
 # 2. mismatched UCX: refused with a clear message, and the program still works
-out=$(LD_LIBRARY_PATH="$fake" LD_PRELOAD="$plugin" "$list" 2>&1); rc=$?
+out=$(LD_LIBRARY_PATH="$fake" "$run" "$list" 2>&1); rc=$?
 if [ $rc -ne 0 ]; then
     echo "FAIL: the program failed (rc=$rc) under a mismatched UCX"; echo "$out"; fail=1
 elif grep -q '^srq' <<<"$out"; then

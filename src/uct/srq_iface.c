@@ -79,8 +79,8 @@ static ucs_status_t uct_srq_iface_parse_dev(uct_srq_md_t *md,
     long port;
 
     if (strncmp(dev_name, md_name, len) || (dev_name[len] != ':')) {
-        ucs_error("srq: device '%s' does not belong to memory domain %s",
-                  dev_name, md_name);
+        ucs_error("srq: device '%s' is not a port of %s (expected %s:<port>)",
+                  dev_name, md_name, md_name);
         return UCS_ERR_NO_DEVICE;
     }
     port = strtol(dev_name + len + 1, &end, 10);
