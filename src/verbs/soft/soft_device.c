@@ -1,5 +1,10 @@
 /*
- * ucx-srq soft device: device list, open/close, device and port queries.
+ * ucx-srq soft device: device list, open/close, device and port queries,
+ * soft-specific queries (srq_soft.h), and the ops table.
+ *
+ * Opening an instance reclaims the segments of dead owners, then creates
+ * the instance's own segment (inbound queue + MR table), its wake FIFO, a
+ * timerfd and an async-event eventfd.
  */
 #include "soft.h"
 
@@ -7,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 static const srq_verbs_dev_ops_t srq_soft_ops;
@@ -25,86 +31,167 @@ int srq_soft_get_device_list(srq_verbs_dev_info_t **list_p, int *num_p)
     return 0;
 }
 
-/* The data path is not implemented yet: every post/poll says so. */
-static int srq_soft_poll_cq_unsupported(struct ibv_cq *cq, int num,
-                                        struct ibv_wc *wc)
+static void srq_soft_dev_init_lists(srq_soft_dev_t *dev)
 {
-    return -EOPNOTSUPP;
+    srq_soft_list_init(&dev->peers);
+    srq_soft_list_init(&dev->cqs);
+    srq_soft_list_init(&dev->busy_peers);
+    srq_soft_list_init(&dev->busy_qps);
+    srq_soft_list_init(&dev->ack_qps);
+    srq_soft_list_init(&dev->sched_qps);
 }
 
-static int srq_soft_req_notify_unsupported(struct ibv_cq *cq, int solicited)
+/* pid + random: unique among the live instances of this host */
+static int srq_soft_dev_identity(srq_soft_dev_t *dev)
 {
-    return EOPNOTSUPP;
+    pid_t pid = getpid();
+    int ret;
+
+    memcpy(dev->instance, &pid, sizeof(pid));
+    if (getrandom(dev->instance + sizeof(pid),
+                  sizeof(dev->instance) - sizeof(pid), 0) < 0) {
+        return errno;
+    }
+    dev->pid = pid;
+    ret = srq_soft_proc_start_time(pid, &dev->start_time);
+    dev->lock_id = srq_soft_lock_id(pid, dev->start_time);
+    return ret;
 }
 
-static int srq_soft_post_srq_recv_unsupported(struct ibv_srq *srq,
-                                              struct ibv_recv_wr *wr,
-                                              struct ibv_recv_wr **bad_wr)
+static void srq_soft_dev_init_self(srq_soft_dev_t *dev)
 {
-    *bad_wr = wr;
-    return EOPNOTSUPP;
+    srq_soft_peer_t *self = &dev->self;
+
+    srq_soft_list_init(&self->link);
+    srq_soft_list_init(&self->busy_link);
+    srq_soft_list_init(&self->qps);
+    memcpy(self->instance, dev->instance, SRQ_SOFT_INST_LEN);
+    self->seg        = dev->seg;
+    self->is_self    = true;
+    self->pid        = dev->pid;
+    self->start_time = dev->start_time;
+    self->fifo_fd    = -1;
 }
 
-static int srq_soft_post_send_unsupported(struct ibv_qp *qp,
-                                          struct ibv_send_wr *wr,
-                                          struct ibv_send_wr **bad_wr)
+static void srq_soft_dev_init_ctx(srq_soft_dev_t *dev)
 {
-    *bad_wr = wr;
-    return EOPNOTSUPP;
+    dev->super.ops                 = &srq_soft_ops;
+    dev->super.kind                = SRQ_VERBS_DEV_SOFT;
+    dev->super.context             = &dev->ibv_ctx;
+    strcpy(dev->super.name, SRQ_SOFT_DEV_NAME);
+    dev->ibv_ctx.device            = dev->ibv_dev;
+    dev->ibv_ctx.cmd_fd            = -1;
+    dev->ibv_ctx.async_fd          = dev->async_efd;
+    dev->ibv_ctx.num_comp_vectors  = 1;
+    dev->ibv_ctx.ops.poll_cq       = srq_soft_poll_cq;
+    dev->ibv_ctx.ops.req_notify_cq = srq_soft_req_notify_cq;
+    dev->ibv_ctx.ops.post_srq_recv = srq_soft_post_srq_recv;
+    dev->ibv_ctx.ops.post_send     = srq_soft_post_send;
+    dev->ibv_ctx.ops.post_recv     = srq_soft_post_recv;
+    pthread_mutex_init(&dev->ibv_ctx.mutex, NULL);
 }
 
-static int srq_soft_post_recv_unsupported(struct ibv_qp *qp,
-                                          struct ibv_recv_wr *wr,
-                                          struct ibv_recv_wr **bad_wr)
+/* A device object for ctx->device, so that ibv_get_device_name() works */
+static struct ibv_device *srq_soft_fake_device(void)
 {
-    *bad_wr = wr;
-    return EOPNOTSUPP;
+    struct ibv_device *ibdev = calloc(1, sizeof(*ibdev));
+
+    if (ibdev != NULL) {
+        ibdev->node_type      = IBV_NODE_CA;
+        ibdev->transport_type = IBV_TRANSPORT_IB;
+        strcpy(ibdev->name, SRQ_SOFT_DEV_NAME);
+        strcpy(ibdev->dev_name, SRQ_SOFT_DEV_NAME);
+    }
+    return ibdev;
+}
+
+static void srq_soft_dev_free(srq_soft_dev_t *dev)
+{
+    srq_soft_peers_destroy(dev);
+    srq_soft_shm_destroy(dev);
+    srq_soft_fifo_destroy(dev);
+    if (dev->timer_fd >= 0) {
+        close(dev->timer_fd);
+    }
+    srq_soft_async_cleanup(dev);
+    srq_soft_mr_cleanup(dev);
+    srq_soft_qp_table_cleanup(dev);
+    pthread_spin_destroy(&dev->lock);
+    free(dev->ibv_dev);
+    free(dev);
+}
+
+static int srq_soft_dev_setup(srq_soft_dev_t *dev)
+{
+    int ret;
+
+    ret = srq_soft_dev_identity(dev);
+    if (ret != 0) {
+        return ret;
+    }
+    srq_soft_shm_reclaim_stale(dev);
+    dev->ibv_dev = srq_soft_fake_device();
+    if (dev->ibv_dev == NULL) {
+        return ENOMEM;
+    }
+    ret = srq_soft_async_init(dev);
+    if (ret == 0) {
+        ret = srq_soft_mr_init(dev);
+    }
+    if (ret == 0) {
+        ret = srq_soft_qp_table_init(dev);
+    }
+    if (ret == 0) {
+        ret = srq_soft_fifo_create(dev);
+    }
+    if (ret != 0) {
+        return ret;
+    }
+    dev->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (dev->timer_fd < 0) {
+        return errno;
+    }
+    /* the segment records the FIFO's path: created last */
+    return srq_soft_shm_create(dev);
 }
 
 int srq_soft_open(const char *name, srq_verbs_dev_t **dev_p)
 {
     srq_soft_dev_t *dev;
-    pid_t pid = getpid();
+    int ret;
 
     if (strcmp(name, SRQ_SOFT_DEV_NAME) != 0) {
         return ENODEV;
     }
-
     dev = calloc(1, sizeof(*dev));
     if (dev == NULL) {
         return ENOMEM;
     }
+    dev->fifo_fd   = -1;
+    dev->timer_fd  = -1;
+    dev->async_efd = -1;
+    pthread_spin_init(&dev->lock, PTHREAD_PROCESS_PRIVATE);
+    srq_soft_dev_init_lists(dev);
 
-    /* pid + random: unique among the live instances of this host */
-    memcpy(dev->instance, &pid, sizeof(pid));
-    if (getrandom(dev->instance + sizeof(pid),
-                  sizeof(dev->instance) - sizeof(pid), 0) < 0) {
-        free(dev);
-        return errno;
+    ret = srq_soft_dev_setup(dev);
+    if (ret != 0) {
+        srq_soft_dev_free(dev);
+        return ret;
     }
-
-    dev->super.ops                   = &srq_soft_ops;
-    dev->super.kind                  = SRQ_VERBS_DEV_SOFT;
-    dev->super.context               = &dev->ibv_ctx;
-    strcpy(dev->super.name, SRQ_SOFT_DEV_NAME);
-    dev->ibv_ctx.cmd_fd              = -1;
-    dev->ibv_ctx.async_fd            = -1;
-    dev->ibv_ctx.num_comp_vectors    = 1;
-    dev->ibv_ctx.ops.poll_cq         = srq_soft_poll_cq_unsupported;
-    dev->ibv_ctx.ops.req_notify_cq   = srq_soft_req_notify_unsupported;
-    dev->ibv_ctx.ops.post_srq_recv   = srq_soft_post_srq_recv_unsupported;
-    dev->ibv_ctx.ops.post_send       = srq_soft_post_send_unsupported;
-    dev->ibv_ctx.ops.post_recv       = srq_soft_post_recv_unsupported;
-    pthread_mutex_init(&dev->ibv_ctx.mutex, NULL);
-
+    srq_soft_dev_init_self(dev);
+    srq_soft_dev_init_ctx(dev);
     *dev_p = &dev->super;
     return 0;
 }
 
-static void srq_soft_close(srq_verbs_dev_t *dev)
+/* Objects the user did not destroy are not freed here (as with
+ * ibv_close_device); the segment and FIFO always go. */
+static void srq_soft_close(srq_verbs_dev_t *vdev)
 {
-    pthread_mutex_destroy(&srq_soft_dev(dev)->ibv_ctx.mutex);
-    free(dev);
+    srq_soft_dev_t *dev = srq_soft_dev(vdev);
+
+    pthread_mutex_destroy(&dev->ibv_ctx.mutex);
+    srq_soft_dev_free(dev);
 }
 
 static int srq_soft_query_device(srq_verbs_dev_t *dev,
@@ -136,8 +223,8 @@ static int srq_soft_query_device(srq_verbs_dev_t *dev,
     attr->max_srq_sge      = SRQ_SOFT_MAX_SGE;
     attr->max_pkeys        = 1;
     attr->phys_port_cnt    = SRQ_SOFT_NUM_PORTS;
-    attr->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
-                             IBV_DEVICE_SRQ_RESIZE;
+    /* no IBV_DEVICE_SRQ_RESIZE: IBV_SRQ_MAX_WR is EOPNOTSUPP */
+    attr->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN;
     return 0;
 }
 
@@ -219,29 +306,57 @@ static int srq_soft_dealloc_pd(srq_verbs_dev_t *dev, struct ibv_pd *pd)
     return 0;
 }
 
-/* Objects the soft device cannot create yet */
-static void *srq_soft_create_unsupported(void)
+/* ---- soft-specific queries (srq_soft.h) -------------------------------- */
+
+int srq_soft_query_stats(srq_verbs_dev_t *vdev, srq_soft_stats_t *stats)
 {
-    errno = EOPNOTSUPP;
-    return NULL;
+    srq_soft_dev_t *dev;
+
+    if ((vdev == NULL) || (vdev->kind != SRQ_VERBS_DEV_SOFT)) {
+        return EINVAL;
+    }
+    dev = srq_soft_dev(vdev);
+    srq_soft_dev_lock(dev);
+    *stats = dev->stats;
+    srq_soft_dev_unlock(dev);
+    return 0;
 }
 
-static int srq_soft_op_unsupported(void)
+int srq_soft_segment_name(srq_verbs_dev_t *vdev, char *buf, size_t len)
 {
-    return EOPNOTSUPP;
+    if ((vdev == NULL) || (vdev->kind != SRQ_VERBS_DEV_SOFT) ||
+        (len <= strlen(srq_soft_dev(vdev)->shm_name))) {
+        return EINVAL;
+    }
+    strcpy(buf, srq_soft_dev(vdev)->shm_name);
+    return 0;
 }
 
-static void srq_soft_noop(void)
+int srq_soft_inject(srq_verbs_dev_t *from, const srq_verbs_port_addr_t *to,
+                    const void *buf, size_t len, int mode)
 {
-}
+    srq_soft_dev_t *dev;
+    srq_soft_peer_t *peer;
+    int ret;
 
-static int srq_soft_async_fd(srq_verbs_dev_t *dev)
-{
-    return -1;
+    if ((from == NULL) || (from->kind != SRQ_VERBS_DEV_SOFT) ||
+        (to->kind != SRQ_VERBS_DEV_SOFT) ||
+        memcmp(to->gid, SRQ_SOFT_ADDR_MAGIC, 4)) {
+        return EINVAL;
+    }
+    dev = srq_soft_dev(from);
+    srq_soft_dev_lock(dev);
+    peer = srq_soft_peer_get(dev, to->gid + 4);
+    if (peer == NULL) {
+        ret = errno;
+    } else {
+        ret = srq_soft_ring_push_raw(dev, peer, buf, len,
+                                     mode == SRQ_SOFT_INJECT_SCRIBBLE);
+        srq_soft_peer_put(dev, peer);
+    }
+    srq_soft_dev_unlock(dev);
+    return ret;
 }
-
-#define SRQ_SOFT_UNSUPPORTED(_type) ((_type)srq_soft_create_unsupported)
-#define SRQ_SOFT_FAILS(_type)       ((_type)srq_soft_op_unsupported)
 
 static const srq_verbs_dev_ops_t srq_soft_ops = {
     .close                = srq_soft_close,
@@ -251,25 +366,25 @@ static const srq_verbs_dev_ops_t srq_soft_ops = {
     .ah_attr              = srq_soft_ah_attr,
     .alloc_pd             = srq_soft_alloc_pd,
     .dealloc_pd           = srq_soft_dealloc_pd,
-    .reg_mr               = SRQ_SOFT_UNSUPPORTED(struct ibv_mr *(*)(srq_verbs_dev_t*, struct ibv_pd*, void*, size_t, int)),
-    .dereg_mr             = SRQ_SOFT_FAILS(int (*)(srq_verbs_dev_t*, struct ibv_mr*)),
-    .create_comp_channel  = SRQ_SOFT_UNSUPPORTED(struct ibv_comp_channel *(*)(srq_verbs_dev_t*)),
-    .destroy_comp_channel = SRQ_SOFT_FAILS(int (*)(srq_verbs_dev_t*, struct ibv_comp_channel*)),
-    .create_cq            = SRQ_SOFT_UNSUPPORTED(struct ibv_cq *(*)(srq_verbs_dev_t*, int, void*, struct ibv_comp_channel*, int)),
-    .destroy_cq           = SRQ_SOFT_FAILS(int (*)(srq_verbs_dev_t*, struct ibv_cq*)),
-    .get_cq_event         = SRQ_SOFT_FAILS(int (*)(srq_verbs_dev_t*, struct ibv_comp_channel*, struct ibv_cq**, void**)),
-    .ack_cq_events        = (void (*)(srq_verbs_dev_t*, struct ibv_cq*, unsigned))srq_soft_noop,
-    .create_srq           = SRQ_SOFT_UNSUPPORTED(struct ibv_srq *(*)(srq_verbs_dev_t*, struct ibv_pd*, struct ibv_srq_init_attr*)),
-    .modify_srq           = SRQ_SOFT_FAILS(int (*)(srq_verbs_dev_t*, struct ibv_srq*, struct ibv_srq_attr*, int)),
-    .query_srq            = SRQ_SOFT_FAILS(int (*)(srq_verbs_dev_t*, struct ibv_srq*, struct ibv_srq_attr*)),
-    .destroy_srq          = SRQ_SOFT_FAILS(int (*)(srq_verbs_dev_t*, struct ibv_srq*)),
-    .create_qp            = SRQ_SOFT_UNSUPPORTED(struct ibv_qp *(*)(srq_verbs_dev_t*, struct ibv_pd*, struct ibv_qp_init_attr*)),
-    .modify_qp            = SRQ_SOFT_FAILS(int (*)(srq_verbs_dev_t*, struct ibv_qp*, struct ibv_qp_attr*, int)),
-    .query_qp             = SRQ_SOFT_FAILS(int (*)(srq_verbs_dev_t*, struct ibv_qp*, struct ibv_qp_attr*, int, struct ibv_qp_init_attr*)),
-    .destroy_qp           = SRQ_SOFT_FAILS(int (*)(srq_verbs_dev_t*, struct ibv_qp*)),
-    .create_ah            = SRQ_SOFT_UNSUPPORTED(struct ibv_ah *(*)(srq_verbs_dev_t*, struct ibv_pd*, struct ibv_ah_attr*)),
-    .destroy_ah           = SRQ_SOFT_FAILS(int (*)(srq_verbs_dev_t*, struct ibv_ah*)),
+    .reg_mr               = srq_soft_reg_mr,
+    .dereg_mr             = srq_soft_dereg_mr,
+    .create_comp_channel  = srq_soft_create_comp_channel,
+    .destroy_comp_channel = srq_soft_destroy_comp_channel,
+    .create_cq            = srq_soft_create_cq,
+    .destroy_cq           = srq_soft_destroy_cq,
+    .get_cq_event         = srq_soft_get_cq_event,
+    .ack_cq_events        = srq_soft_ack_cq_events,
+    .create_srq           = srq_soft_create_srq,
+    .modify_srq           = srq_soft_modify_srq,
+    .query_srq            = srq_soft_query_srq,
+    .destroy_srq          = srq_soft_destroy_srq,
+    .create_qp            = srq_soft_create_qp,
+    .modify_qp            = srq_soft_modify_qp,
+    .query_qp             = srq_soft_query_qp,
+    .destroy_qp           = srq_soft_destroy_qp,
+    .create_ah            = srq_soft_create_ah,
+    .destroy_ah           = srq_soft_destroy_ah,
     .async_fd             = srq_soft_async_fd,
-    .get_async_event      = SRQ_SOFT_FAILS(int (*)(srq_verbs_dev_t*, struct ibv_async_event*)),
-    .ack_async_event      = (void (*)(srq_verbs_dev_t*, struct ibv_async_event*))srq_soft_noop,
+    .get_async_event      = srq_soft_get_async_event,
+    .ack_async_event      = srq_soft_ack_async_event,
 };

@@ -1,0 +1,383 @@
+/*
+ * ucx-srq soft device: completion queues and completion channels.
+ *
+ * A CQ is a ring of completions in process memory, written by the progress
+ * engine and read by ibv_poll_cq (which also drives progress: any CQ of the
+ * instance drains the instance's inbound queue).
+ *
+ * A completion channel's fd is an epoll set holding
+ *   - an eventfd, written when a CQE lands on an armed CQ of the channel;
+ *   - the instance's wake FIFO, which a peer process pokes after queueing a
+ *     packet for us while we asked for it (a process asleep in poll() must
+ *     wake to run progress: the packet may complete something);
+ *   - a timerfd, armed while timed work (RNR retry, liveness checks) is due.
+ * So the fd may be readable with no event yet: srq_verbs_get_cq_event runs
+ * progress and reports EAGAIN (non-blocking fd) or waits again.
+ */
+#include "soft.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+static void srq_soft_drain_fd(int fd)
+{
+    uint64_t buf[8];
+
+    while (read(fd, buf, sizeof(buf)) > 0) {
+    }
+}
+
+static int srq_soft_epoll_add(int ep, int fd)
+{
+    struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+    return (fd < 0) ? 0 : epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static void srq_soft_channel_free(srq_soft_channel_t *ch)
+{
+    if (ch->ibv.fd >= 0) {
+        close(ch->ibv.fd);
+    }
+    if (ch->efd >= 0) {
+        close(ch->efd);
+    }
+    free(ch);
+}
+
+struct ibv_comp_channel *srq_soft_create_comp_channel(srq_verbs_dev_t *vdev)
+{
+    srq_soft_dev_t *dev = srq_soft_dev(vdev);
+    srq_soft_channel_t *ch;
+    int ret = 0;
+
+    ch = calloc(1, sizeof(*ch));
+    if (ch == NULL) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    ch->dev         = dev;
+    ch->ibv.context = &dev->ibv_ctx;
+    srq_soft_list_init(&ch->events);
+    ch->efd    = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    ch->ibv.fd = epoll_create1(EPOLL_CLOEXEC);
+    if ((ch->efd < 0) || (ch->ibv.fd < 0) ||
+        srq_soft_epoll_add(ch->ibv.fd, ch->efd) ||
+        srq_soft_epoll_add(ch->ibv.fd, dev->fifo_fd) ||
+        srq_soft_epoll_add(ch->ibv.fd, dev->timer_fd)) {
+        ret = errno;
+        srq_soft_channel_free(ch);
+        errno = ret;
+        return NULL;
+    }
+    return &ch->ibv;
+}
+
+int srq_soft_destroy_comp_channel(srq_verbs_dev_t *vdev,
+                                  struct ibv_comp_channel *channel)
+{
+    srq_soft_dev_t *dev = srq_soft_dev(vdev);
+    srq_soft_channel_t *ch;
+
+    if ((channel == NULL) || !srq_soft_owns(dev, channel->context)) {
+        return EINVAL;
+    }
+    ch = srq_soft_container_of(channel, srq_soft_channel_t, ibv);
+    srq_soft_dev_lock(dev);
+    if (ch->refcnt > 0) {
+        srq_soft_dev_unlock(dev);
+        return EBUSY;
+    }
+    srq_soft_dev_unlock(dev);
+    srq_soft_channel_free(ch);
+    return 0;
+}
+
+static uint32_t srq_soft_roundup_pow2(uint32_t v)
+{
+    uint32_t r = 1;
+
+    while (r < v) {
+        r <<= 1;
+    }
+    return r;
+}
+
+struct ibv_cq *srq_soft_create_cq(srq_verbs_dev_t *vdev, int cqe,
+                                  void *cq_context,
+                                  struct ibv_comp_channel *channel,
+                                  int comp_vector)
+{
+    srq_soft_dev_t *dev = srq_soft_dev(vdev);
+    srq_soft_channel_t *ch = NULL;
+    srq_soft_cq_t *cq;
+
+    if ((cqe <= 0) || (cqe > SRQ_SOFT_MAX_CQE) || (comp_vector < 0) ||
+        (comp_vector >= dev->ibv_ctx.num_comp_vectors) ||
+        ((channel != NULL) && !srq_soft_owns(dev, channel->context))) {
+        errno = EINVAL;
+        return NULL;
+    }
+    cq = calloc(1, sizeof(*cq));
+    if (cq == NULL) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    cq->size = srq_soft_roundup_pow2((uint32_t)cqe);
+    cq->ring = calloc(cq->size, sizeof(*cq->ring));
+    if (cq->ring == NULL) {
+        free(cq);
+        errno = ENOMEM;
+        return NULL;
+    }
+    cq->dev            = dev;
+    cq->ibv.context    = &dev->ibv_ctx;
+    cq->ibv.channel    = channel;
+    cq->ibv.cq_context = cq_context;
+    cq->ibv.cqe        = (int)cq->size;
+    srq_soft_list_init(&cq->ev_link);
+    pthread_mutex_init(&cq->ibv.mutex, NULL);
+    pthread_cond_init(&cq->ibv.cond, NULL);
+
+    srq_soft_dev_lock(dev);
+    if (channel != NULL) {
+        ch = srq_soft_container_of(channel, srq_soft_channel_t, ibv);
+        ++ch->refcnt;
+    }
+    srq_soft_list_add_tail(&dev->cqs, &cq->dev_link);
+    srq_soft_dev_unlock(dev);
+    return &cq->ibv;
+}
+
+int srq_soft_destroy_cq(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq)
+{
+    srq_soft_dev_t *dev = srq_soft_dev(vdev);
+    srq_soft_channel_t *ch;
+    srq_soft_cq_t *cq;
+
+    if ((ibcq == NULL) || !srq_soft_owns(dev, ibcq->context)) {
+        return EINVAL;
+    }
+    cq = srq_soft_cq(ibcq);
+    srq_soft_dev_lock(dev);
+    if (cq->qp_refs > 0) {
+        srq_soft_dev_unlock(dev);
+        return EBUSY;
+    }
+    if (srq_soft_list_linked(&cq->ev_link)) {
+        srq_soft_list_del(&cq->ev_link);
+    }
+    srq_soft_list_del(&cq->dev_link);
+    if (ibcq->channel != NULL) {
+        ch = srq_soft_container_of(ibcq->channel, srq_soft_channel_t, ibv);
+        --ch->refcnt;
+    }
+    srq_soft_dev_unlock(dev);
+    pthread_mutex_destroy(&cq->ibv.mutex);
+    pthread_cond_destroy(&cq->ibv.cond);
+    free(cq->ring);
+    free(cq);
+    return 0;
+}
+
+/* The CQ was armed and got a CQE: queue one event on its channel */
+static void srq_soft_cq_event(srq_soft_cq_t *cq)
+{
+    srq_soft_channel_t *ch;
+    uint64_t one = 1;
+    ssize_t ret;
+
+    cq->armed = 0;
+    if (cq->ibv.channel == NULL) {
+        return;
+    }
+    ch = srq_soft_container_of(cq->ibv.channel, srq_soft_channel_t, ibv);
+    if (!srq_soft_list_linked(&cq->ev_link)) {
+        srq_soft_list_add_tail(&ch->events, &cq->ev_link);
+    }
+    ret = write(ch->efd, &one, sizeof(one));
+    (void)ret;
+}
+
+/*
+ * A slot for a new completion, or NULL when the CQ is full: an overrun puts
+ * the CQ in error (IBV_EVENT_CQ_ERR), as on an HCA. Under dev->lock.
+ */
+srq_soft_cqe_t *srq_soft_cq_push(srq_soft_cq_t *cq, bool solicited)
+{
+    srq_soft_cqe_t *cqe;
+
+    if (cq->error) {
+        return NULL;
+    }
+    if (cq->pi - cq->ci == cq->size) {
+        cq->error = true;
+        srq_soft_async_raise(cq->dev, IBV_EVENT_CQ_ERR, cq);
+        return NULL;
+    }
+    cqe = &cq->ring[cq->pi++ & (cq->size - 1)];
+    memset(cqe, 0, sizeof(*cqe));
+    if ((cq->armed == 1) || ((cq->armed == 2) && solicited)) {
+        srq_soft_cq_event(cq);
+    }
+    return cqe;
+}
+
+/* Give the resources a completion held back to their queues */
+static void srq_soft_cqe_release(srq_soft_cqe_t *cqe)
+{
+    if (cqe->srq != NULL) {
+        srq_soft_srq_free_wqe(cqe->srq, cqe->srq_idx);
+    }
+    if (cqe->rq_qp != NULL) {
+        ++cqe->rq_qp->rq_ci;
+    }
+}
+
+int srq_soft_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
+{
+    srq_soft_cq_t *cq   = srq_soft_cq(ibcq);
+    srq_soft_dev_t *dev = cq->dev;
+    srq_soft_cqe_t *cqe;
+    int n = 0;
+
+    if (num < 0) {
+        return -EINVAL;
+    }
+    srq_soft_dev_lock(dev);
+    srq_soft_progress(dev);
+    while ((n < num) && (cq->ci != cq->pi)) {
+        cqe     = &cq->ring[cq->ci++ & (cq->size - 1)];
+        wc[n++] = cqe->wc;
+        srq_soft_cqe_release(cqe);
+    }
+    if ((n == 0) && cq->error) {
+        n = -EIO; /* overrun: completions were lost */
+    }
+    srq_soft_dev_unlock(dev);
+    return n;
+}
+
+int srq_soft_req_notify_cq(struct ibv_cq *ibcq, int solicited)
+{
+    srq_soft_cq_t *cq   = srq_soft_cq(ibcq);
+    srq_soft_dev_t *dev = cq->dev;
+
+    srq_soft_dev_lock(dev);
+    cq->armed = solicited ? 2 : 1;
+    /* the caller may sleep on the channel next: owe no ACK, have peers
+     * wake us, and the timer fire for timed work */
+    srq_soft_progress_acks(dev);
+    srq_soft_wake_arm(dev);
+    srq_soft_timer_update(dev);
+    srq_soft_dev_unlock(dev);
+    return 0;
+}
+
+static bool srq_soft_fd_nonblocking(int fd)
+{
+    int flags = fcntl(fd, F_GETFL);
+
+    return (flags >= 0) && (flags & O_NONBLOCK);
+}
+
+/* Under dev->lock: take the channel's oldest event */
+static srq_soft_cq_t *srq_soft_channel_pop(srq_soft_channel_t *ch)
+{
+    srq_soft_cq_t *cq;
+
+    if (srq_soft_list_empty(&ch->events)) {
+        return NULL;
+    }
+    cq = srq_soft_container_of(ch->events.next, srq_soft_cq_t, ev_link);
+    srq_soft_list_del(&cq->ev_link);
+    ++cq->events_delivered;
+    return cq;
+}
+
+int srq_soft_get_cq_event(srq_verbs_dev_t *vdev,
+                          struct ibv_comp_channel *channel,
+                          struct ibv_cq **cq_p, void **cq_context_p)
+{
+    srq_soft_dev_t *dev = srq_soft_dev(vdev);
+    srq_soft_channel_t *ch;
+    struct pollfd pfd;
+    srq_soft_cq_t *cq;
+    bool ring_busy;
+
+    if ((channel == NULL) || !srq_soft_owns(dev, channel->context)) {
+        return EINVAL;
+    }
+    ch = srq_soft_container_of(channel, srq_soft_channel_t, ibv);
+    for (;;) {
+        /* drain first: anything raised after this makes the fd readable */
+        srq_soft_drain_fd(ch->efd);
+        srq_soft_dev_lock(dev);
+        srq_soft_wake_drain(dev);
+        srq_soft_progress(dev);
+        cq = srq_soft_channel_pop(ch);
+        if (cq == NULL) {
+            srq_soft_progress_acks(dev);
+            srq_soft_wake_arm(dev);
+            srq_soft_timer_update(dev);
+        }
+        ring_busy = !srq_soft_ring_empty(dev);
+        srq_soft_dev_unlock(dev);
+
+        if (cq != NULL) {
+            *cq_p         = &cq->ibv;
+            *cq_context_p = cq->ibv.cq_context;
+            return 0;
+        }
+        if (srq_soft_fd_nonblocking(channel->fd)) {
+            return EAGAIN;
+        }
+        if (ring_busy) {
+            continue; /* more packets than one progress batch */
+        }
+        pfd.fd     = channel->fd;
+        pfd.events = POLLIN;
+        if ((poll(&pfd, 1, -1) < 0) && (errno != EINTR)) {
+            return errno;
+        }
+    }
+}
+
+void srq_soft_ack_cq_events(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq,
+                            unsigned nevents)
+{
+    srq_soft_dev_t *dev = srq_soft_dev(vdev);
+
+    srq_soft_dev_lock(dev);
+    srq_soft_cq(ibcq)->events_acked += nevents;
+    srq_soft_dev_unlock(dev);
+}
+
+/* A QP is being destroyed: its completions stay, its RQ is gone */
+void srq_soft_cq_forget_qp(srq_soft_cq_t *cq, srq_soft_qp_t *qp)
+{
+    uint32_t i;
+
+    for (i = cq->ci; i != cq->pi; ++i) {
+        if (cq->ring[i & (cq->size - 1)].rq_qp == qp) {
+            cq->ring[i & (cq->size - 1)].rq_qp = NULL;
+        }
+    }
+}
+
+void srq_soft_cq_forget_srq(srq_soft_cq_t *cq, srq_soft_srq_t *srq)
+{
+    uint32_t i;
+
+    for (i = cq->ci; i != cq->pi; ++i) {
+        if (cq->ring[i & (cq->size - 1)].srq == srq) {
+            cq->ring[i & (cq->size - 1)].srq = NULL;
+        }
+    }
+}

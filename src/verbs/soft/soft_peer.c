@@ -1,0 +1,254 @@
+/*
+ * ucx-srq soft device: peers, the other instances we send packets to.
+ *
+ * A peer is mapped once per device and shared by the RC QPs connected to it
+ * and the address handles pointing at it. Its liveness is checked on a
+ * timer, only while we have outstanding work toward it (busy_peers) or when
+ * a send to it fails; a dead peer's QPs go to error and flush, and its
+ * segment is reclaimed.
+ */
+#include "soft.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static srq_soft_peer_t *srq_soft_peer_find(srq_soft_dev_t *dev,
+                                           const uint8_t *instance)
+{
+    srq_soft_list_t *e;
+    srq_soft_peer_t *peer;
+
+    for (e = dev->peers.next; e != &dev->peers; e = e->next) {
+        peer = srq_soft_container_of(e, srq_soft_peer_t, link);
+        if (!memcmp(peer->instance, instance, SRQ_SOFT_INST_LEN)) {
+            return peer;
+        }
+    }
+    return NULL;
+}
+
+static void srq_soft_peer_init(srq_soft_peer_t *peer, const uint8_t *instance)
+{
+    srq_soft_list_init(&peer->link);
+    srq_soft_list_init(&peer->busy_link);
+    srq_soft_list_init(&peer->qps);
+    memcpy(peer->instance, instance, SRQ_SOFT_INST_LEN);
+    peer->fifo_fd = -1;
+}
+
+/* Take a reference on the peer at @instance, mapping it if needed.
+ * NULL + errno: unreachable (no such live instance). */
+srq_soft_peer_t *srq_soft_peer_get(srq_soft_dev_t *dev,
+                                   const uint8_t *instance)
+{
+    srq_soft_peer_t *peer;
+    int ret;
+
+    if (!memcmp(instance, dev->instance, SRQ_SOFT_INST_LEN)) {
+        ++dev->self.refcnt;
+        return &dev->self;
+    }
+    peer = srq_soft_peer_find(dev, instance);
+    if ((peer != NULL) && !peer->dead) {
+        ++peer->refcnt;
+        return peer;
+    }
+
+    peer = calloc(1, sizeof(*peer));
+    if (peer == NULL) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    srq_soft_peer_init(peer, instance);
+    ret = srq_soft_shm_map_peer(instance, &peer->seg);
+    if (ret != 0) {
+        free(peer);
+        errno = ret;
+        return NULL;
+    }
+    peer->pid        = peer->seg.hdr->owner_pid;
+    peer->start_time = peer->seg.hdr->owner_start;
+    if (!srq_soft_owner_alive(peer->pid, peer->start_time)) {
+        srq_soft_shm_unmap(&peer->seg);
+        free(peer);
+        errno = EHOSTUNREACH;
+        return NULL;
+    }
+    peer->refcnt = 1;
+    srq_soft_list_add_tail(&dev->peers, &peer->link);
+    return peer;
+}
+
+static void srq_soft_peer_free(srq_soft_peer_t *peer)
+{
+    if (srq_soft_list_linked(&peer->link)) {
+        srq_soft_list_del(&peer->link);
+    }
+    if (srq_soft_list_linked(&peer->busy_link)) {
+        srq_soft_list_del(&peer->busy_link);
+    }
+    if (peer->fifo_fd >= 0) {
+        close(peer->fifo_fd);
+    }
+    srq_soft_shm_unmap(&peer->seg);
+    free(peer);
+}
+
+void srq_soft_peer_put(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
+{
+    if (--peer->refcnt > 0) {
+        return;
+    }
+    if (peer->is_self) {
+        peer->refcnt = 0;
+        return;
+    }
+    srq_soft_peer_free(peer);
+}
+
+void srq_soft_peers_destroy(srq_soft_dev_t *dev)
+{
+    while (!srq_soft_list_empty(&dev->peers)) {
+        srq_soft_peer_free(srq_soft_container_of(dev->peers.next,
+                                                 srq_soft_peer_t, link));
+    }
+    if (dev->self.fifo_fd >= 0) {
+        close(dev->self.fifo_fd);
+        dev->self.fifo_fd = -1;
+    }
+}
+
+/* Still alive? A closed segment counts as dead: nobody consumes it. */
+bool srq_soft_peer_check(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
+{
+    uint32_t state;
+
+    if (peer->dead) {
+        return false;
+    }
+    if (peer->is_self) {
+        return true;
+    }
+    state = atomic_load_explicit((_Atomic uint32_t*)&peer->seg.hdr->state,
+                                 memory_order_acquire);
+    if ((state == SRQ_SOFT_SEG_ACTIVE) &&
+        srq_soft_owner_alive(peer->pid, peer->start_time)) {
+        return true;
+    }
+    srq_soft_peer_dead(dev, peer);
+    return false;
+}
+
+/* As an HCA whose peer stopped answering: the oldest outstanding send
+ * exhausts its retries, the rest is flushed */
+static void srq_soft_peer_fail_qp(srq_soft_qp_t *qp)
+{
+    if (qp->ibv.state == IBV_QPS_ERR) {
+        return;
+    }
+    if (qp->ibv.state == IBV_QPS_RTS) {
+        srq_soft_comp_sq(qp);
+    }
+    if (qp->sq_ci != qp->sq_pi) {
+        srq_soft_comp_swqe_error(qp, &qp->sq[qp->sq_ci & qp->sq_mask],
+                                 IBV_WC_RETRY_EXC_ERR);
+    } else {
+        srq_soft_qp_to_error(qp);
+    }
+}
+
+/* The peer is gone: fail everything toward it, reclaim its segment */
+void srq_soft_peer_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
+{
+    char name[64];
+    srq_soft_list_t *e, *next;
+    srq_soft_qp_t *qp;
+
+    if (peer->dead || peer->is_self) {
+        return;
+    }
+    peer->dead = true;
+    ++dev->stats.peers_dead;
+    /* its QPs may be flushed out of the list below: walk a safe way */
+    for (e = peer->qps.next; e != &peer->qps; e = next) {
+        next = e->next;
+        qp   = srq_soft_container_of(e, srq_soft_qp_t, peer_link);
+        srq_soft_peer_fail_qp(qp);
+    }
+    if (srq_soft_list_linked(&peer->busy_link)) {
+        srq_soft_list_del(&peer->busy_link);
+    }
+    /* a cleanly closed peer removed its segment itself */
+    srq_soft_shm_name(peer->instance, name, sizeof(name));
+    srq_soft_shm_reclaim_one(name + 1, dev);
+    /* unmapped when the last QP/AH lets go; new lookups map afresh */
+    srq_soft_list_del(&peer->link);
+    if (peer->refcnt == 0) {
+        srq_soft_peer_free(peer);
+    }
+}
+
+/* Count QPs with outstanding send work toward a peer: only such peers are
+ * checked for liveness. */
+void srq_soft_peer_busy(srq_soft_dev_t *dev, srq_soft_qp_t *qp, bool busy)
+{
+    srq_soft_peer_t *peer = qp->peer;
+
+    if ((qp->busy == busy) || (peer == NULL)) {
+        return;
+    }
+    qp->busy = busy;
+    if (busy) {
+        srq_soft_list_add_tail(&dev->busy_qps, &qp->busy_link);
+    } else {
+        srq_soft_list_del(&qp->busy_link);
+    }
+    if (busy) {
+        if (peer->busy_qps++ == 0 && !peer->dead && !peer->is_self) {
+            peer->next_check_ns = srq_soft_now_ns() + SRQ_SOFT_PEER_CHECK_NS;
+            srq_soft_list_add_tail(&dev->busy_peers, &peer->busy_link);
+        }
+    } else if ((--peer->busy_qps == 0) &&
+               srq_soft_list_linked(&peer->busy_link)) {
+        srq_soft_list_del(&peer->busy_link);
+    }
+}
+
+static int srq_soft_peer_open_fifo(srq_soft_peer_t *peer)
+{
+    const char *path = peer->seg.hdr->fifo_path;
+    char copy[sizeof(peer->seg.hdr->fifo_path)];
+
+    /* the path comes from shared memory: take a bounded copy */
+    memcpy(copy, path, sizeof(copy));
+    copy[sizeof(copy) - 1] = '\0';
+    if (copy[0] != '/') {
+        return -1;
+    }
+    peer->fifo_fd = open(copy, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    return peer->fifo_fd;
+}
+
+/* Called after publishing a packet: the owner asked to be woken */
+void srq_soft_peer_wake(srq_soft_peer_t *peer)
+{
+    _Atomic uint32_t *req = (_Atomic uint32_t*)&peer->seg.hdr->wake_req;
+    ssize_t ret;
+
+    if (atomic_load_explicit(req, memory_order_acquire) == 0) {
+        return; /* fast path: the owner is polling, not sleeping */
+    }
+    if (atomic_exchange(req, 0) == 0) {
+        return; /* another producer woke it */
+    }
+    if ((peer->fifo_fd < 0) && (srq_soft_peer_open_fifo(peer) < 0)) {
+        return;
+    }
+    /* EAGAIN: the FIFO is full of wakeups already */
+    ret = write(peer->fifo_fd, "w", 1);
+    (void)ret;
+}

@@ -1,0 +1,216 @@
+/*
+ * ucx-srq soft device: ibv_post_send / ibv_post_recv.
+ *
+ * As the man pages say: the WR list is processed in order; the first WR
+ * that fails a check that can be made at post time stops it, is returned
+ * through *bad_wr with the errno, and the WRs before it stay posted.
+ * Post-time checks: QP state (EINVAL), num_sge above the queue's max
+ * (EINVAL), opcode/flags the QP cannot do (EINVAL: atomics are not
+ * supported), queue full (ENOMEM), ibv_post_recv on an SRQ QP (EINVAL).
+ * Everything else (keys, bounds, remote state) is checked when the WR
+ * executes and reported in its completion.
+ *
+ * A QP in the error state accepts WRs and completes them at once with
+ * IBV_WC_WR_FLUSH_ERR (IB spec).
+ */
+#include "soft.h"
+
+#include <errno.h>
+#include <string.h>
+
+static bool srq_soft_opcode_ok(const srq_soft_qp_t *qp,
+                               enum ibv_wr_opcode opcode)
+{
+    switch (opcode) {
+    case IBV_WR_SEND:
+    case IBV_WR_SEND_WITH_IMM:
+        return true;
+    case IBV_WR_RDMA_WRITE:
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+    case IBV_WR_RDMA_READ:
+        return qp->ibv.qp_type == IBV_QPT_RC;
+    default:
+        return false; /* atomics, MW binds, TSO, ...: not supported */
+    }
+}
+
+static uint64_t srq_soft_wr_length(const struct ibv_send_wr *wr)
+{
+    uint64_t len = 0;
+    int i;
+
+    for (i = 0; i < wr->num_sge; ++i) {
+        len += wr->sg_list[i].length;
+    }
+    return len;
+}
+
+static int srq_soft_check_send_wr(srq_soft_qp_t *qp,
+                                  const struct ibv_send_wr *wr)
+{
+    uint64_t len;
+
+    if ((qp->ibv.state != IBV_QPS_RTS) && (qp->ibv.state != IBV_QPS_ERR)) {
+        return EINVAL;
+    }
+    if ((wr->num_sge < 0) || ((uint32_t)wr->num_sge > qp->cap.max_send_sge)) {
+        return EINVAL;
+    }
+    if (!srq_soft_opcode_ok(qp, wr->opcode)) {
+        return EINVAL;
+    }
+    len = srq_soft_wr_length(wr);
+    if (len > SRQ_SOFT_MAX_MSG) {
+        return EINVAL;
+    }
+    if ((wr->send_flags & IBV_SEND_INLINE) &&
+        ((wr->opcode == IBV_WR_RDMA_READ) ||
+         (len > qp->cap.max_inline_data))) {
+        return EINVAL;
+    }
+    if (qp->ibv.qp_type == IBV_QPT_UD) {
+        if ((wr->wr.ud.ah == NULL) ||
+            (wr->wr.ud.ah->context != qp->ibv.context) ||
+            (len > SRQ_SOFT_UD_MTU)) {
+            return EINVAL;
+        }
+    }
+    if (qp->sq_pi - qp->sq_ci >= qp->cap.max_send_wr) {
+        return ENOMEM;
+    }
+    return 0;
+}
+
+static void srq_soft_copy_inline(srq_soft_qp_t *qp, uint32_t slot,
+                                 const struct ibv_send_wr *wr)
+{
+    uint8_t *dst = qp->sq_inline + (size_t)slot * (qp->cap.max_inline_data + 1);
+    int i;
+
+    /* IBV_SEND_INLINE: the buffers may be reused as soon as we return */
+    for (i = 0; i < wr->num_sge; ++i) {
+        memcpy(dst, (void*)(uintptr_t)wr->sg_list[i].addr,
+               wr->sg_list[i].length);
+        dst += wr->sg_list[i].length;
+    }
+}
+
+static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr)
+{
+    uint32_t slot = qp->sq_pi & qp->sq_mask;
+    uint32_t nsge = qp->cap.max_send_sge ? qp->cap.max_send_sge : 1;
+    srq_soft_swqe_t *wqe = &qp->sq[slot];
+    srq_soft_ah_t *ah;
+
+    memset(wqe, 0, sizeof(*wqe));
+    wqe->wr_id       = wr->wr_id;
+    wqe->opcode      = wr->opcode;
+    wqe->send_flags  = wr->send_flags;
+    wqe->imm         = wr->imm_data;
+    wqe->num_sge     = (uint32_t)wr->num_sge;
+    wqe->length      = (uint32_t)srq_soft_wr_length(wr);
+    wqe->signaled    = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
+    wqe->is_inline   = (wr->send_flags & IBV_SEND_INLINE) != 0;
+    wqe->state       = SRQ_SOFT_SWQE_POSTED;
+    if (qp->ibv.qp_type == IBV_QPT_UD) {
+        ah = srq_soft_container_of(wr->wr.ud.ah, srq_soft_ah_t, ibv);
+        wqe->ud_peer = ah->peer;
+        wqe->ud_qpn  = wr->wr.ud.remote_qpn;
+        /* IB spec: a qkey with the high bit set means "the QP's own" */
+        wqe->ud_qkey = (wr->wr.ud.remote_qkey & 0x80000000u) ?
+                       qp->attr.qkey : wr->wr.ud.remote_qkey;
+    } else {
+        wqe->remote_addr = wr->wr.rdma.remote_addr;
+        wqe->rkey        = wr->wr.rdma.rkey;
+    }
+    if (wqe->is_inline) {
+        srq_soft_copy_inline(qp, slot, wr);
+    } else if (wr->num_sge > 0) {
+        memcpy(qp->sq_sge + (size_t)slot * nsge, wr->sg_list,
+               sizeof(*wr->sg_list) * wr->num_sge);
+    }
+    ++qp->sq_pi;
+}
+
+int srq_soft_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+                       struct ibv_send_wr **bad_wr)
+{
+    srq_soft_qp_t *qp   = srq_soft_qp(ibqp);
+    srq_soft_dev_t *dev = qp->dev;
+    bool posted = false;
+    int ret = 0;
+
+    srq_soft_dev_lock(dev);
+    for (; wr != NULL; wr = wr->next) {
+        ret = srq_soft_check_send_wr(qp, wr);
+        if (ret != 0) {
+            *bad_wr = wr;
+            break;
+        }
+        srq_soft_fill_swqe(qp, wr);
+        posted = true;
+    }
+    if (posted) {
+        if (ibqp->state == IBV_QPS_ERR) {
+            srq_soft_comp_flush(qp);
+        } else {
+            srq_soft_peer_busy(dev, qp, true);
+            /* transmit now: the low-latency path does not wait for progress */
+            srq_soft_req_progress(qp);
+        }
+    }
+    srq_soft_dev_unlock(dev);
+    return ret;
+}
+
+static int srq_soft_check_recv_wr(srq_soft_qp_t *qp,
+                                  const struct ibv_recv_wr *wr)
+{
+    if ((qp->ibv.srq != NULL) || (qp->ibv.state == IBV_QPS_RESET)) {
+        return EINVAL;
+    }
+    if ((wr->num_sge < 0) || ((uint32_t)wr->num_sge > qp->cap.max_recv_sge)) {
+        return EINVAL;
+    }
+    if (qp->rq_pi - qp->rq_ci >= qp->cap.max_recv_wr) {
+        return ENOMEM; /* a slot is free only once its completion is polled */
+    }
+    return 0;
+}
+
+static void srq_soft_fill_rwqe(srq_soft_qp_t *qp, const struct ibv_recv_wr *wr)
+{
+    uint32_t slot = qp->rq_pi & qp->rq_mask;
+    uint32_t nsge = qp->cap.max_recv_sge ? qp->cap.max_recv_sge : 1;
+
+    qp->rq[slot].wr_id   = wr->wr_id;
+    qp->rq[slot].num_sge = (uint32_t)wr->num_sge;
+    if (wr->num_sge > 0) {
+        memcpy(qp->rq_sge + (size_t)slot * nsge, wr->sg_list,
+               sizeof(*wr->sg_list) * wr->num_sge);
+    }
+    ++qp->rq_pi;
+}
+
+int srq_soft_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+                       struct ibv_recv_wr **bad_wr)
+{
+    srq_soft_qp_t *qp   = srq_soft_qp(ibqp);
+    srq_soft_dev_t *dev = qp->dev;
+    int ret = 0;
+
+    srq_soft_dev_lock(dev);
+    for (; wr != NULL; wr = wr->next) {
+        ret = srq_soft_check_recv_wr(qp, wr);
+        if (ret != 0) {
+            *bad_wr = wr;
+            break;
+        }
+        srq_soft_fill_rwqe(qp, wr);
+    }
+    if (ibqp->state == IBV_QPS_ERR) {
+        srq_soft_comp_flush(qp);
+    }
+    srq_soft_dev_unlock(dev);
+    return ret;
+}

@@ -1,0 +1,275 @@
+/*
+ * ucx-srq soft device: the progress engine, run (under dev->lock) by every
+ * ibv_poll_cq and srq_verbs_get_cq_event on the instance:
+ *
+ *   1. drain a bounded batch of the instance's one inbound queue
+ *      (responder and completer work): O(1) in the number of QPs when idle;
+ *   2. send the ACK/NAK each touched QP owes (coalesced per batch);
+ *   3. QPs with deferred send work (full target queue, RNR wait);
+ *   4. on a coarse tick, and only while there is outstanding work: transport
+ *      timeouts of QPs with unacknowledged packets, and liveness of the
+ *      peers they talk to.
+ *
+ * Sleeping: a thread about to sleep on a completion channel sets wake_req
+ * in our segment (srq_soft_wake_arm); the next producer that queues a
+ * packet for us clears it and writes a byte to our FIFO, which is in every
+ * channel's epoll set. A timerfd in the same set covers timed work.
+ */
+#include "soft.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+static void srq_soft_drain(int fd)
+{
+    uint8_t buf[256];
+
+    while ((fd >= 0) && (read(fd, buf, sizeof(buf)) > 0)) {
+    }
+}
+
+static _Atomic uint32_t *srq_soft_wake_req(srq_soft_dev_t *dev)
+{
+    return (_Atomic uint32_t*)&dev->seg.hdr->wake_req;
+}
+
+/* Ask producers to wake us; if packets are already waiting, poke
+ * ourselves so that whoever sleeps next wakes at once */
+void srq_soft_wake_arm(srq_soft_dev_t *dev)
+{
+    ssize_t ret;
+
+    atomic_store_explicit(srq_soft_wake_req(dev), 1, memory_order_relaxed);
+    dev->wake_armed = true;
+    /* producers do not fence: passing through their lock orders us with
+     * each of them (see srq_soft_ring_commit) - a producer that takes it
+     * after us sees wake_req, one that released it before us published
+     * its frame before */
+    if (srq_soft_ring_lock(dev, dev->seg.hdr) == 0) {
+        srq_soft_ring_unlock(dev->seg.hdr);
+    }
+    if (!srq_soft_ring_empty(dev)) {
+        ret = write(dev->fifo_fd, "w", 1);
+        (void)ret;
+    }
+}
+
+void srq_soft_wake_drain(srq_soft_dev_t *dev)
+{
+    srq_soft_drain(dev->fifo_fd);
+    srq_soft_drain(dev->timer_fd);
+    dev->wake_armed = (atomic_load(srq_soft_wake_req(dev)) != 0);
+}
+
+static void srq_soft_deadline(uint64_t *min, uint64_t t)
+{
+    if (t < *min) {
+        *min = t;
+    }
+}
+
+/* Earliest moment timed work is due, UINT64_MAX if none */
+static uint64_t srq_soft_next_deadline(srq_soft_dev_t *dev)
+{
+    uint64_t min = UINT64_MAX, to;
+    srq_soft_list_t *e;
+    srq_soft_qp_t *qp;
+    srq_soft_peer_t *peer;
+
+    if (!srq_soft_list_empty(&dev->ack_qps)) {
+        srq_soft_deadline(&min, srq_soft_now_ns() + SRQ_SOFT_TICK_NS);
+    }
+    for (e = dev->sched_qps.next; e != &dev->sched_qps; e = e->next) {
+        qp = srq_soft_container_of(e, srq_soft_qp_t, sched_link);
+        srq_soft_deadline(&min, (qp->wait != SRQ_SOFT_WAIT_NONE) ?
+                          qp->wait_until : srq_soft_now_ns() + SRQ_SOFT_TICK_NS);
+    }
+    for (e = dev->busy_qps.next; e != &dev->busy_qps; e = e->next) {
+        qp = srq_soft_container_of(e, srq_soft_qp_t, busy_link);
+        to = srq_soft_timeout_ns(qp->attr.timeout);
+        if ((to != UINT64_MAX) && (qp->sq_tx != qp->sq_ci)) {
+            srq_soft_deadline(&min, qp->tx_time ? (qp->tx_time + to) :
+                              (srq_soft_now_ns() + SRQ_SOFT_TICK_NS));
+        }
+    }
+    for (e = dev->busy_peers.next; e != &dev->busy_peers; e = e->next) {
+        peer = srq_soft_container_of(e, srq_soft_peer_t, busy_link);
+        srq_soft_deadline(&min, peer->next_check_ns);
+    }
+    return min;
+}
+
+/* Arm the timerfd for the next timed work, if someone may sleep */
+void srq_soft_timer_update(srq_soft_dev_t *dev)
+{
+    struct itimerspec its;
+    uint64_t t;
+
+    if (dev->timer_fd < 0) {
+        return;
+    }
+    memset(&its, 0, sizeof(its));
+    t = srq_soft_next_deadline(dev);
+    if (t != UINT64_MAX) {
+        t += (t == 0);
+        its.it_value.tv_sec  = t / 1000000000ull;
+        its.it_value.tv_nsec = t % 1000000000ull;
+    }
+    timerfd_settime(dev->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* QPs with deferred send work whose wait (if any) is over */
+static void srq_soft_progress_sched(srq_soft_dev_t *dev, uint64_t now)
+{
+    srq_soft_list_t todo, *e;
+    srq_soft_qp_t *qp;
+
+    /* take the list: a QP that is still blocked puts itself back */
+    srq_soft_list_take(&todo, &dev->sched_qps);
+
+    while (!srq_soft_list_empty(&todo)) {
+        e  = todo.next;
+        qp = srq_soft_container_of(e, srq_soft_qp_t, sched_link);
+        srq_soft_list_del(e);
+        ++dev->stats.qps_inspected;
+        if ((qp->wait != SRQ_SOFT_WAIT_NONE) && (now < qp->wait_until)) {
+            srq_soft_req_sched(qp);
+            continue;
+        }
+        qp->wait = SRQ_SOFT_WAIT_NONE;
+        srq_soft_req_progress(qp);
+    }
+}
+
+/* Our last packet still waits in the peer's queue: the peer is alive but
+ * not progressing (an HCA would have ACKed without its CPU). Not a loss. */
+static bool srq_soft_peer_behind(srq_soft_qp_t *qp)
+{
+    uint64_t head = atomic_load_explicit(
+                        (_Atomic uint64_t*)&qp->peer->seg.hdr->head,
+                        memory_order_acquire);
+
+    return (int64_t)(head - qp->tx_pos) < 0;
+}
+
+/* No ACK within the local ACK timeout: resend (a packet the responder
+ * dropped, e.g. for a QP not ready yet), or give up */
+static void srq_soft_progress_timeout(srq_soft_qp_t *qp, uint64_t now)
+{
+    uint64_t to = srq_soft_timeout_ns(qp->attr.timeout);
+
+    if ((to == UINT64_MAX) || (qp->sq_tx == qp->sq_ci) ||
+        (qp->wait != SRQ_SOFT_WAIT_NONE)) {
+        return;
+    }
+    if (qp->tx_time == 0) {
+        qp->tx_time = now; /* first tick since it was sent or acked */
+        return;
+    }
+    /* tx_time may be newer than @now: progress resent something since */
+    if ((now < qp->tx_time) || (now - qp->tx_time < to)) {
+        return;
+    }
+    if (srq_soft_peer_behind(qp)) {
+        qp->tx_time = now; /* a slow peer is no lost packet: no retry */
+        return;
+    }
+    if (qp->retry_left == 0) {
+        srq_soft_comp_swqe_error(qp, &qp->sq[qp->sq_ci & qp->sq_mask],
+                                 IBV_WC_RETRY_EXC_ERR);
+        return;
+    }
+    --qp->retry_left;
+    qp->sq_tx   = qp->sq_ci;
+    qp->tx_time = now;
+    srq_soft_req_progress(qp);
+}
+
+/*
+ * Each element is put back on its list before it is handled: handling may
+ * fail QPs (and take them off their lists), possibly others still in todo,
+ * which is why the loops take one element at a time from todo.
+ */
+static void srq_soft_progress_tick(srq_soft_dev_t *dev, uint64_t now)
+{
+    srq_soft_list_t todo, *e;
+    srq_soft_peer_t *peer;
+    srq_soft_qp_t *qp;
+
+    srq_soft_list_take(&todo, &dev->busy_qps);
+    while (!srq_soft_list_empty(&todo)) {
+        e = todo.next;
+        srq_soft_list_del(e);
+        srq_soft_list_add_tail(&dev->busy_qps, e);
+        qp = srq_soft_container_of(e, srq_soft_qp_t, busy_link);
+        ++dev->stats.qps_inspected;
+        srq_soft_progress_timeout(qp, now);
+    }
+
+    srq_soft_list_take(&todo, &dev->busy_peers);
+    while (!srq_soft_list_empty(&todo)) {
+        e = todo.next;
+        srq_soft_list_del(e);
+        srq_soft_list_add_tail(&dev->busy_peers, e);
+        peer = srq_soft_container_of(e, srq_soft_peer_t, busy_link);
+        if (now >= peer->next_check_ns) {
+            peer->next_check_ns = now + SRQ_SOFT_PEER_CHECK_NS;
+            srq_soft_peer_check(dev, peer);
+        }
+    }
+}
+
+/* Timed work: read the clock only every SRQ_SOFT_TICK_CALLS calls, or
+ * when a QP waits for a moment (RNR) */
+static void srq_soft_progress_timed(srq_soft_dev_t *dev)
+{
+    bool waiting = !srq_soft_list_empty(&dev->sched_qps);
+    uint64_t now;
+
+    if (!waiting && (++dev->tick_calls < SRQ_SOFT_TICK_CALLS)) {
+        return;
+    }
+    dev->tick_calls = 0;
+    now = srq_soft_now_ns();
+    if (waiting) {
+        srq_soft_progress_sched(dev, now);
+    }
+    if (now >= dev->next_tick_ns) {
+        dev->next_tick_ns = now + SRQ_SOFT_TICK_NS;
+        srq_soft_progress_tick(dev, now);
+    }
+}
+
+void srq_soft_progress(srq_soft_dev_t *dev)
+{
+    ++dev->stats.progress_calls;
+    /* a producer took our wake request: its byte must not keep the FIFO
+     * readable (and channel fds spinning) forever */
+    if (dev->wake_armed && (atomic_load_explicit(srq_soft_wake_req(dev),
+                                                 memory_order_relaxed) == 0)) {
+        srq_soft_drain(dev->fifo_fd);
+        dev->wake_armed = false;
+    }
+
+    srq_soft_ring_drain(dev, SRQ_SOFT_RX_BATCH);
+    /* ACK (coalesced: one per QP per call) what this call took in, before
+     * returning: a caller that got its message and then blocks elsewhere
+     * must not leave the sender waiting */
+    srq_soft_progress_acks(dev);
+    if (srq_soft_list_empty(&dev->sched_qps) &&
+        srq_soft_list_empty(&dev->busy_qps) &&
+        srq_soft_list_empty(&dev->busy_peers)) {
+        return; /* idle: no clock read, no QP looked at */
+    }
+    srq_soft_progress_timed(dev);
+}
+
+/* Send the ACKs owed now (before a caller may sleep) */
+void srq_soft_progress_acks(srq_soft_dev_t *dev)
+{
+    if (!srq_soft_list_empty(&dev->ack_qps)) {
+        srq_soft_resp_send_acks(dev);
+    }
+}

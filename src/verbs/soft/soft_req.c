@@ -1,0 +1,334 @@
+/*
+ * ucx-srq soft device: the requester.
+ *
+ * Walks a QP's send queue in order from sq_tx:
+ *   - SEND / SEND_WITH_IMM / WRITE_WITH_IMM become packets in the target
+ *     instance's inbound queue (RC: a PSN each, completed by ACK; UD: done
+ *     once queued). Small payloads travel in the packet; larger ones are
+ *     described by iovecs the responder pulls with process_vm_readv.
+ *   - RDMA_WRITE / RDMA_READ (and the data part of WRITE_WITH_IMM) are
+ *     done here, one-sided: rkey, bounds and access are checked against the
+ *     target's MR table in its segment, then process_vm_writev/readv. No
+ *     CPU of the target takes part. To keep RC ordering they wait until
+ *     every earlier WQE is acknowledged.
+ *   - A WQE whose local keys do not check out completes with
+ *     IBV_WC_LOC_PROT_ERR, also in order, and the QP goes to error.
+ */
+#define _GNU_SOURCE
+#include "soft.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+
+enum {
+    SRQ_SOFT_REQ_NEXT,   /* WQE handled: go on */
+    SRQ_SOFT_REQ_STALL,  /* waits for earlier WQEs to be acknowledged */
+    SRQ_SOFT_REQ_AGAIN,  /* no room at the target: retry from progress */
+    SRQ_SOFT_REQ_FAILED  /* the QP went to error */
+};
+
+static struct ibv_sge *srq_soft_swqe_sge(srq_soft_qp_t *qp,
+                                         const srq_soft_swqe_t *wqe)
+{
+    uint32_t nsge = qp->cap.max_send_sge ? qp->cap.max_send_sge : 1;
+
+    return qp->sq_sge + (size_t)(wqe - qp->sq) * nsge;
+}
+
+static uint8_t *srq_soft_swqe_inline(srq_soft_qp_t *qp,
+                                     const srq_soft_swqe_t *wqe)
+{
+    return qp->sq_inline + (size_t)(wqe - qp->sq) *
+                           (qp->cap.max_inline_data + 1);
+}
+
+void srq_soft_req_sched(srq_soft_qp_t *qp)
+{
+    if (!srq_soft_list_linked(&qp->sched_link)) {
+        srq_soft_list_add_tail(&qp->dev->sched_qps, &qp->sched_link);
+    }
+}
+
+/* Local keys of the WQE's gather (or, for READ, scatter) list */
+static int srq_soft_req_check_lkeys(srq_soft_qp_t *qp,
+                                    const srq_soft_swqe_t *wqe)
+{
+    const struct ibv_sge *sge = srq_soft_swqe_sge(qp, wqe);
+    int access = (wqe->opcode == IBV_WR_RDMA_READ) ? IBV_ACCESS_LOCAL_WRITE :
+                                                     0;
+    uint32_t i;
+
+    if (wqe->is_inline) {
+        return 0; /* lkeys of inline data are ignored (IB spec) */
+    }
+    for (i = 0; i < wqe->num_sge; ++i) {
+        if (srq_soft_mr_check(&qp->dev->seg, sge[i].lkey, sge[i].addr,
+                              sge[i].length, access) != 0) {
+            return EACCES;
+        }
+    }
+    return 0;
+}
+
+static bool srq_soft_is_one_sided(const srq_soft_swqe_t *wqe)
+{
+    return (wqe->opcode == IBV_WR_RDMA_WRITE) ||
+           (wqe->opcode == IBV_WR_RDMA_READ) ||
+           ((wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) && !wqe->write_done);
+}
+
+static int srq_soft_req_local_iov(srq_soft_qp_t *qp,
+                                  const srq_soft_swqe_t *wqe,
+                                  struct iovec *iov)
+{
+    const struct ibv_sge *sge = srq_soft_swqe_sge(qp, wqe);
+    uint32_t i;
+
+    if (wqe->is_inline) {
+        iov[0].iov_base = srq_soft_swqe_inline(qp, wqe);
+        iov[0].iov_len  = wqe->length;
+        return 1;
+    }
+    for (i = 0; i < wqe->num_sge; ++i) {
+        iov[i].iov_base = (void*)(uintptr_t)sge[i].addr;
+        iov[i].iov_len  = sge[i].length;
+    }
+    return (int)wqe->num_sge;
+}
+
+/* One-sided write/read with cross-memory attach: 0 or an IBV_WC_* status */
+static int srq_soft_req_rdma(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
+{
+    srq_soft_peer_t *peer = qp->peer;
+    bool read   = (wqe->opcode == IBV_WR_RDMA_READ);
+    int access  = read ? IBV_ACCESS_REMOTE_READ : IBV_ACCESS_REMOTE_WRITE;
+    struct iovec local[SRQ_SOFT_MAX_SGE], remote;
+    ssize_t done;
+    int n;
+
+    if (wqe->length == 0) {
+        return IBV_WC_SUCCESS;
+    }
+    if (srq_soft_mr_check(&peer->seg, wqe->rkey, wqe->remote_addr,
+                          wqe->length, access) != 0) {
+        return IBV_WC_REM_ACCESS_ERR;
+    }
+    n               = srq_soft_req_local_iov(qp, wqe, local);
+    remote.iov_base = (void*)(uintptr_t)wqe->remote_addr;
+    remote.iov_len  = wqe->length;
+    done = read ? process_vm_readv(peer->pid, local, n, &remote, 1, 0) :
+                  process_vm_writev(peer->pid, local, n, &remote, 1, 0);
+    if (done == (ssize_t)wqe->length) {
+        return IBV_WC_SUCCESS;
+    }
+    if ((done < 0) && (errno == ESRCH)) {
+        srq_soft_peer_dead(qp->dev, peer);
+        return IBV_WC_RETRY_EXC_ERR;
+    }
+    /* registered but not mapped any more: the target's memory is bad */
+    return IBV_WC_REM_ACCESS_ERR;
+}
+
+static void srq_soft_req_pkt_hdr(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
+                                 srq_soft_pkt_t *pkt)
+{
+    bool ud = (qp->ibv.qp_type == IBV_QPT_UD);
+
+    pkt->opcode  = (wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) ?
+                   SRQ_SOFT_OP_WRITE_IMM : SRQ_SOFT_OP_SEND;
+    pkt->flags   = ud ? SRQ_SOFT_PKT_F_UD : 0;
+    if ((wqe->opcode == IBV_WR_SEND_WITH_IMM) ||
+        (wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)) {
+        pkt->flags |= SRQ_SOFT_PKT_F_IMM;
+    }
+    if (wqe->send_flags & IBV_SEND_SOLICITED) {
+        pkt->flags |= SRQ_SOFT_PKT_F_SE;
+    }
+    pkt->nsge    = 0;
+    pkt->dst_qpn = ud ? wqe->ud_qpn : qp->attr.dest_qp_num;
+    pkt->src_qpn = qp->ibv.qp_num;
+    pkt->psn     = wqe->psn;
+    pkt->imm     = wqe->imm;
+    pkt->length  = wqe->length;
+    pkt->aux     = ud ? wqe->ud_qkey : 0;
+    pkt->reserved = 0;
+    memcpy(pkt->src_inst, qp->dev->instance, SRQ_SOFT_INST_LEN);
+}
+
+/* Payload: the data itself, or the iovecs the responder pulls */
+static void srq_soft_req_pkt_payload(srq_soft_qp_t *qp,
+                                     const srq_soft_swqe_t *wqe,
+                                     srq_soft_pkt_t *pkt, bool pull)
+{
+    const struct ibv_sge *sge = srq_soft_swqe_sge(qp, wqe);
+    srq_soft_pkt_iov_t *iov   = (srq_soft_pkt_iov_t*)(pkt + 1);
+    uint8_t *dst              = (uint8_t*)(pkt + 1);
+
+    _Static_assert((sizeof(*pkt) % 8) == 0, "iovecs are aligned");
+    uint32_t i;
+
+    if (pkt->opcode == SRQ_SOFT_OP_WRITE_IMM) {
+        return; /* the data went one-sided already */
+    }
+    if (wqe->is_inline) {
+        memcpy(dst, srq_soft_swqe_inline(qp, wqe), wqe->length);
+        return;
+    }
+    for (i = 0; i < wqe->num_sge; ++i) {
+        if (pull) {
+            iov[i].addr = sge[i].addr;
+            iov[i].len  = sge[i].length;
+        } else {
+            memcpy(dst, (void*)(uintptr_t)sge[i].addr, sge[i].length);
+            dst += sge[i].length;
+        }
+    }
+    if (pull) {
+        pkt->flags |= SRQ_SOFT_PKT_F_PULL;
+        pkt->nsge   = (uint16_t)wqe->num_sge;
+    }
+}
+
+/* Queue the WQE's packet at @peer: 0, EAGAIN (no room) or EPIPE (gone) */
+static int srq_soft_req_transmit(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
+                                 srq_soft_peer_t *peer)
+{
+    bool pull = (wqe->opcode != IBV_WR_RDMA_WRITE_WITH_IMM) &&
+                !wqe->is_inline && (wqe->length > SRQ_SOFT_PKT_INLINE_MAX);
+    size_t payload;
+    srq_soft_tx_t tx;
+    int ret;
+
+    if (wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
+        payload = 0;
+    } else {
+        payload = pull ? wqe->num_sge * sizeof(srq_soft_pkt_iov_t) :
+                         wqe->length;
+    }
+    ret = srq_soft_ring_reserve(qp->dev, peer, srq_soft_frame_len(payload),
+                                &tx);
+    if (ret != 0) {
+        return ret;
+    }
+    srq_soft_req_pkt_hdr(qp, wqe, tx.pkt);
+    srq_soft_req_pkt_payload(qp, wqe, tx.pkt, pull);
+    srq_soft_ring_commit(qp->dev, &tx);
+    qp->tx_pos = tx.end;
+    return 0;
+}
+
+static int srq_soft_req_fail(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
+                             enum ibv_wc_status status)
+{
+    srq_soft_comp_swqe_error(qp, wqe, status);
+    return SRQ_SOFT_REQ_FAILED;
+}
+
+/* The peer did not take the packet: a dead peer fails its QPs (this one
+ * included) through srq_soft_peer_dead() */
+static int srq_soft_req_tx_failed(srq_soft_qp_t *qp, srq_soft_peer_t *peer,
+                                  int ret)
+{
+    if ((ret == EAGAIN) && srq_soft_peer_check(qp->dev, peer)) {
+        return SRQ_SOFT_REQ_AGAIN;
+    }
+    srq_soft_peer_dead(qp->dev, peer);
+    return SRQ_SOFT_REQ_FAILED;
+}
+
+static int srq_soft_req_ud(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
+{
+    int ret;
+
+    if (srq_soft_req_check_lkeys(qp, wqe) != 0) {
+        return srq_soft_req_fail(qp, wqe, IBV_WC_LOC_PROT_ERR);
+    }
+    ret = srq_soft_req_transmit(qp, wqe, wqe->ud_peer);
+    if ((ret == EAGAIN) && srq_soft_peer_check(qp->dev, wqe->ud_peer)) {
+        return SRQ_SOFT_REQ_AGAIN;
+    }
+    /* sent, or the destination is gone: a datagram is just lost then */
+    wqe->state  = SRQ_SOFT_SWQE_DONE;
+    wqe->status = IBV_WC_SUCCESS;
+    return SRQ_SOFT_REQ_NEXT;
+}
+
+static int srq_soft_req_rc_packet(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
+{
+    int ret;
+
+    if (wqe->state == SRQ_SOFT_SWQE_POSTED) {
+        wqe->psn = qp->next_psn; /* first transmission */
+    }
+    ret = srq_soft_req_transmit(qp, wqe, qp->peer);
+    if (ret != 0) {
+        return srq_soft_req_tx_failed(qp, qp->peer, ret);
+    }
+    if (wqe->state == SRQ_SOFT_SWQE_POSTED) {
+        qp->next_psn = srq_soft_psn_add(qp->next_psn, 1);
+        wqe->state   = SRQ_SOFT_SWQE_SENT;
+    }
+    if (qp->sq_ci == qp->sq_tx) {
+        qp->tx_time = 0; /* the oldest in flight: timed from the next tick,
+                            no clock read on the fast path */
+    }
+    return SRQ_SOFT_REQ_NEXT;
+}
+
+static int srq_soft_req_rc(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
+{
+    bool in_order = (qp->sq_ci == qp->sq_tx);
+    int status;
+
+    if ((wqe->state == SRQ_SOFT_SWQE_POSTED) &&
+        (srq_soft_req_check_lkeys(qp, wqe) != 0)) {
+        return in_order ? srq_soft_req_fail(qp, wqe, IBV_WC_LOC_PROT_ERR) :
+                          SRQ_SOFT_REQ_STALL;
+    }
+    if (srq_soft_is_one_sided(wqe)) {
+        if (!in_order) {
+            return SRQ_SOFT_REQ_STALL; /* no overtaking unacked sends */
+        }
+        status = srq_soft_req_rdma(qp, wqe);
+        if (status != IBV_WC_SUCCESS) {
+            return (qp->ibv.state == IBV_QPS_ERR) ? SRQ_SOFT_REQ_FAILED :
+                   srq_soft_req_fail(qp, wqe, status);
+        }
+        if (wqe->opcode != IBV_WR_RDMA_WRITE_WITH_IMM) {
+            wqe->state  = SRQ_SOFT_SWQE_DONE;
+            wqe->status = IBV_WC_SUCCESS;
+            return SRQ_SOFT_REQ_NEXT;
+        }
+        wqe->write_done = true; /* a retransmission sends the packet only */
+    }
+    return srq_soft_req_rc_packet(qp, wqe);
+}
+
+/* Push the QP's send queue as far as it can go now */
+void srq_soft_req_progress(srq_soft_qp_t *qp)
+{
+    srq_soft_swqe_t *wqe;
+    int ret;
+
+    while ((qp->ibv.state == IBV_QPS_RTS) && (qp->sq_tx != qp->sq_pi) &&
+           (qp->wait == SRQ_SOFT_WAIT_NONE)) {
+        wqe = &qp->sq[qp->sq_tx & qp->sq_mask];
+        ret = (qp->ibv.qp_type == IBV_QPT_UD) ? srq_soft_req_ud(qp, wqe) :
+                                                srq_soft_req_rc(qp, wqe);
+        if (ret == SRQ_SOFT_REQ_AGAIN) {
+            srq_soft_req_sched(qp);
+            break;
+        }
+        if (ret != SRQ_SOFT_REQ_NEXT) {
+            break; /* stalled (the completer resumes us) or failed */
+        }
+        ++qp->sq_tx;
+        /* what finished here (one-sided, UD) completes at once, so that a
+         * following one-sided WQE finds everything before it done */
+        srq_soft_comp_sq(qp);
+    }
+    if (qp->ibv.state == IBV_QPS_RTS) {
+        srq_soft_comp_sq(qp);
+    }
+}

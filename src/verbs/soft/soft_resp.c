@@ -1,0 +1,480 @@
+/*
+ * ucx-srq soft device: the responder.
+ *
+ * A packet from the inbound queue is matched to its QP by indexing (qpn),
+ * never by scanning. SEND / WRITE_WITH_IMM take a receive WQE (the QP's SRQ
+ * or its own RQ), scatter the payload (UD: after the 40-byte GRH area),
+ * write the CQE and schedule a coalesced ACK. No WQE: RC answers RNR NAK
+ * (and drops later PSNs until the requester resends), UD drops.
+ *
+ * Everything in a packet comes from another process and is checked before
+ * use: QP number, source instance and QP of the connection, PSN, lengths.
+ * A packet that does not check out is dropped and counted.
+ */
+#define _GNU_SOURCE
+#include "soft.h"
+#include "soft_srq.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#define SRQ_SOFT_GRH_LEN 40
+
+/* A receive WQE as the responder sees it, from an SRQ or an RQ */
+typedef struct srq_soft_rview {
+    uint64_t         wr_id;
+    uint32_t         num_sge;
+    struct ibv_sge   sge[SRQ_SOFT_MAX_SGE];
+    srq_soft_srq_t  *srq;
+    uint16_t         srq_idx;
+} srq_soft_rview_t;
+
+static void srq_soft_rview_srq(srq_soft_srq_t *srq, void *buf, uint16_t idx,
+                               srq_soft_rview_t *v)
+{
+    srq_soft_srq_data_seg_t *d = srq_soft_srq_dseg(buf);
+    uint32_t i, lkey;
+
+    v->srq     = srq;
+    v->srq_idx = idx;
+    v->wr_id   = srq->st.wrid[idx];
+    v->num_sge = 0;
+    for (i = 0; (i < srq->max_sge) && (i < SRQ_SOFT_MAX_SGE); ++i) {
+        lkey = be32toh(d[i].lkey);
+        if (lkey == SRQ_VERBS_RING_INVALID_LKEY) {
+            break; /* end of a short list */
+        }
+        v->sge[i].addr   = be64toh(d[i].addr);
+        v->sge[i].length = be32toh(d[i].byte_count);
+        v->sge[i].lkey   = lkey;
+        ++v->num_sge;
+    }
+}
+
+/* The next receive WQE of @qp, without taking it */
+static bool srq_soft_rview_peek(srq_soft_qp_t *qp, srq_soft_rview_t *v)
+{
+    srq_soft_srq_t *srq;
+    srq_soft_rwqe_t *rwqe;
+    uint32_t slot, nsge;
+    uint16_t idx;
+    void *buf;
+
+    if (qp->ibv.srq != NULL) {
+        srq = srq_soft_srq(qp->ibv.srq);
+        buf = srq_soft_srq_peek(srq, &idx);
+        if (buf == NULL) {
+            return false;
+        }
+        srq_soft_rview_srq(srq, buf, idx, v);
+        return true;
+    }
+    if (qp->rq_hw == qp->rq_pi) {
+        return false;
+    }
+    slot       = qp->rq_hw & qp->rq_mask;
+    nsge       = qp->cap.max_recv_sge ? qp->cap.max_recv_sge : 1;
+    rwqe       = &qp->rq[slot];
+    v->srq     = NULL;
+    v->wr_id   = rwqe->wr_id;
+    v->num_sge = rwqe->num_sge;
+    memcpy(v->sge, qp->rq_sge + (size_t)slot * nsge,
+           sizeof(*v->sge) * rwqe->num_sge);
+    return true;
+}
+
+static void srq_soft_rview_consume(srq_soft_qp_t *qp, srq_soft_rview_t *v)
+{
+    if (v->srq != NULL) {
+        srq_soft_srq_consume(v->srq);
+    } else {
+        ++qp->rq_hw;
+    }
+}
+
+static uint64_t srq_soft_rview_len(const srq_soft_rview_t *v)
+{
+    uint64_t len = 0;
+    uint32_t i;
+
+    for (i = 0; i < v->num_sge; ++i) {
+        len += v->sge[i].length;
+    }
+    return len;
+}
+
+/* Local keys of the part of the scatter list that [0, len) touches */
+static int srq_soft_rview_check(srq_soft_dev_t *dev, const srq_soft_rview_t *v,
+                                uint64_t len)
+{
+    uint64_t part;
+    uint32_t i;
+
+    for (i = 0; (i < v->num_sge) && (len > 0); ++i) {
+        part = (v->sge[i].length < len) ? v->sge[i].length : len;
+        if (srq_soft_mr_check(&dev->seg, v->sge[i].lkey, v->sge[i].addr, part,
+                              IBV_ACCESS_LOCAL_WRITE) != 0) {
+            return IBV_WC_LOC_PROT_ERR;
+        }
+        len -= part;
+    }
+    return IBV_WC_SUCCESS;
+}
+
+/* Copy @len bytes to offset @off of the scatter list (checked before) */
+static void srq_soft_rview_copy(const srq_soft_rview_t *v, uint64_t off,
+                                const uint8_t *src, uint64_t len)
+{
+    uint64_t part, skip;
+    uint32_t i;
+
+    for (i = 0; (i < v->num_sge) && (len > 0); ++i) {
+        if (off >= v->sge[i].length) {
+            off -= v->sge[i].length;
+            continue;
+        }
+        skip = off;
+        part = v->sge[i].length - skip;
+        part = (part < len) ? part : len;
+        memcpy((uint8_t*)(uintptr_t)v->sge[i].addr + skip, src, part);
+        src += part;
+        len -= part;
+        off  = 0;
+    }
+}
+
+/* Pull @len bytes from the sender's buffers into the scatter list */
+static bool srq_soft_rview_pull(const srq_soft_rview_t *v, pid_t pid,
+                                const srq_soft_pkt_iov_t *riov, uint16_t nsge,
+                                uint64_t len)
+{
+    struct iovec local[SRQ_SOFT_MAX_SGE], remote[SRQ_SOFT_MAX_SGE];
+    uint64_t left = len, part;
+    uint32_t i, n = 0;
+
+    for (i = 0; (i < v->num_sge) && (left > 0); ++i, ++n) {
+        part = (v->sge[i].length < left) ? v->sge[i].length : left;
+        local[n].iov_base = (void*)(uintptr_t)v->sge[i].addr;
+        local[n].iov_len  = part;
+        left -= part;
+    }
+    for (i = 0; i < nsge; ++i) {
+        remote[i].iov_base = (void*)(uintptr_t)riov[i].addr;
+        remote[i].iov_len  = riov[i].len;
+    }
+    return process_vm_readv(pid, local, n, remote, nsge, 0) == (ssize_t)len;
+}
+
+/* ---- ACK / NAK -------------------------------------------------------- */
+
+static void srq_soft_resp_sched_ack(srq_soft_qp_t *qp)
+{
+    qp->ack_pending = true;
+    if (!srq_soft_list_linked(&qp->ack_link)) {
+        srq_soft_list_add_tail(&qp->dev->ack_qps, &qp->ack_link);
+    }
+}
+
+static void srq_soft_resp_sched_nak(srq_soft_qp_t *qp, uint8_t nak,
+                                    uint32_t psn)
+{
+    qp->nak     = nak;
+    qp->nak_psn = psn;
+    srq_soft_resp_sched_ack(qp);
+}
+
+/* 0, EAGAIN (no room: try again later) or EPIPE */
+static int srq_soft_resp_ctrl(srq_soft_qp_t *qp, uint8_t nak, uint32_t psn)
+{
+    srq_soft_tx_t tx;
+    srq_soft_pkt_t *pkt;
+    int ret;
+
+    ret = srq_soft_ring_reserve(qp->dev, qp->peer, srq_soft_frame_len(0), &tx);
+    if (ret != 0) {
+        return ret;
+    }
+    pkt          = tx.pkt;
+    pkt->opcode  = nak ? SRQ_SOFT_OP_NAK : SRQ_SOFT_OP_ACK;
+    pkt->flags   = 0;
+    pkt->nsge    = 0;
+    pkt->dst_qpn = qp->attr.dest_qp_num;
+    pkt->src_qpn = qp->ibv.qp_num;
+    pkt->psn     = psn;
+    pkt->imm     = 0;
+    pkt->length  = 0;
+    /* an RNR NAK carries our timer: the requester waits that long */
+    pkt->aux      = nak | ((uint32_t)qp->attr.min_rnr_timer << 8);
+    pkt->reserved = 0;
+    memcpy(pkt->src_inst, qp->dev->instance, SRQ_SOFT_INST_LEN);
+    srq_soft_ring_commit(qp->dev, &tx);
+    return 0;
+}
+
+/* Send the ACK/NAK each QP owes: one per QP per progress call */
+void srq_soft_resp_send_acks(srq_soft_dev_t *dev)
+{
+    srq_soft_list_t *e, *next;
+    srq_soft_qp_t *qp;
+    uint32_t psn;
+    int ret;
+
+    for (e = dev->ack_qps.next; e != &dev->ack_qps; e = next) {
+        next = e->next;
+        qp   = srq_soft_container_of(e, srq_soft_qp_t, ack_link);
+        psn  = qp->nak ? qp->nak_psn : srq_soft_psn_add(qp->epsn, 0xffffff);
+        ret  = srq_soft_resp_ctrl(qp, qp->nak, psn);
+        if (ret == EAGAIN) {
+            continue; /* its queue is full: next time */
+        }
+        srq_soft_list_del(&qp->ack_link);
+        qp->ack_pending = false;
+        qp->nak         = 0;
+        if (ret != 0) {
+            srq_soft_peer_check(dev, qp->peer);
+        }
+    }
+}
+
+/* ---- receive ---------------------------------------------------------- */
+
+static void srq_soft_resp_cqe(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
+                              const srq_soft_rview_t *v,
+                              enum ibv_wc_status status, uint32_t byte_len)
+{
+    bool ud = (qp->ibv.qp_type == IBV_QPT_UD);
+    srq_soft_cqe_t *cqe;
+
+    cqe = srq_soft_cq_push(srq_soft_cq(qp->ibv.recv_cq),
+                           (pkt->flags & SRQ_SOFT_PKT_F_SE) ||
+                           (status != IBV_WC_SUCCESS));
+    if (cqe == NULL) {
+        return;
+    }
+    cqe->wc.wr_id    = v->wr_id;
+    cqe->wc.status   = status;
+    cqe->wc.opcode   = (pkt->opcode == SRQ_SOFT_OP_WRITE_IMM) ?
+                       IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+    cqe->wc.byte_len = byte_len;
+    cqe->wc.qp_num   = qp->ibv.qp_num;
+    cqe->wc.src_qp   = pkt->src_qpn;
+    cqe->wc.slid     = 1;
+    if (pkt->flags & SRQ_SOFT_PKT_F_IMM) {
+        cqe->wc.imm_data  = pkt->imm;
+        cqe->wc.wc_flags |= IBV_WC_WITH_IMM;
+    }
+    if (ud) {
+        cqe->wc.wc_flags |= IBV_WC_GRH;
+    }
+    /* the buffer stays the device's until this completion is polled */
+    cqe->srq     = v->srq;
+    cqe->srq_idx = v->srq_idx;
+    cqe->rq_qp   = (v->srq == NULL) ? qp : NULL;
+}
+
+/* Payload sizes consistent with the frame? */
+static bool srq_soft_resp_pkt_ok(const srq_soft_pkt_t *pkt,
+                                 const uint8_t *payload)
+{
+    const srq_soft_pkt_iov_t *iov = (const srq_soft_pkt_iov_t*)payload;
+    uint64_t room = pkt->frame_len - sizeof(*pkt), sum = 0;
+    uint16_t i;
+
+    if (pkt->length > SRQ_SOFT_MAX_MSG) {
+        return false;
+    }
+    if (pkt->opcode == SRQ_SOFT_OP_WRITE_IMM) {
+        return !(pkt->flags & (SRQ_SOFT_PKT_F_PULL | SRQ_SOFT_PKT_F_UD));
+    }
+    if (!(pkt->flags & SRQ_SOFT_PKT_F_PULL)) {
+        return (pkt->length <= SRQ_SOFT_PKT_INLINE_MAX) &&
+               (pkt->length <= room);
+    }
+    if ((pkt->flags & SRQ_SOFT_PKT_F_UD) || (pkt->nsge == 0) ||
+        (pkt->nsge > SRQ_SOFT_MAX_SGE) ||
+        (pkt->nsge * sizeof(*iov) > room)) {
+        return false;
+    }
+    for (i = 0; i < pkt->nsge; ++i) {
+        sum += iov[i].len;
+    }
+    return sum == pkt->length;
+}
+
+/* The RC connection the packet claims to belong to is this QP's */
+static bool srq_soft_resp_rc_ok(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt)
+{
+    return (qp->ibv.qp_type == IBV_QPT_RC) && (qp->peer != NULL) &&
+           !(pkt->flags & SRQ_SOFT_PKT_F_UD) &&
+           ((qp->ibv.state == IBV_QPS_RTR) || (qp->ibv.state == IBV_QPS_RTS)) &&
+           (pkt->src_qpn == qp->attr.dest_qp_num) &&
+           !memcmp(pkt->src_inst, qp->peer->instance, SRQ_SOFT_INST_LEN);
+}
+
+/* Place the message; an IBV_WC_* status, or -1: the sender's memory could
+ * not be read (the WQE is not taken) */
+static int srq_soft_resp_place(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
+                               const uint8_t *payload, srq_soft_rview_t *v,
+                               uint64_t off)
+{
+    uint64_t need = off + ((pkt->opcode == SRQ_SOFT_OP_WRITE_IMM) ? 0 :
+                           pkt->length);
+    int status;
+
+    if (need > srq_soft_rview_len(v)) {
+        return IBV_WC_LOC_LEN_ERR;
+    }
+    status = srq_soft_rview_check(qp->dev, v, need);
+    if ((status != IBV_WC_SUCCESS) || (need == off)) {
+        return status;
+    }
+    if (!(pkt->flags & SRQ_SOFT_PKT_F_PULL)) {
+        srq_soft_rview_copy(v, off, payload, pkt->length);
+        return IBV_WC_SUCCESS;
+    }
+    return srq_soft_rview_pull(v, qp->peer->pid,
+                               (const srq_soft_pkt_iov_t*)payload, pkt->nsge,
+                               pkt->length) ? IBV_WC_SUCCESS : -1;
+}
+
+/* A responder error on RC: tell the requester, then go to error */
+static void srq_soft_resp_rc_error(srq_soft_qp_t *qp, uint8_t nak)
+{
+    srq_soft_resp_ctrl(qp, nak, qp->epsn);
+    srq_soft_qp_to_error(qp);
+}
+
+static void srq_soft_resp_rc(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
+                             const srq_soft_pkt_t *pkt, const uint8_t *payload)
+{
+    int32_t d = srq_soft_psn_diff(pkt->psn, qp->epsn);
+    srq_soft_rview_t v;
+    int status;
+
+    if (d != 0) {
+        ++dev->stats.rx_out_of_seq;
+        if (d < 0) {
+            srq_soft_resp_sched_ack(qp); /* a duplicate: ACK again */
+        }
+        return; /* ahead: dropped until the requester resends in order */
+    }
+    if (!srq_soft_rview_peek(qp, &v)) {
+        ++dev->stats.rnr_naks_sent;
+        srq_soft_resp_sched_nak(qp, SRQ_SOFT_NAK_RNR, pkt->psn);
+        return;
+    }
+    status = srq_soft_resp_place(qp, pkt, payload, &v, 0);
+    if (status < 0) {
+        srq_soft_resp_ctrl(qp, SRQ_SOFT_NAK_REM_OP, qp->epsn);
+        return;
+    }
+    srq_soft_rview_consume(qp, &v);
+    srq_soft_resp_cqe(qp, pkt, &v, status, pkt->length);
+    if (status == IBV_WC_LOC_LEN_ERR) {
+        srq_soft_resp_rc_error(qp, SRQ_SOFT_NAK_INV_REQ);
+    } else if (status != IBV_WC_SUCCESS) {
+        srq_soft_resp_rc_error(qp, SRQ_SOFT_NAK_REM_OP);
+    } else {
+        qp->epsn = srq_soft_psn_add(qp->epsn, 1);
+        if (qp->nak == SRQ_SOFT_NAK_RNR) {
+            qp->nak = 0; /* the refused PSN arrived again and was taken */
+        }
+        srq_soft_resp_sched_ack(qp);
+    }
+}
+
+/* A GRH as a receiver would see it: the source's address as sgid */
+static void srq_soft_resp_grh(const srq_soft_dev_t *dev,
+                              const srq_soft_pkt_t *pkt, uint8_t *grh)
+{
+    uint16_t paylen = htobe16((uint16_t)pkt->length);
+
+    memset(grh, 0, SRQ_SOFT_GRH_LEN);
+    grh[0] = 0x60;                       /* IPv6 version */
+    memcpy(grh + 4, &paylen, sizeof(paylen));
+    grh[6] = 0x1b;                       /* next header: IB BTH */
+    grh[7] = 64;                         /* hop limit */
+    memcpy(grh + 8, SRQ_SOFT_ADDR_MAGIC, 4);
+    memcpy(grh + 12, pkt->src_inst, SRQ_SOFT_INST_LEN);
+    memcpy(grh + 24, SRQ_SOFT_ADDR_MAGIC, 4);
+    memcpy(grh + 28, dev->instance, SRQ_SOFT_INST_LEN);
+}
+
+static void srq_soft_resp_ud(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
+                             const srq_soft_pkt_t *pkt, const uint8_t *payload)
+{
+    uint8_t grh[SRQ_SOFT_GRH_LEN];
+    srq_soft_rview_t v;
+    int status;
+
+    if ((qp->ibv.qp_type != IBV_QPT_UD) ||
+        ((qp->ibv.state != IBV_QPS_RTR) && (qp->ibv.state != IBV_QPS_RTS)) ||
+        (pkt->opcode != SRQ_SOFT_OP_SEND) || (pkt->aux != qp->attr.qkey) ||
+        (pkt->flags & SRQ_SOFT_PKT_F_PULL) ||
+        (pkt->length > SRQ_SOFT_UD_MTU)) {
+        ++dev->stats.rx_dropped;
+        return;
+    }
+    ++dev->stats.rx_packets;
+    if (!srq_soft_rview_peek(qp, &v)) {
+        return; /* no receive WQE: a datagram is silently lost */
+    }
+    /* the first 40 bytes of the scatter list hold the GRH */
+    status = srq_soft_resp_place(qp, pkt, payload, &v, SRQ_SOFT_GRH_LEN);
+    if (status == IBV_WC_SUCCESS) {
+        srq_soft_resp_grh(dev, pkt, grh);
+        srq_soft_rview_copy(&v, 0, grh, SRQ_SOFT_GRH_LEN);
+    }
+    srq_soft_rview_consume(qp, &v);
+    srq_soft_resp_cqe(qp, pkt, &v, status, pkt->length + SRQ_SOFT_GRH_LEN);
+}
+
+static void srq_soft_resp_recv(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
+                               const uint8_t *payload)
+{
+    srq_soft_qp_t *qp;
+
+    if (!srq_soft_resp_pkt_ok(pkt, payload)) {
+        ++dev->stats.rx_dropped;
+        return;
+    }
+    qp = srq_soft_qp_lookup(dev, pkt->dst_qpn);
+    if (qp == NULL) {
+        ++dev->stats.rx_dropped;
+        return;
+    }
+    if (pkt->flags & SRQ_SOFT_PKT_F_UD) {
+        srq_soft_resp_ud(dev, qp, pkt, payload);
+        return;
+    }
+    if (!srq_soft_resp_rc_ok(qp, pkt)) {
+        ++dev->stats.rx_dropped;
+        return;
+    }
+    ++dev->stats.rx_packets;
+    srq_soft_resp_rc(dev, qp, pkt, payload);
+}
+
+/* One packet from the inbound queue (header already copied and framed) */
+void srq_soft_resp_packet(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
+                          const uint8_t *payload)
+{
+    switch (pkt->opcode) {
+    case SRQ_SOFT_OP_SEND:
+    case SRQ_SOFT_OP_WRITE_IMM:
+        srq_soft_resp_recv(dev, pkt, payload);
+        break;
+    case SRQ_SOFT_OP_ACK:
+    case SRQ_SOFT_OP_NAK:
+        if (pkt->frame_len != SRQ_SOFT_CELL) {
+            ++dev->stats.rx_dropped;
+            break;
+        }
+        srq_soft_comp_ack(dev, pkt);
+        break;
+    default:
+        ++dev->stats.rx_dropped;
+        break;
+    }
+}

@@ -1,0 +1,383 @@
+/*
+ * ucx-srq soft device: the inbound packet queue of an instance.
+ *
+ * One queue per instance, whatever the number of QPs: receive progress is a
+ * look at one frame header. Producers (any process, ourselves included)
+ * serialise on a lock that survives its holder's death (below). A producer
+ * writes a whole frame, then publishes it by a release-store of the frame's
+ * `pos` field (its tagged ring position), then advances the shared tail.
+ * The owner is the only consumer: it polls the `pos` of the frame at its
+ * head - the cache line the producer writes anyway - handles the frame, and
+ * release-stores its head so producers can reuse the space. Producers cache
+ * the consumer's head and re-read it only when the cached value says the
+ * ring is full.
+ *
+ * A frame that is not published is invisible: a producer that dies before
+ * publishing leaves nothing, and the next producer (taking the lock over)
+ * overwrites the same place. A stale frame from an earlier lap has an older `pos`. A
+ * tail beyond an unpublished head frame means corruption: the consumer
+ * drops everything up to the tail and counts it.
+ *
+ * A frame never wraps: when it does not fit before the end of the ring the
+ * producer first fills the rest with a PAD frame.
+ */
+#include "soft.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define SRQ_SOFT_RING_MASK  ((uint64_t)SRQ_SOFT_RING_SIZE - 1)
+
+static inline uint64_t srq_soft_load_acq(const uint64_t *p)
+{
+    return atomic_load_explicit((_Atomic uint64_t*)p, memory_order_acquire);
+}
+
+static inline void srq_soft_store_rel(uint64_t *p, uint64_t v)
+{
+    atomic_store_explicit((_Atomic uint64_t*)p, v, memory_order_release);
+}
+
+static uint64_t srq_soft_align_cell(uint64_t v)
+{
+    return (v + SRQ_SOFT_CELL - 1) & ~(uint64_t)(SRQ_SOFT_CELL - 1);
+}
+
+static srq_soft_pkt_t *srq_soft_ring_at(uint8_t *ring, uint64_t pos)
+{
+    return (srq_soft_pkt_t*)(ring + (pos & SRQ_SOFT_RING_MASK));
+}
+
+/* ---- the producers' lock -----------------------------------------------
+ *
+ * A spinlock in shared memory whose word names its holder (pid and start
+ * time, srq_soft_lock_id). Taking it is one CAS; releasing it is a plain
+ * release store, so a producer never waits for its frame's cache lines to
+ * reach the consumer. A holder that died (checked after spinning a while)
+ * is replaced by a CAS from its word to ours: whatever it wrote was not
+ * published, and is overwritten.
+ */
+#define SRQ_SOFT_LOCK_SPINS  1024
+
+static inline void srq_soft_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+uint64_t srq_soft_lock_id(pid_t pid, uint64_t start_time)
+{
+    return ((start_time & 0xffffffffull) << 32) | (uint32_t)pid;
+}
+
+static bool srq_soft_lock_holder_dead(uint64_t holder)
+{
+    pid_t pid = (pid_t)(holder & 0xffffffffu);
+    uint64_t start;
+
+    if (srq_soft_proc_start_time(pid, &start) != 0) {
+        return true; /* gone, or a zombie */
+    }
+    return srq_soft_lock_id(pid, start) != holder;
+}
+
+int srq_soft_ring_lock(srq_soft_dev_t *dev, srq_soft_shm_hdr_t *hdr)
+{
+    _Atomic uint64_t *word = (_Atomic uint64_t*)&hdr->prod_lock;
+    unsigned spins = 0;
+    uint64_t cur;
+
+    for (;;) {
+        cur = 0;
+        if (atomic_compare_exchange_weak_explicit(word, &cur, dev->lock_id,
+                                                  memory_order_acquire,
+                                                  memory_order_relaxed)) {
+            return 0;
+        }
+        if (cur == 0) {
+            continue; /* spurious failure */
+        }
+        if (++spins < SRQ_SOFT_LOCK_SPINS) {
+            srq_soft_cpu_relax();
+            continue;
+        }
+        spins = 0;
+        if (srq_soft_lock_holder_dead(cur) &&
+            atomic_compare_exchange_strong_explicit(word, &cur, dev->lock_id,
+                                                    memory_order_acquire,
+                                                    memory_order_relaxed)) {
+            ++dev->stats.producer_recovered;
+            return 0;
+        }
+        sched_yield(); /* a live holder that lost its CPU */
+    }
+}
+
+void srq_soft_ring_unlock(srq_soft_shm_hdr_t *hdr)
+{
+    atomic_store_explicit((_Atomic uint64_t*)&hdr->prod_lock, 0,
+                          memory_order_release);
+}
+
+/* Test hook (srq_soft.h): take a segment's producer lock, never release */
+int srq_soft_test_hold_lock(const char *seg_name)
+{
+    srq_soft_shm_hdr_t *hdr;
+    uint64_t start, cur = 0;
+    int fd, ret;
+
+    fd = shm_open(seg_name, O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0) {
+        return errno;
+    }
+    hdr = mmap(NULL, sizeof(*hdr), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (hdr == MAP_FAILED) {
+        return errno;
+    }
+    ret = srq_soft_proc_start_time(getpid(), &start);
+    if ((ret == 0) &&
+        !atomic_compare_exchange_strong((_Atomic uint64_t*)&hdr->prod_lock,
+                                        &cur, srq_soft_lock_id(getpid(),
+                                                               start))) {
+        ret = EBUSY;
+    }
+    munmap(hdr, sizeof(*hdr));
+    return ret;
+}
+
+static bool srq_soft_seg_active(const srq_soft_seg_t *seg)
+{
+    return atomic_load_explicit((_Atomic uint32_t*)&seg->hdr->state,
+                                memory_order_acquire) == SRQ_SOFT_SEG_ACTIVE;
+}
+
+/* Fill [tail, end of ring) with a published PAD frame */
+static uint64_t srq_soft_ring_pad(srq_soft_shm_hdr_t *hdr, uint8_t *ring,
+                                  uint64_t tail, uint32_t len)
+{
+    srq_soft_pkt_t *pad = srq_soft_ring_at(ring, tail);
+
+    pad->magic     = SRQ_SOFT_PKT_MAGIC;
+    pad->opcode    = SRQ_SOFT_OP_PAD;
+    pad->frame_len = len;
+    srq_soft_store_rel(&pad->pos, srq_soft_pos_tag(tail));
+    srq_soft_store_rel(&hdr->tail, tail + len);
+    return tail + len;
+}
+
+/* Room for @need bytes after @tail? Re-reads the consumer's head only when
+ * the cached one says no: that line belongs to the consumer. */
+static bool srq_soft_ring_room(srq_soft_peer_t *peer, uint64_t tail,
+                               uint64_t need)
+{
+    if (tail + need - peer->cached_head <= SRQ_SOFT_RING_SIZE) {
+        return true;
+    }
+    peer->cached_head = srq_soft_load_acq(&peer->seg.hdr->head);
+    return (tail >= peer->cached_head) &&
+           (tail + need - peer->cached_head <= SRQ_SOFT_RING_SIZE);
+}
+
+/*
+ * Reserve room for a frame of @frame_len bytes in @peer's queue. On success
+ * the producer lock is held until srq_soft_ring_commit. EAGAIN: no
+ * room now; EPIPE: the peer is gone.
+ */
+int srq_soft_ring_reserve(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
+                          uint32_t frame_len, srq_soft_tx_t *tx)
+{
+    srq_soft_shm_hdr_t *hdr = peer->seg.hdr;
+    uint64_t tail, contig, pad;
+
+    if (peer->dead || !srq_soft_seg_active(&peer->seg)) {
+        return EPIPE;
+    }
+    if (srq_soft_ring_lock(dev, hdr) != 0) {
+        return EPIPE;
+    }
+
+    /* a misbehaving producer may have left a misaligned tail */
+    tail   = srq_soft_align_cell(hdr->tail);
+    contig = SRQ_SOFT_RING_SIZE - (tail & SRQ_SOFT_RING_MASK);
+    pad    = (frame_len > contig) ? contig : 0;
+    if (!srq_soft_ring_room(peer, tail, pad + frame_len)) {
+        srq_soft_ring_unlock(hdr);
+        ++dev->stats.tx_ring_full;
+        return EAGAIN;
+    }
+    if (pad != 0) {
+        tail = srq_soft_ring_pad(hdr, peer->seg.ring, tail, (uint32_t)pad);
+    }
+
+    tx->peer = peer;
+    tx->pkt  = srq_soft_ring_at(peer->seg.ring, tail);
+    tx->end  = tail + frame_len;
+    tx->pkt->frame_len = frame_len;
+    return 0;
+}
+
+/* Publish the frame (framing fields are set here), then wake the owner if
+ * it asked to be woken. */
+void srq_soft_ring_commit(srq_soft_dev_t *dev, srq_soft_tx_t *tx)
+{
+    srq_soft_shm_hdr_t *hdr = tx->peer->seg.hdr;
+
+    tx->pkt->magic = SRQ_SOFT_PKT_MAGIC;
+    srq_soft_store_rel(&tx->pkt->pos,
+                       srq_soft_pos_tag(tx->end - tx->pkt->frame_len));
+    srq_soft_store_rel(&hdr->tail, tx->end);
+    srq_soft_ring_unlock(hdr);
+    ++dev->stats.tx_packets;
+
+    /* no fence: an owner about to sleep sets wake_req and then takes and
+     * releases this lock (srq_soft_wake_arm); if it did so before our
+     * acquire we see wake_req now, if after our release it sees our frame */
+    srq_soft_peer_wake(tx->peer);
+}
+
+static bool srq_soft_frame_published(srq_soft_dev_t *dev, uint64_t head)
+{
+    return srq_soft_load_acq(&srq_soft_ring_at(dev->seg.ring, head)->pos) ==
+           srq_soft_pos_tag(head);
+}
+
+/* (A corrupt tail is found by srq_soft_ring_drain, not here) */
+bool srq_soft_ring_empty(srq_soft_dev_t *dev)
+{
+    return !srq_soft_frame_published(dev, dev->rx_head);
+}
+
+/* Framing is lost (corruption): drop everything published so far */
+static uint64_t srq_soft_ring_resync(srq_soft_dev_t *dev)
+{
+    srq_soft_shm_hdr_t *hdr = dev->seg.hdr;
+    uint64_t tail;
+
+    ++dev->stats.rx_dropped;
+    if (srq_soft_ring_lock(dev, hdr) != 0) {
+        return srq_soft_load_acq(&hdr->tail);
+    }
+    tail = srq_soft_align_cell(hdr->tail);
+    srq_soft_store_rel(&hdr->tail, tail);
+    srq_soft_ring_unlock(hdr);
+    return tail;
+}
+
+static bool srq_soft_frame_ok(const srq_soft_pkt_t *h, uint64_t head)
+{
+    uint64_t contig = SRQ_SOFT_RING_SIZE - (head & SRQ_SOFT_RING_MASK);
+
+    return (h->magic == SRQ_SOFT_PKT_MAGIC) &&
+           (h->pos == srq_soft_pos_tag(head)) &&
+           (h->frame_len >= SRQ_SOFT_CELL) &&
+           ((h->frame_len % SRQ_SOFT_CELL) == 0) && (h->frame_len <= contig);
+}
+
+/*
+ * The frame at @head is not published. Nothing to do, unless the tail says
+ * something was published there: then it is corrupt (the tail moves only
+ * after the frame's pos, so re-reading pos after the tail is conclusive).
+ */
+static bool srq_soft_ring_stuck(srq_soft_dev_t *dev, uint64_t head)
+{
+    uint64_t tail;
+
+    /* only now and then: the tail's cache line belongs to the producers */
+    if ((++dev->rx_idle_polls % SRQ_SOFT_TICK_CALLS) != 0) {
+        return false;
+    }
+    tail = srq_soft_load_acq(&dev->seg.hdr->tail);
+    return (tail != head) && !srq_soft_frame_published(dev, head);
+}
+
+/* Handle up to @max packets of our inbound queue; returns how many */
+unsigned srq_soft_ring_drain(srq_soft_dev_t *dev, unsigned max)
+{
+    uint64_t head = dev->rx_head;
+    const uint8_t *frame;
+    srq_soft_pkt_t h;
+    unsigned n = 0;
+
+    while (n < max) {
+        if (!srq_soft_frame_published(dev, head)) {
+            if (srq_soft_ring_stuck(dev, head)) {
+                head = srq_soft_ring_resync(dev);
+            }
+            break;
+        }
+        frame = (const uint8_t*)srq_soft_ring_at(dev->seg.ring, head);
+        /* a private copy: a producer must not change what we validated */
+        memcpy(&h, frame, sizeof(h));
+        if (!srq_soft_frame_ok(&h, head)) {
+            head = srq_soft_ring_resync(dev);
+            break;
+        }
+        if (h.opcode != SRQ_SOFT_OP_PAD) {
+            srq_soft_resp_packet(dev, &h, frame + sizeof(h));
+            ++n;
+        }
+        head += h.frame_len;
+    }
+
+    if (head != dev->rx_head) {
+        dev->rx_head = head;
+        srq_soft_store_rel(&dev->seg.hdr->head, head);
+    }
+    return n;
+}
+
+static void srq_soft_ring_scribble(srq_soft_shm_hdr_t *hdr, uint8_t *ring,
+                                   const uint8_t *buf, size_t len)
+{
+    uint64_t tail = hdr->tail;
+    size_t i;
+
+    for (i = 0; i < len; ++i) {
+        ring[(tail + i) & SRQ_SOFT_RING_MASK] = buf[i];
+    }
+    srq_soft_store_rel(&hdr->tail, tail + len);
+}
+
+/* Test hook: a misbehaving producer */
+int srq_soft_ring_push_raw(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
+                           const void *buf, size_t len, bool scribble)
+{
+    srq_soft_tx_t tx;
+    uint32_t frame_len;
+    int ret;
+
+    if (len > SRQ_SOFT_RING_SIZE / 4) {
+        return EINVAL;
+    }
+    if (scribble) {
+        ret = srq_soft_ring_lock(dev, peer->seg.hdr);
+        if (ret != 0) {
+            return ret;
+        }
+        srq_soft_ring_scribble(peer->seg.hdr, peer->seg.ring, buf, len);
+        srq_soft_ring_unlock(peer->seg.hdr);
+        srq_soft_peer_wake(peer);
+        return 0;
+    }
+
+    frame_len = srq_soft_frame_len(len > sizeof(srq_soft_pkt_t) ?
+                                   len - sizeof(srq_soft_pkt_t) : 0);
+    ret = srq_soft_ring_reserve(dev, peer, frame_len, &tx);
+    if (ret != 0) {
+        return ret;
+    }
+    /* keep the framing valid (commit sets magic and pos) so that content
+     * validation is what is tested */
+    memcpy(tx.pkt, buf, (len < frame_len) ? len : frame_len);
+    tx.pkt->frame_len = frame_len;
+    srq_soft_ring_commit(dev, &tx);
+    return 0;
+}

@@ -1,0 +1,395 @@
+/*
+ * ucx-srq soft device: shared-memory segments (create, map a peer's,
+ * remove, reclaim those of dead owners), owner identity and liveness, and
+ * the wake FIFO.
+ *
+ * Identity is (pid, process start time): a pid alone may have been reused
+ * by an unrelated process since the segment was created.
+ */
+#include "soft.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SRQ_SOFT_STALE_INIT_S  60  /* a never-initialised segment this old is
+                                      garbage, not a creation in progress */
+
+uint64_t srq_soft_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Field 22 of /proc/<pid>/stat; also fails for zombies, which are dead to
+ * us (a killed child not reaped yet still answers kill(pid, 0)). */
+int srq_soft_proc_start_time(pid_t pid, uint64_t *start_p)
+{
+    char path[64], buf[1024], *p;
+    unsigned long long start;
+    char state;
+    ssize_t n;
+    int fd, i;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return errno;
+    }
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) {
+        return EIO;
+    }
+    buf[n] = '\0';
+
+    /* comm may hold spaces and parentheses: parse after the last ')' */
+    p = strrchr(buf, ')');
+    if ((p == NULL) || (sscanf(p + 1, " %c", &state) != 1)) {
+        return EIO;
+    }
+    if ((state == 'Z') || (state == 'X') || (state == 'x')) {
+        return ESRCH;
+    }
+    p += 2; /* ") " */
+    for (i = 3; i < 22; ++i) {
+        p = strchr(p, ' ');
+        if (p == NULL) {
+            return EIO;
+        }
+        ++p;
+    }
+    if (sscanf(p, "%llu", &start) != 1) {
+        return EIO;
+    }
+    *start_p = start;
+    return 0;
+}
+
+bool srq_soft_owner_alive(pid_t pid, uint64_t start_time)
+{
+    uint64_t start;
+
+    if (pid <= 0) {
+        return false;
+    }
+    if ((kill(pid, 0) < 0) && (errno == ESRCH)) {
+        return false;
+    }
+    if (srq_soft_proc_start_time(pid, &start) != 0) {
+        return false;
+    }
+    return start == start_time;
+}
+
+void srq_soft_shm_name(const uint8_t *instance, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "/%s", SRQ_SOFT_SHM_PREFIX);
+    int i;
+
+    for (i = 0; (i < SRQ_SOFT_INST_LEN) && (n + 2 < (int)len); ++i) {
+        n += snprintf(buf + n, len - n, "%02x", instance[i]);
+    }
+}
+
+static void srq_soft_seg_layout(srq_soft_seg_t *seg, void *base, size_t size)
+{
+    seg->hdr  = base;
+    seg->ring = (uint8_t*)base + SRQ_SOFT_SHM_RING_OFF;
+    seg->mrs  = (srq_soft_mr_ent_t*)((uint8_t*)base + SRQ_SOFT_SHM_MR_OFF);
+    seg->size = size;
+}
+
+static void srq_soft_init_hdr(srq_soft_dev_t *dev, srq_soft_shm_hdr_t *hdr)
+{
+    hdr->version     = SRQ_SOFT_SHM_VERSION;
+    hdr->hdr_size    = sizeof(*hdr);
+    hdr->seg_size    = SRQ_SOFT_SHM_SIZE;
+    hdr->ring_off    = SRQ_SOFT_SHM_RING_OFF;
+    hdr->ring_size   = SRQ_SOFT_RING_SIZE;
+    hdr->mr_off      = SRQ_SOFT_SHM_MR_OFF;
+    hdr->mr_cnt      = SRQ_SOFT_MR_TABLE_SIZE;
+    hdr->owner_uid   = getuid();
+    hdr->owner_pid   = dev->pid;
+    hdr->owner_start = dev->start_time;
+    memcpy(hdr->instance, dev->instance, SRQ_SOFT_INST_LEN);
+    snprintf(hdr->fifo_path, sizeof(hdr->fifo_path), "%s", dev->fifo_path);
+    atomic_store_explicit((_Atomic uint32_t*)&hdr->state, SRQ_SOFT_SEG_ACTIVE,
+                          memory_order_relaxed);
+}
+
+int srq_soft_shm_create(srq_soft_dev_t *dev)
+{
+    void *base;
+    int fd, ret;
+
+    srq_soft_shm_name(dev->instance, dev->shm_name, sizeof(dev->shm_name));
+    fd = shm_open(dev->shm_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        return errno;
+    }
+    /* owner-only whatever the umask says (it can only remove bits, but be
+     * explicit: this mode is what keeps other users out) */
+    if ((fchmod(fd, 0600) < 0) || (ftruncate(fd, SRQ_SOFT_SHM_SIZE) < 0)) {
+        ret = errno;
+        goto err_unlink;
+    }
+    base = mmap(NULL, SRQ_SOFT_SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+                fd, 0);
+    if (base == MAP_FAILED) {
+        ret = errno;
+        goto err_unlink;
+    }
+    close(fd);
+
+    srq_soft_seg_layout(&dev->seg, base, SRQ_SOFT_SHM_SIZE);
+    srq_soft_init_hdr(dev, dev->seg.hdr);
+    /* peers check magic last: everything above is visible before it */
+    atomic_store_explicit((_Atomic uint64_t*)&dev->seg.hdr->magic,
+                          SRQ_SOFT_SHM_MAGIC, memory_order_release);
+    return 0;
+
+err_unlink:
+    close(fd);
+    shm_unlink(dev->shm_name);
+    return ret;
+}
+
+void srq_soft_shm_destroy(srq_soft_dev_t *dev)
+{
+    if (dev->seg.hdr == NULL) {
+        return;
+    }
+    /* peers that still map it see the state and stop using it */
+    atomic_store_explicit((_Atomic uint32_t*)&dev->seg.hdr->state,
+                          SRQ_SOFT_SEG_CLOSED, memory_order_release);
+    /* a forked child closing an inherited device must not remove the
+     * parent's segment */
+    if (dev->seg.hdr->owner_pid == getpid()) {
+        shm_unlink(dev->shm_name);
+    }
+    srq_soft_shm_unmap(&dev->seg);
+}
+
+void srq_soft_shm_unmap(srq_soft_seg_t *seg)
+{
+    if (seg->hdr != NULL) {
+        munmap(seg->hdr, seg->size);
+        seg->hdr = NULL;
+    }
+}
+
+/* A segment is usable only if it is ours (uid, mode) and fully built */
+static int srq_soft_shm_check_file(int fd)
+{
+    struct stat st;
+
+    if (fstat(fd, &st) < 0) {
+        return errno;
+    }
+    if ((st.st_uid != getuid()) || ((st.st_mode & 077) != 0)) {
+        return EPERM;
+    }
+    return (st.st_size >= (off_t)SRQ_SOFT_SHM_SIZE) ? 0 : ENODEV;
+}
+
+static int srq_soft_shm_check_hdr(const srq_soft_shm_hdr_t *hdr,
+                                  const uint8_t *instance)
+{
+    uint64_t magic = atomic_load_explicit((_Atomic uint64_t*)&hdr->magic,
+                                          memory_order_acquire);
+
+    if ((magic != SRQ_SOFT_SHM_MAGIC) ||
+        (hdr->version != SRQ_SOFT_SHM_VERSION) ||
+        (hdr->hdr_size != sizeof(*hdr)) ||
+        (hdr->seg_size != SRQ_SOFT_SHM_SIZE) ||
+        (hdr->ring_off != SRQ_SOFT_SHM_RING_OFF) ||
+        (hdr->ring_size != SRQ_SOFT_RING_SIZE) ||
+        (hdr->mr_off != SRQ_SOFT_SHM_MR_OFF) ||
+        (hdr->mr_cnt != SRQ_SOFT_MR_TABLE_SIZE) ||
+        memcmp(hdr->instance, instance, SRQ_SOFT_INST_LEN)) {
+        return ENODEV;
+    }
+    return 0;
+}
+
+int srq_soft_shm_map_peer(const uint8_t *instance, srq_soft_seg_t *seg)
+{
+    char name[64];
+    void *base;
+    int fd, ret;
+
+    srq_soft_shm_name(instance, name, sizeof(name));
+    fd = shm_open(name, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
+    if (fd < 0) {
+        return (errno == ENOENT) ? EHOSTUNREACH : errno;
+    }
+    ret = srq_soft_shm_check_file(fd);
+    if (ret != 0) {
+        close(fd);
+        return ret;
+    }
+    base = mmap(NULL, SRQ_SOFT_SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+                fd, 0);
+    close(fd);
+    if (base == MAP_FAILED) {
+        return errno;
+    }
+    srq_soft_seg_layout(seg, base, SRQ_SOFT_SHM_SIZE);
+    ret = srq_soft_shm_check_hdr(seg->hdr, instance);
+    if (ret != 0) {
+        srq_soft_shm_unmap(seg);
+    }
+    return ret;
+}
+
+static bool srq_soft_shm_is_stale(int fd, const char *name)
+{
+    const srq_soft_shm_hdr_t *hdr;
+    struct stat st;
+    bool stale = false;
+    uint64_t magic;
+
+    if ((fstat(fd, &st) < 0) || (st.st_uid != getuid())) {
+        return false;
+    }
+    if (st.st_size < (off_t)sizeof(*hdr)) {
+        return (time(NULL) - st.st_mtime) > SRQ_SOFT_STALE_INIT_S;
+    }
+    hdr = mmap(NULL, sizeof(*hdr), PROT_READ, MAP_SHARED, fd, 0);
+    if (hdr == MAP_FAILED) {
+        return false;
+    }
+    magic = atomic_load_explicit((_Atomic uint64_t*)&hdr->magic,
+                                 memory_order_acquire);
+    if (magic == SRQ_SOFT_SHM_MAGIC) {
+        stale = !srq_soft_owner_alive(hdr->owner_pid, hdr->owner_start);
+    } else {
+        stale = (time(NULL) - st.st_mtime) > SRQ_SOFT_STALE_INIT_S;
+    }
+    if (stale && (magic == SRQ_SOFT_SHM_MAGIC) &&
+        (memchr(hdr->fifo_path, '\0', sizeof(hdr->fifo_path)) != NULL) &&
+        (hdr->fifo_path[0] == '/')) {
+        unlink(hdr->fifo_path);
+    }
+    munmap((void*)hdr, sizeof(*hdr));
+    return stale;
+}
+
+/* Remove segment @name (without '/') if its owner is dead: 1 if removed */
+int srq_soft_shm_reclaim_one(const char *name, srq_soft_dev_t *dev)
+{
+    char path[80];
+    bool stale;
+    int fd;
+
+    snprintf(path, sizeof(path), "/%s", name);
+    fd = shm_open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
+    if (fd < 0) {
+        return 0;
+    }
+    stale = srq_soft_shm_is_stale(fd, name);
+    close(fd);
+    if (!stale || (shm_unlink(path) < 0)) {
+        return 0;
+    }
+    if (dev != NULL) {
+        ++dev->stats.segs_reclaimed;
+    }
+    return 1;
+}
+
+void srq_soft_shm_reclaim_stale(srq_soft_dev_t *dev)
+{
+    struct dirent *de;
+    DIR *dir;
+
+    dir = opendir("/dev/shm");
+    if (dir == NULL) {
+        return;
+    }
+    while ((de = readdir(dir)) != NULL) {
+        if (strncmp(de->d_name, SRQ_SOFT_SHM_PREFIX,
+                    strlen(SRQ_SOFT_SHM_PREFIX)) == 0) {
+            srq_soft_shm_reclaim_one(de->d_name, dev);
+        }
+    }
+    closedir(dir);
+}
+
+
+/* ---- the wake FIFO ---------------------------------------------------- */
+
+/* A private directory: ours, 0700, not a symlink */
+static int srq_soft_fifo_dir(char *buf, size_t len)
+{
+    const char *base = getenv("XDG_RUNTIME_DIR");
+    struct stat st;
+
+    if ((base == NULL) || (base[0] != '/') || (access(base, W_OK) != 0)) {
+        base = "/tmp";
+    }
+    snprintf(buf, len, "%s/srq-soft-%u", base, (unsigned)getuid());
+    if ((mkdir(buf, 0700) < 0) && (errno != EEXIST)) {
+        return errno;
+    }
+    if (lstat(buf, &st) < 0) {
+        return errno;
+    }
+    if (!S_ISDIR(st.st_mode) || (st.st_uid != getuid()) ||
+        ((st.st_mode & 0777) != 0700)) {
+        return EPERM;
+    }
+    return 0;
+}
+
+int srq_soft_fifo_create(srq_soft_dev_t *dev)
+{
+    char dir[96], hex[2 * SRQ_SOFT_INST_LEN + 1];
+    int ret, i;
+
+    ret = srq_soft_fifo_dir(dir, sizeof(dir));
+    if (ret != 0) {
+        return ret;
+    }
+    for (i = 0; i < SRQ_SOFT_INST_LEN; ++i) {
+        snprintf(hex + 2 * i, 3, "%02x", dev->instance[i]);
+    }
+    if (strlen(dir) + 1 + strlen(hex) >= sizeof(dev->fifo_path)) {
+        return ENAMETOOLONG;
+    }
+    strcpy(dev->fifo_path, dir);
+    strcat(dev->fifo_path, "/");
+    strcat(dev->fifo_path, hex);
+    if (mkfifo(dev->fifo_path, 0600) < 0) {
+        return errno;
+    }
+    /* O_RDWR: we are always a writer too, so the read end never reports
+     * EOF/POLLHUP when no peer holds it open */
+    dev->fifo_fd = open(dev->fifo_path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    if (dev->fifo_fd < 0) {
+        ret = errno;
+        unlink(dev->fifo_path);
+        return ret;
+    }
+    return 0;
+}
+
+void srq_soft_fifo_destroy(srq_soft_dev_t *dev)
+{
+    if (dev->fifo_fd >= 0) {
+        close(dev->fifo_fd);
+        dev->fifo_fd = -1;
+        unlink(dev->fifo_path);
+    }
+}

@@ -1,0 +1,56 @@
+/*
+ * ucx-srq verbs conformance: what the soft device reports about itself
+ * (device list/open/queries in general: test_devices.cc).
+ */
+#include "verbs_fixture.h"
+
+#include <string.h>
+
+using namespace srq_test;
+
+class dev_caps : public verbs_test {};
+
+TEST_P(dev_caps, soft_caps_are_honest)
+{
+    skip_unless_soft();
+    tdev_t &d = open_dev();
+    ibv_device_attr dattr;
+
+    ASSERT_EQ(0, srq_verbs_query_device(d.dev, &dattr));
+    /* atomics and SRQ resize are not implemented, and say so */
+    EXPECT_EQ(IBV_ATOMIC_NONE, dattr.atomic_cap);
+    EXPECT_FALSE(dattr.device_cap_flags & IBV_DEVICE_SRQ_RESIZE);
+    EXPECT_EQ(SRQ_VERBS_DEV_SOFT, srq_verbs_dev_kind(d.dev));
+    EXPECT_STREQ("soft0",
+                 ibv_get_device_name(srq_verbs_context(d.dev)->device));
+}
+
+TEST_P(dev_caps, ah_attr_routes_to_instance)
+{
+    tdev_t &a = open_dev();
+    tdev_t &b = open_dev();
+    ibv_ah_attr ah;
+
+    ASSERT_EQ(0, srq_verbs_ah_attr(a.dev, 1, &b.addr, &ah));
+    EXPECT_EQ(1, ah.port_num);
+    if (is_soft()) {
+        EXPECT_TRUE(ah.is_global);
+        EXPECT_EQ(0, memcmp(ah.grh.dgid.raw, b.addr.gid, 16));
+    }
+}
+
+TEST_P(dev_caps, unreachable_instance)
+{
+    skip_unless_soft();
+    tdev_t &a = open_dev();
+    srq_verbs_port_addr_t gone = a.addr;
+    ibv_ah_attr ah;
+
+    gone.gid[15] ^= 0xff; /* no such live instance */
+    ASSERT_EQ(0, srq_verbs_ah_attr(a.dev, 1, &gone, &ah));
+    errno = 0;
+    EXPECT_EQ(nullptr, srq_verbs_create_ah(a.dev, a.pd, &ah));
+    EXPECT_EQ(EHOSTUNREACH, errno);
+}
+
+SRQ_INSTANTIATE(dev_caps);

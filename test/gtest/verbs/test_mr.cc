@@ -1,0 +1,77 @@
+/*
+ * ucx-srq verbs conformance: memory regions.
+ */
+#include "verbs_fixture.h"
+
+#include <string.h>
+
+using namespace srq_test;
+
+class mr : public verbs_test {};
+
+TEST_P(mr, reg_dereg)
+{
+    tdev_t &d  = open_dev();
+    void *buf = alloc(4096);
+    ibv_mr *m = srq_verbs_reg_mr(d.dev, d.pd, buf, 4096,
+                                 IBV_ACCESS_LOCAL_WRITE);
+
+    ASSERT_NE(nullptr, m);
+    EXPECT_EQ(buf, m->addr);
+    EXPECT_EQ(4096u, m->length);
+    EXPECT_EQ(d.pd, m->pd);
+    EXPECT_EQ(0, srq_verbs_dereg_mr(d.dev, m));
+}
+
+TEST_P(mr, keys_unique_and_not_reused)
+{
+    tdev_t &d  = open_dev();
+    void *buf = alloc(4096);
+    ibv_mr *m1, *m2;
+    uint32_t old_key;
+
+    m1 = srq_verbs_reg_mr(d.dev, d.pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+    ASSERT_NE(nullptr, m1);
+    old_key = m1->lkey;
+    ASSERT_EQ(0, srq_verbs_dereg_mr(d.dev, m1));
+    m2 = srq_verbs_reg_mr(d.dev, d.pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+    ASSERT_NE(nullptr, m2);
+    /* a stale key must not match the new region */
+    EXPECT_NE(old_key, m2->lkey);
+    EXPECT_EQ(0, srq_verbs_dereg_mr(d.dev, m2));
+}
+
+TEST_P(mr, remote_write_needs_local_write)
+{
+    tdev_t &d  = open_dev();
+    void *buf = alloc(4096);
+
+    errno = 0;
+    EXPECT_EQ(nullptr, srq_verbs_reg_mr(d.dev, d.pd, buf, 4096,
+                                        IBV_ACCESS_REMOTE_WRITE));
+    EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_P(mr, soft_rejects_bad_args)
+{
+    skip_unless_soft();
+    tdev_t &d  = open_dev();
+    void *buf = alloc(64);
+
+    errno = 0;
+    EXPECT_EQ(nullptr, srq_verbs_reg_mr(d.dev, d.pd, buf, 0,
+                                        IBV_ACCESS_LOCAL_WRITE));
+    EXPECT_EQ(EINVAL, errno);
+    errno = 0;
+    EXPECT_EQ(nullptr, srq_verbs_reg_mr(d.dev, d.pd, (void*)UINTPTR_MAX, 64,
+                                        IBV_ACCESS_LOCAL_WRITE));
+    EXPECT_EQ(EINVAL, errno);
+    errno = 0;
+    /* atomics: not supported by the soft device */
+    EXPECT_EQ(nullptr, srq_verbs_reg_mr(d.dev, d.pd, buf, 64,
+                                        IBV_ACCESS_LOCAL_WRITE |
+                                        IBV_ACCESS_REMOTE_ATOMIC));
+    EXPECT_EQ(EINVAL, errno);
+}
+
+SRQ_INSTANTIATE(mr);

@@ -1,0 +1,448 @@
+/*
+ * ucx-srq verbs conformance: between real (forked) processes: one-sided
+ * write/read with the target's CPU blocked in read(), a sleeping receiver
+ * woken by a remote sender through its completion channel, peer death
+ * (flush within a bounded time, segment reclaimed), stale segment reclaim,
+ * a producer dying while it holds the queue lock.
+ *
+ * Children are killed and reaped in TearDown whatever happens.
+ */
+#include "verbs_fixture.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace srq_test;
+
+namespace {
+
+const size_t kBufLen = 256 * 1024;
+
+/* One side of an RC connection, self-contained (usable in a child) */
+struct endpoint {
+    srq_verbs_dev_t *dev = nullptr;
+    ibv_pd *pd = nullptr;
+    ibv_comp_channel *ch = nullptr;
+    ibv_cq *cq = nullptr;
+    ibv_qp *qp = nullptr;
+    ibv_mr *mr = nullptr;
+    char *buf = nullptr;
+    peer_info_t info{};
+
+    bool open(const std::string &name, bool channel = false)
+    {
+        if (srq_verbs_open(name.c_str(), &dev) != 0) {
+            return false;
+        }
+        pd  = srq_verbs_alloc_pd(dev);
+        ch  = channel ? srq_verbs_create_comp_channel(dev) : nullptr;
+        cq  = srq_verbs_create_cq(dev, 256, nullptr, ch, 0);
+        buf = (char*)aligned_alloc(4096, kBufLen);
+        memset(buf, 0, kBufLen);
+        mr  = srq_verbs_reg_mr(dev, pd, buf, kBufLen,
+                               IBV_ACCESS_LOCAL_WRITE |
+                               IBV_ACCESS_REMOTE_WRITE |
+                               IBV_ACCESS_REMOTE_READ);
+        ibv_qp_init_attr attr = {};
+        attr.send_cq = attr.recv_cq = cq;
+        attr.qp_type = IBV_QPT_RC;
+        attr.cap.max_send_wr = attr.cap.max_recv_wr = 64;
+        attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
+        qp = (pd && cq && mr) ? srq_verbs_create_qp(dev, pd, &attr) : nullptr;
+        if (qp == nullptr) {
+            return false;
+        }
+        srq_verbs_port_addr(dev, 1, &info.addr);
+        info.qpn  = qp->qp_num;
+        info.rkey = mr->rkey;
+        info.buf  = (uintptr_t)buf;
+        info.len  = kBufLen;
+        srq_soft_segment_name(dev, info.seg_name, sizeof(info.seg_name));
+        return true;
+    }
+
+    bool connect(const peer_info_t &peer, uint8_t rnr_retry = 7,
+                 uint8_t timeout = 0, uint8_t retry_cnt = 7)
+    {
+        ibv_qp_attr a = {};
+        a.qp_state = IBV_QPS_INIT;
+        a.port_num = 1;
+        a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                            IBV_ACCESS_REMOTE_READ;
+        if (srq_verbs_modify_qp(dev, qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+                                IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+            return false;
+        }
+        memset(&a, 0, sizeof(a));
+        a.qp_state = IBV_QPS_RTR;
+        a.path_mtu = IBV_MTU_1024;
+        a.dest_qp_num = peer.qpn;
+        a.max_dest_rd_atomic = 1;
+        a.min_rnr_timer = 1;
+        if (srq_verbs_ah_attr(dev, 1, &peer.addr, &a.ah_attr) ||
+            srq_verbs_modify_qp(dev, qp, &a, IBV_QP_STATE | IBV_QP_AV |
+                                IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+                                IBV_QP_MIN_RNR_TIMER)) {
+            return false;
+        }
+        memset(&a, 0, sizeof(a));
+        a.qp_state = IBV_QPS_RTS;
+        a.timeout = timeout; /* default 0: only peer death ends it */
+        a.retry_cnt = retry_cnt;
+        a.rnr_retry = rnr_retry;
+        a.max_rd_atomic = 1;
+        return srq_verbs_modify_qp(dev, qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+                                   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                   IBV_QP_SQ_PSN |
+                                   IBV_QP_MAX_QP_RD_ATOMIC) == 0;
+    }
+
+    int post(ibv_wr_opcode op, size_t off, uint32_t len, uint64_t wr_id,
+             uint64_t raddr = 0, uint32_t rkey = 0)
+    {
+        ibv_sge sge = { (uintptr_t)buf + off, len, mr->lkey };
+        ibv_send_wr wr = {}, *bad;
+        wr.wr_id = wr_id; wr.sg_list = &sge; wr.num_sge = 1; wr.opcode = op;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        wr.wr.rdma.remote_addr = raddr; wr.wr.rdma.rkey = rkey;
+        return ibv_post_send(qp, &wr, &bad);
+    }
+
+    int post_recv(size_t off, uint32_t len, uint64_t wr_id)
+    {
+        ibv_sge sge = { (uintptr_t)buf + off, len, mr->lkey };
+        ibv_recv_wr wr = {}, *bad;
+        wr.wr_id = wr_id; wr.sg_list = &sge; wr.num_sge = 1;
+        return ibv_post_recv(qp, &wr, &bad);
+    }
+
+    /* one completion, or status -1 on timeout */
+    int wait(ibv_wc *wc, int timeout_ms = 5000)
+    {
+        uint64_t end = now_ms() + timeout_ms;
+        while (now_ms() < end) {
+            int n = ibv_poll_cq(cq, 1, wc);
+            if (n != 0) {
+                return (n < 0) ? -1 : (int)wc->status;
+            }
+        }
+        return -1;
+    }
+
+    void close()
+    {
+        if (qp) srq_verbs_destroy_qp(dev, qp);
+        if (mr) srq_verbs_dereg_mr(dev, mr);
+        if (cq) srq_verbs_destroy_cq(dev, cq);
+        if (ch) srq_verbs_destroy_comp_channel(dev, ch);
+        if (pd) srq_verbs_dealloc_pd(dev, pd);
+        if (dev) srq_verbs_close(dev);
+        free(buf);
+        *this = endpoint();
+    }
+};
+
+bool shm_exists(const char *name)
+{
+    struct stat st;
+    return stat((std::string("/dev/shm") + name).c_str(), &st) == 0;
+}
+
+} // namespace
+
+class multiproc : public verbs_test {
+protected:
+    void SetUp() override
+    {
+        verbs_test::SetUp();
+        if (IsSkipped()) {
+            return;
+        }
+        ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+    }
+
+    void TearDown() override
+    {
+        verbs_test::TearDown(); /* children first */
+        me.close();
+        if (sv[0] >= 0) {
+            ::close(sv[0]);
+            ::close(sv[1]);
+        }
+    }
+
+    /* Fork a child that opens the device, swaps peer_info with us and
+     * connects; then runs @body(child endpoint, socket) */
+    pid_t spawn(const std::function<int(endpoint&, int)> &body,
+                bool connect = true)
+    {
+        std::string name = GetParam();
+        int s = sv[1];
+        pid_t pid = fork_child([name, s, body, connect]() {
+            endpoint ep;
+            peer_info_t peer;
+            if (!ep.open(name) || !write_full(s, &ep.info, sizeof(ep.info)) ||
+                !read_full(s, &peer, sizeof(peer))) {
+                return 10;
+            }
+            if (connect && !ep.connect(peer)) {
+                return 11;
+            }
+            int rc = body(ep, s);
+            ep.close();
+            return rc;
+        });
+        EXPECT_TRUE(read_full(sv[0], &child, sizeof(child)));
+        EXPECT_TRUE(write_full(sv[0], &me.info, sizeof(me.info)));
+        return pid;
+    }
+
+    char cmd(char c)
+    {
+        char r = 0;
+        EXPECT_TRUE(write_full(sv[0], &c, 1));
+        EXPECT_TRUE(read_full(sv[0], &r, 1));
+        return r;
+    }
+
+    int sv[2] = { -1, -1 };
+    endpoint me;
+    peer_info_t child{};
+};
+
+/* child side of the command protocol */
+static int child_serve(endpoint &ep, int s)
+{
+    char c, r;
+    for (;;) {
+        /* blocked here: no CPU of ours takes part in one-sided ops */
+        if (!read_full(s, &c, 1, 30000)) {
+            return 20;
+        }
+        switch (c) {
+        case 'c': /* pattern A written by the parent? */
+            r = 'y';
+            for (size_t i = 0; i < kBufLen; ++i) {
+                if (ep.buf[i] != (char)(i * 7 + 1)) {
+                    r = 'n';
+                    break;
+                }
+            }
+            break;
+        case 'f': /* fill with pattern B */
+            for (size_t i = 0; i < kBufLen; ++i) {
+                ep.buf[i] = (char)(i * 5 + 3);
+            }
+            r = 'y';
+            break;
+        case 's': { /* wait a little, send a message, wait for its ACK */
+            ibv_wc wc;
+            usleep(200000);
+            strcpy(ep.buf, "wake up");
+            r = (ep.post(IBV_WR_SEND, 0, 8, 1) == 0 && ep.wait(&wc) == 0) ?
+                'y' : 'n';
+            break;
+        }
+        case 'r': { /* post a receive, wait for a message */
+            ibv_wc wc;
+            r = (ep.post_recv(0, 64, 9) == 0 && ep.wait(&wc) == 0) ? 'y' : 'n';
+            break;
+        }
+        case 'q':
+            return 0;
+        default:
+            r = '?';
+        }
+        if (!write_full(s, &r, 1)) {
+            return 21;
+        }
+    }
+}
+
+TEST_P(multiproc, one_sided_write_read)
+{
+    ASSERT_TRUE(me.open(GetParam()));
+    pid_t pid = spawn(child_serve);
+    ASSERT_TRUE(me.connect(child));
+    ibv_wc wc;
+
+    for (size_t i = 0; i < kBufLen; ++i) {
+        me.buf[i] = (char)(i * 7 + 1);
+    }
+    ASSERT_EQ(0, me.post(IBV_WR_RDMA_WRITE, 0, kBufLen, 1, child.buf,
+                         child.rkey));
+    ASSERT_EQ(IBV_WC_SUCCESS, me.wait(&wc));
+    EXPECT_EQ(IBV_WC_RDMA_WRITE, wc.opcode);
+    EXPECT_EQ('y', cmd('c')) << "the child sees what we wrote";
+
+    EXPECT_EQ('y', cmd('f'));
+    memset(me.buf, 0, kBufLen);
+    ASSERT_EQ(0, me.post(IBV_WR_RDMA_READ, 0, kBufLen, 2, child.buf,
+                         child.rkey));
+    ASSERT_EQ(IBV_WC_SUCCESS, me.wait(&wc));
+    for (size_t i = 0; i < kBufLen; ++i) {
+        ASSERT_EQ((char)(i * 5 + 3), me.buf[i]) << i;
+    }
+
+    /* bounds are checked against the child's registration */
+    ASSERT_EQ(0, me.post(IBV_WR_RDMA_READ, 0, 64, 3, child.buf + kBufLen - 8,
+                         child.rkey));
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, me.wait(&wc));
+
+    char q = 'q';
+    ASSERT_TRUE(write_full(sv[0], &q, 1));
+    EXPECT_EQ(0, wait_child(pid));
+    EXPECT_FALSE(shm_exists(child.seg_name)) << "closed: segment removed";
+}
+
+TEST_P(multiproc, sleeping_receiver_woken_by_peer)
+{
+    ASSERT_TRUE(me.open(GetParam(), true));
+    pid_t pid = spawn(child_serve);
+    ASSERT_TRUE(me.connect(child));
+    ibv_cq *ev_cq;
+    void *ev_ctx;
+    ibv_wc wc;
+
+    ASSERT_EQ(0, me.post_recv(0, 64, 5));
+    ASSERT_EQ(0, ibv_req_notify_cq(me.cq, 0));
+    char c = 's';
+    ASSERT_TRUE(write_full(sv[0], &c, 1));
+    /* sleep in poll() on the channel fd: only the peer can wake us */
+    struct pollfd pfd = { me.ch->fd, POLLIN, 0 };
+    uint64_t t0 = now_ms();
+    ASSERT_EQ(1, ::poll(&pfd, 1, 5000)) << "not woken";
+    EXPECT_GE(now_ms() - t0, 100u) << "woke before the peer sent";
+    ASSERT_EQ(0, srq_verbs_get_cq_event(me.dev, me.ch, &ev_cq, &ev_ctx));
+    EXPECT_EQ(me.cq, ev_cq);
+    srq_verbs_ack_cq_events(me.dev, ev_cq, 1);
+    ASSERT_EQ(IBV_WC_SUCCESS, me.wait(&wc));
+    EXPECT_EQ(5u, wc.wr_id);
+    EXPECT_STREQ("wake up", me.buf);
+    /* the child's send completes once we ACK (in our progress) */
+    char r = 0;
+    for (uint64_t end = now_ms() + 5000; (r == 0) && (now_ms() < end);) {
+        ibv_poll_cq(me.cq, 0, &wc);
+        struct pollfd sp = { sv[0], POLLIN, 0 };
+        if (::poll(&sp, 1, 1) == 1) {
+            read_full(sv[0], &r, 1);
+        }
+    }
+    EXPECT_EQ('y', r);
+    c = 'q';
+    ASSERT_TRUE(write_full(sv[0], &c, 1));
+    EXPECT_EQ(0, wait_child(pid));
+}
+
+TEST_P(multiproc, peer_killed_flush_bounded)
+{
+    skip_unless_soft(); /* segment names are soft-device specific */
+    ASSERT_TRUE(me.open(GetParam()));
+    pid_t pid = spawn(child_serve);
+    ASSERT_TRUE(me.connect(child));
+    const int n = 5;
+    ibv_wc wc;
+
+    /* the child never polls: these stay unacknowledged */
+    for (int i = 0; i < n; ++i) {
+        ASSERT_EQ(0, me.post(IBV_WR_SEND, 0, 16, i));
+    }
+    EXPECT_EQ(0, ibv_poll_cq(me.cq, 1, &wc));
+    ASSERT_TRUE(shm_exists(child.seg_name));
+    kill(pid, SIGKILL);
+    uint64_t t0 = now_ms();
+    for (int i = 0; i < n; ++i) {
+        int st = me.wait(&wc, 3000);
+        ASSERT_NE(-1, st) << "no completion after the peer died";
+        EXPECT_EQ((uint64_t)i, wc.wr_id);
+        EXPECT_EQ(i == 0 ? IBV_WC_RETRY_EXC_ERR : IBV_WC_WR_FLUSH_ERR, st);
+    }
+    EXPECT_LT(now_ms() - t0, 1500u) << "flush took too long";
+    ibv_qp_attr attr;
+    ibv_qp_init_attr init;
+    ASSERT_EQ(0, srq_verbs_query_qp(me.dev, me.qp, &attr, IBV_QP_STATE, &init));
+    EXPECT_EQ(IBV_QPS_ERR, attr.qp_state);
+    EXPECT_FALSE(shm_exists(child.seg_name)) << "dead peer's segment reclaimed";
+    srq_soft_stats_t st;
+    ASSERT_EQ(0, srq_soft_query_stats(me.dev, &st));
+    EXPECT_EQ(1u, st.peers_dead);
+}
+
+TEST_P(multiproc, stale_segment_reclaimed_on_open)
+{
+    skip_unless_soft();
+    ASSERT_TRUE(me.open(GetParam()));
+    pid_t pid = spawn([](endpoint &, int s) {
+        char c;
+        read_full(s, &c, 1, 30000); /* killed while waiting */
+        return 0;
+    }, false);
+    ASSERT_TRUE(shm_exists(child.seg_name));
+    kill(pid, SIGKILL);
+    EXPECT_EQ(-1, wait_child(pid)) << "killed";
+    ASSERT_TRUE(shm_exists(child.seg_name)) << "a killed owner leaves it";
+
+    /* a new instance removes segments of dead owners */
+    tdev_t &d = open_dev();
+    EXPECT_FALSE(shm_exists(child.seg_name));
+    srq_soft_stats_t st;
+    ASSERT_EQ(0, srq_soft_query_stats(d.dev, &st));
+    EXPECT_GE(st.segs_reclaimed, 1u);
+    EXPECT_TRUE(shm_exists(me.info.seg_name)) << "live ones stay";
+}
+
+TEST_P(multiproc, producer_dies_holding_queue_lock)
+{
+    skip_unless_soft();
+    tdev_t &a = open_dev();
+    tdev_t &b = open_dev();
+    char name[64];
+    ASSERT_EQ(0, srq_soft_segment_name(b.dev, name, sizeof(name)));
+
+    /* a "producer" takes b's queue lock and dies holding it */
+    pid_t pid = fork_child([name]() {
+        return srq_soft_test_hold_lock(name);
+    });
+    EXPECT_EQ(0, wait_child(pid));
+
+    ibv_cq *cqa = make_cq(a), *cqb = make_cq(b);
+    ibv_qp *qa = make_qp(a, IBV_QPT_RC, cqa, cqa);
+    ibv_qp *qb = make_qp(b, IBV_QPT_RC, cqb, cqb);
+    char *buf = (char*)alloc(64, 'z');
+    ibv_mr *mra = reg(a, buf, 64, 0);
+    ibv_mr *mrb = reg(b, buf, 64, IBV_ACCESS_LOCAL_WRITE);
+    connect_rc(a, qa, b, qb);
+    ASSERT_EQ(0, post_recv(qb, buf, 64, mrb->lkey, 1));
+    ASSERT_EQ(0, post_send(qa, IBV_WR_SEND, buf, 8, mra->lkey, 1));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll1(cqb).status);
+    EXPECT_EQ(IBV_WC_SUCCESS, poll1(cqa).status);
+    srq_soft_stats_t st;
+    ASSERT_EQ(0, srq_soft_query_stats(a.dev, &st));
+    EXPECT_EQ(1u, st.producer_recovered);
+}
+
+TEST_P(multiproc, slow_peer_is_not_a_lost_packet)
+{
+    skip_unless_soft(); /* an HCA ACKs without the peer's CPU anyway */
+    ASSERT_TRUE(me.open(GetParam()));
+    pid_t pid = spawn(child_serve);
+    /* ~1 ms ACK timeout, one retry: a lossy link would fail in ~2 ms */
+    ASSERT_TRUE(me.connect(child, 7, 8, 1));
+    ibv_wc wc;
+
+    ASSERT_EQ(0, me.post(IBV_WR_SEND, 0, 16, 1));
+    /* the child sits in read(): nothing consumes our packet for a while */
+    EXPECT_EQ(-1, me.wait(&wc, 300)) << ibv_wc_status_str(wc.status);
+    EXPECT_EQ('y', cmd('r'));
+    EXPECT_EQ(IBV_WC_SUCCESS, me.wait(&wc));
+    char c = 'q';
+    ASSERT_TRUE(write_full(sv[0], &c, 1));
+    EXPECT_EQ(0, wait_child(pid));
+}
+
+SRQ_INSTANTIATE(multiproc);

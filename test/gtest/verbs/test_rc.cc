@@ -1,0 +1,570 @@
+/*
+ * ucx-srq verbs conformance: RC transfers between two device instances of
+ * this process: ordering, RNR, flush, key/bounds/access/length errors,
+ * scatter/gather, immediate data, one-sided write/read.
+ */
+#include "verbs_fixture.h"
+
+#include <endian.h>
+#include <string.h>
+
+using namespace srq_test;
+
+class rc : public verbs_test {
+protected:
+    void SetUp() override
+    {
+        verbs_test::SetUp();
+        if (IsSkipped()) {
+            return;
+        }
+        a    = &open_dev();
+        b    = &open_dev();
+        scqa = make_cq(*a);
+        rcqa = make_cq(*a);
+        scqb = make_cq(*b);
+        rcqb = make_cq(*b);
+    }
+
+    void make_pair(const conn_opts_t &o = conn_opts_t(), ibv_srq *srqb = nullptr,
+                   uint32_t send_wr = 64, uint32_t recv_wr = 64)
+    {
+        qpa = make_qp(*a, IBV_QPT_RC, scqa, rcqa, nullptr, send_wr, recv_wr);
+        qpb = make_qp(*b, IBV_QPT_RC, scqb, rcqb, srqb, send_wr, recv_wr);
+        ASSERT_NE(nullptr, qpa);
+        ASSERT_NE(nullptr, qpb);
+        connect_rc(*a, qpa, *b, qpb, o);
+    }
+
+    tdev_t *a = nullptr, *b = nullptr;
+    ibv_cq *scqa = nullptr, *rcqa = nullptr, *scqb = nullptr, *rcqb = nullptr;
+    ibv_qp *qpa = nullptr, *qpb = nullptr;
+};
+
+TEST_P(rc, send_recv_basic)
+{
+    make_pair();
+    char *sbuf = (char*)alloc(64), *rbuf = (char*)alloc(64);
+    ibv_mr *smr = reg(*a, sbuf, 64, 0);
+    ibv_mr *rmr = reg(*b, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+
+    strcpy(sbuf, "hello soft");
+    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 7));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 11, smr->lkey, 3));
+    ibv_wc wc = poll1(rcqb);
+    EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+    EXPECT_EQ(IBV_WC_RECV, wc.opcode);
+    EXPECT_EQ(7u, wc.wr_id);
+    EXPECT_EQ(11u, wc.byte_len);
+    EXPECT_EQ(qpb->qp_num, wc.qp_num);
+    EXPECT_EQ(qpa->qp_num, wc.src_qp);
+    EXPECT_FALSE(wc.wc_flags & IBV_WC_WITH_IMM);
+    EXPECT_STREQ("hello soft", rbuf);
+    wc = poll1(scqa);
+    EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+    EXPECT_EQ(IBV_WC_SEND, wc.opcode);
+    EXPECT_EQ(3u, wc.wr_id);
+}
+
+TEST_P(rc, in_order_delivery_and_completion)
+{
+    const int n = 200;
+    make_pair(conn_opts_t(), nullptr, 256, 256);
+    /* mix small (in the packet) and large (pulled) messages */
+    const size_t big = 64 * 1024;
+    char *sbuf = (char*)alloc(n * sizeof(uint32_t) + big);
+    char *rbuf = (char*)alloc((size_t)n * big);
+    ibv_mr *smr = reg(*a, sbuf, n * sizeof(uint32_t) + big, 0);
+    ibv_mr *rmr = reg(*b, rbuf, (size_t)n * big, IBV_ACCESS_LOCAL_WRITE);
+    char *bigsrc = sbuf + n * sizeof(uint32_t);
+    int i;
+
+    for (i = 0; i < (int)big; ++i) {
+        bigsrc[i] = (char)(i * 7);
+    }
+    for (i = 0; i < n; ++i) {
+        ASSERT_EQ(0, post_recv(qpb, rbuf + (size_t)i * big, big, rmr->lkey, i));
+    }
+    for (i = 0; i < n; ++i) {
+        uint32_t *seq = (uint32_t*)sbuf + i;
+        *seq = i;
+        if (i % 10 == 9) {
+            ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, bigsrc, big, smr->lkey,
+                                   1000 + i));
+        } else {
+            ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, seq, 4, smr->lkey,
+                                   1000 + i));
+        }
+    }
+    for (i = 0; i < n; ++i) {
+        ibv_wc wc = poll1(rcqb);
+        ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+        ASSERT_EQ((uint64_t)i, wc.wr_id) << "receive completions in order";
+        if (i % 10 == 9) {
+            ASSERT_EQ(big, wc.byte_len);
+            ASSERT_EQ(0, memcmp(rbuf + (size_t)i * big, bigsrc, big));
+        } else {
+            ASSERT_EQ(4u, wc.byte_len);
+            ASSERT_EQ((uint32_t)i, *(uint32_t*)(rbuf + (size_t)i * big));
+        }
+    }
+    for (i = 0; i < n; ++i) {
+        ibv_wc wc = poll1(scqa);
+        ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+        ASSERT_EQ((uint64_t)(1000 + i), wc.wr_id) << "send completions in order";
+    }
+}
+
+TEST_P(rc, unsignaled_and_sq_sig_all)
+{
+    make_pair();
+    char *buf = (char*)alloc(64);
+    ibv_mr *smr = reg(*a, buf, 64, 0);
+    ibv_mr *rmr = reg(*b, buf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_wc wc[4];
+    int i;
+
+    for (i = 0; i < 4; ++i) {
+        ASSERT_EQ(0, post_recv(qpb, buf, 64, rmr->lkey, i));
+    }
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, buf, 8, smr->lkey, 1, 0));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, buf, 8, smr->lkey, 2, 0));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, buf, 8, smr->lkey, 3));
+    ASSERT_EQ(3, poll(rcqb, 3, wc));
+    ASSERT_EQ(1, poll(scqa, 1, wc));
+    EXPECT_EQ(3u, wc[0].wr_id) << "only the signaled send completes";
+    EXPECT_EQ(0, poll(scqa, 1, wc, 50));
+
+    /* sq_sig_all: every WR completes */
+    ibv_qp *qpc = make_qp(*a, IBV_QPT_RC, scqa, rcqa, nullptr, 16, 16, 1, 64,
+                          true);
+    ibv_qp *qpd = make_qp(*b, IBV_QPT_RC, scqb, rcqb, nullptr, 16, 16, 1, 64);
+    connect_rc(*a, qpc, *b, qpd);
+    ASSERT_EQ(0, post_recv(qpd, buf, 64, rmr->lkey, 9));
+    ASSERT_EQ(0, post_send(qpc, IBV_WR_SEND, buf, 8, smr->lkey, 11, 0));
+    ASSERT_EQ(1, poll(scqa, 1, wc));
+    EXPECT_EQ(11u, wc[0].wr_id);
+}
+
+TEST_P(rc, inline_data_copied_at_post)
+{
+    make_pair();
+    char *sbuf = (char*)alloc(64), *rbuf = (char*)alloc(64);
+    ibv_mr *rmr = reg(*b, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+
+    strcpy(sbuf, "inline!");
+    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
+    /* no lkey: inline data needs none */
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 8, 0xdeadbeef, 1,
+                           IBV_SEND_SIGNALED | IBV_SEND_INLINE));
+    memset(sbuf, 'X', 8); /* the buffer is ours again at once */
+    ibv_wc wc = poll1(rcqb);
+    EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+    EXPECT_STREQ("inline!", rbuf);
+    EXPECT_EQ(IBV_WC_SUCCESS, poll1(scqa).status);
+}
+
+TEST_P(rc, multiple_sges_both_sides)
+{
+    make_pair();
+    char *sbuf = (char*)alloc(256), *rbuf = (char*)alloc(256, 0xee);
+    ibv_mr *smr = reg(*a, sbuf, 256, 0);
+    ibv_mr *rmr = reg(*b, rbuf, 256, IBV_ACCESS_LOCAL_WRITE);
+    ibv_sge ssge[3] = { { (uintptr_t)sbuf, 5, smr->lkey },
+                        { (uintptr_t)sbuf + 100, 7, smr->lkey },
+                        { (uintptr_t)sbuf + 200, 3, smr->lkey } };
+    ibv_sge rsge[4] = { { (uintptr_t)rbuf, 4, rmr->lkey },
+                        { (uintptr_t)rbuf + 64, 2, rmr->lkey },
+                        { (uintptr_t)rbuf + 128, 6, rmr->lkey },
+                        { (uintptr_t)rbuf + 192, 10, rmr->lkey } };
+    ibv_send_wr swr = {}, *sbad;
+    ibv_recv_wr rwr = {}, *rbad;
+    int i;
+
+    memcpy(sbuf, "ABCDE", 5);
+    memcpy(sbuf + 100, "FGHIJKL", 7);
+    memcpy(sbuf + 200, "MNO", 3);
+    rwr.wr_id = 1; rwr.sg_list = rsge; rwr.num_sge = 4;
+    ASSERT_EQ(0, ibv_post_recv(qpb, &rwr, &rbad));
+    swr.wr_id = 2; swr.sg_list = ssge; swr.num_sge = 3;
+    swr.opcode = IBV_WR_SEND; swr.send_flags = IBV_SEND_SIGNALED;
+    ASSERT_EQ(0, ibv_post_send(qpa, &swr, &sbad));
+
+    ibv_wc wc = poll1(rcqb);
+    ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+    EXPECT_EQ(15u, wc.byte_len);
+    EXPECT_EQ(0, memcmp(rbuf, "ABCD", 4));
+    EXPECT_EQ(0, memcmp(rbuf + 64, "EF", 2));
+    EXPECT_EQ(0, memcmp(rbuf + 128, "GHIJKL", 6));
+    EXPECT_EQ(0, memcmp(rbuf + 192, "MNO", 3));
+    for (i = 195; i < 202; ++i) {
+        EXPECT_EQ((char)0xee, rbuf[i]) << "nothing past the message";
+    }
+    EXPECT_EQ(IBV_WC_SUCCESS, poll1(scqa).status);
+}
+
+TEST_P(rc, large_send_multiple_sges_pulled)
+{
+    make_pair();
+    const size_t part = 20000;
+    char *sbuf = (char*)alloc(3 * part), *rbuf = (char*)alloc(3 * part);
+    ibv_mr *smr = reg(*a, sbuf, 3 * part, 0);
+    ibv_mr *rmr = reg(*b, rbuf, 3 * part, IBV_ACCESS_LOCAL_WRITE);
+    ibv_sge ssge[2] = { { (uintptr_t)sbuf, (uint32_t)part, smr->lkey },
+                        { (uintptr_t)sbuf + 2 * part, (uint32_t)part,
+                          smr->lkey } };
+    ibv_sge rsge[2] = { { (uintptr_t)rbuf, 7, rmr->lkey },
+                        { (uintptr_t)rbuf + 100, (uint32_t)(2 * part),
+                          rmr->lkey } };
+    ibv_send_wr swr = {}, *sbad;
+    ibv_recv_wr rwr = {}, *rbad;
+    size_t i;
+
+    for (i = 0; i < 3 * part; ++i) {
+        sbuf[i] = (char)(i * 13 + 1);
+    }
+    rwr.sg_list = rsge; rwr.num_sge = 2;
+    ASSERT_EQ(0, ibv_post_recv(qpb, &rwr, &rbad));
+    swr.sg_list = ssge; swr.num_sge = 2;
+    swr.opcode = IBV_WR_SEND; swr.send_flags = IBV_SEND_SIGNALED;
+    ASSERT_EQ(0, ibv_post_send(qpa, &swr, &sbad));
+    ibv_wc wc = poll1(rcqb);
+    ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+    ASSERT_EQ(2 * part, wc.byte_len);
+    std::string expect = std::string(sbuf, part) +
+                         std::string(sbuf + 2 * part, part);
+    EXPECT_EQ(0, memcmp(rbuf, expect.data(), 7));
+    EXPECT_EQ(0, memcmp(rbuf + 100, expect.data() + 7, 2 * part - 7));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll1(scqa).status);
+}
+
+TEST_P(rc, immediate_data)
+{
+    make_pair();
+    char *sbuf = (char*)alloc(64, 'a'), *rbuf = (char*)alloc(64);
+    char *tgt = (char*)alloc(64);
+    ibv_mr *smr = reg(*a, sbuf, 64, 0);
+    ibv_mr *rmr = reg(*b, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *tmr = reg(*b, tgt, 64, IBV_ACCESS_LOCAL_WRITE |
+                                   IBV_ACCESS_REMOTE_WRITE);
+
+    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
+    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 2));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND_WITH_IMM, sbuf, 8, smr->lkey, 1,
+                           IBV_SEND_SIGNALED, 0, 0, htobe32(0x12345678)));
+    ibv_wc wc = poll1(rcqb);
+    ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+    EXPECT_EQ(IBV_WC_RECV, wc.opcode);
+    EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
+    EXPECT_EQ(htobe32(0x12345678), wc.imm_data);
+
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_WRITE_WITH_IMM, sbuf, 16,
+                           smr->lkey, 2, IBV_SEND_SIGNALED,
+                           (uintptr_t)tgt + 8, tmr->rkey, htobe32(0xabcdef)));
+    wc = poll1(rcqb);
+    ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+    EXPECT_EQ(IBV_WC_RECV_RDMA_WITH_IMM, wc.opcode);
+    EXPECT_EQ(2u, wc.wr_id);
+    EXPECT_EQ(16u, wc.byte_len);
+    EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
+    EXPECT_EQ(htobe32(0xabcdef), wc.imm_data);
+    EXPECT_EQ(0, memcmp(tgt + 8, sbuf, 16));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll1(scqa).status);
+    wc = poll1(scqa);
+    EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+    EXPECT_EQ(IBV_WC_RDMA_WRITE, wc.opcode);
+}
+
+TEST_P(rc, rdma_write_read)
+{
+    make_pair();
+    const size_t len = 100000;
+    char *lbuf = (char*)alloc(len), *tgt = (char*)alloc(len, 0);
+    ibv_mr *lmr = reg(*a, lbuf, len, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *tmr = reg(*b, tgt, len, IBV_ACCESS_LOCAL_WRITE |
+                                    IBV_ACCESS_REMOTE_WRITE |
+                                    IBV_ACCESS_REMOTE_READ);
+    size_t i;
+
+    for (i = 0; i < len; ++i) {
+        lbuf[i] = (char)(i ^ 0x5a);
+    }
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_WRITE, lbuf, len, lmr->lkey, 1,
+                           IBV_SEND_SIGNALED, (uintptr_t)tgt, tmr->rkey));
+    ibv_wc wc = poll1(scqa);
+    ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+    EXPECT_EQ(IBV_WC_RDMA_WRITE, wc.opcode);
+    EXPECT_EQ(0, memcmp(lbuf, tgt, len));
+
+    memset(lbuf, 0, len);
+    for (i = 0; i < len; ++i) {
+        tgt[i] = (char)(i * 3);
+    }
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_READ, lbuf, len, lmr->lkey, 2,
+                           IBV_SEND_SIGNALED, (uintptr_t)tgt, tmr->rkey));
+    wc = poll1(scqa);
+    ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+    EXPECT_EQ(IBV_WC_RDMA_READ, wc.opcode);
+    EXPECT_EQ(len, wc.byte_len);
+    EXPECT_EQ(0, memcmp(lbuf, tgt, len));
+}
+
+TEST_P(rc, write_does_not_overtake_send)
+{
+    /* SEND (stuck in RNR) then WRITE then SEND: the write must land only
+     * after the first send was accepted */
+    conn_opts_t o;
+    make_pair(o);
+    char *sbuf = (char*)alloc(64, 's'), *rbuf = (char*)alloc(128);
+    char *tgt = (char*)alloc(64, 0);
+    ibv_mr *smr = reg(*a, sbuf, 64, 0);
+    ibv_mr *rmr = reg(*b, rbuf, 128, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *tmr = reg(*b, tgt, 64, IBV_ACCESS_LOCAL_WRITE |
+                                   IBV_ACCESS_REMOTE_WRITE);
+
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 8, smr->lkey, 1));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_WRITE, sbuf, 8, smr->lkey, 2,
+                           IBV_SEND_SIGNALED, (uintptr_t)tgt, tmr->rkey));
+    pump(20);
+    EXPECT_EQ(0, tgt[0]) << "the write overtook an unacknowledged send";
+    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
+    ibv_wc wc[2];
+    ASSERT_EQ(2, poll(scqa, 2, wc));
+    EXPECT_EQ(1u, wc[0].wr_id);
+    EXPECT_EQ(2u, wc[1].wr_id);
+    EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+    EXPECT_EQ(IBV_WC_SUCCESS, wc[1].status);
+    EXPECT_EQ('s', tgt[0]);
+}
+
+TEST_P(rc, rnr_retry_succeeds_when_recv_posted_late)
+{
+    conn_opts_t o;
+    o.rnr_retry = 7; /* forever */
+    make_pair(o);
+    char *sbuf = (char*)alloc(64, 'r'), *rbuf = (char*)alloc(64);
+    ibv_mr *smr = reg(*a, sbuf, 64, 0);
+    ibv_mr *rmr = reg(*b, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    srq_soft_stats_t st{};
+
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 5));
+    pump(30); /* several RNR NAKs and retries */
+    ibv_wc wc;
+    EXPECT_EQ(0, poll(scqa, 1, &wc, 1)) << ibv_wc_status_str(wc.status);
+    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 6));
+    wc = poll1(rcqb);
+    EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+    EXPECT_EQ(16u, wc.byte_len);
+    wc = poll1(scqa);
+    EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+    EXPECT_EQ(5u, wc.wr_id);
+    if (is_soft()) {
+        ASSERT_EQ(0, srq_soft_query_stats(a->dev, &st));
+        EXPECT_GT(st.rnr_retries, 0u);
+    }
+}
+
+TEST_P(rc, rnr_retry_exceeded)
+{
+    conn_opts_t o;
+    o.rnr_retry     = 2;
+    o.min_rnr_timer = 1;
+    make_pair(o);
+    char *sbuf = (char*)alloc(64);
+    ibv_mr *smr = reg(*a, sbuf, 64, 0);
+
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 1));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 2, 0));
+    ibv_wc wc[2];
+    ASSERT_EQ(2, poll(scqa, 2, wc));
+    EXPECT_EQ(1u, wc[0].wr_id);
+    EXPECT_EQ(IBV_WC_RNR_RETRY_EXC_ERR, wc[0].status);
+    EXPECT_EQ(2u, wc[1].wr_id);
+    EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[1].status)
+        << "errors complete even unsignaled WRs";
+    EXPECT_EQ(IBV_QPS_ERR, qp_state(*a, qpa));
+}
+
+TEST_P(rc, flush_on_error)
+{
+    make_pair();
+    char *buf = (char*)alloc(64);
+    ibv_mr *mr = reg(*b, buf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *smr = reg(*a, buf, 64, 0);
+    ibv_qp_attr attr = {};
+    ibv_wc wc[4];
+    int i;
+
+    for (i = 0; i < 3; ++i) {
+        ASSERT_EQ(0, post_recv(qpb, buf, 64, mr->lkey, 10 + i));
+    }
+    attr.qp_state = IBV_QPS_ERR;
+    ASSERT_EQ(0, srq_verbs_modify_qp(b->dev, qpb, &attr, IBV_QP_STATE));
+    ASSERT_EQ(3, poll(rcqb, 3, wc));
+    for (i = 0; i < 3; ++i) {
+        EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[i].status);
+        EXPECT_EQ((uint64_t)(10 + i), wc[i].wr_id);
+        EXPECT_EQ(qpb->qp_num, wc[i].qp_num);
+    }
+    /* posting to a QP in error: accepted, flushed */
+    ASSERT_EQ(0, post_recv(qpb, buf, 64, mr->lkey, 20));
+    ASSERT_EQ(1, poll(rcqb, 1, wc));
+    EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[0].status);
+    EXPECT_EQ(20u, wc[0].wr_id);
+
+    ASSERT_EQ(0, srq_verbs_modify_qp(a->dev, qpa, &attr, IBV_QP_STATE));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, buf, 8, smr->lkey, 30, 0));
+    ASSERT_EQ(1, poll(scqa, 1, wc));
+    EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[0].status);
+    EXPECT_EQ(30u, wc[0].wr_id);
+}
+
+TEST_P(rc, flush_outstanding_sends)
+{
+    make_pair();
+    char *buf = (char*)alloc(64);
+    ibv_mr *smr = reg(*a, buf, 64, 0);
+    ibv_qp_attr attr = {};
+    ibv_wc wc[5];
+    int i;
+
+    /* no receives: the sends sit in RNR */
+    for (i = 0; i < 5; ++i) {
+        ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, buf, 8, smr->lkey, i));
+    }
+    pump(5);
+    attr.qp_state = IBV_QPS_ERR;
+    ASSERT_EQ(0, srq_verbs_modify_qp(a->dev, qpa, &attr, IBV_QP_STATE));
+    ASSERT_EQ(5, poll(scqa, 5, wc));
+    for (i = 0; i < 5; ++i) {
+        EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[i].status);
+        EXPECT_EQ((uint64_t)i, wc[i].wr_id);
+    }
+}
+
+TEST_P(rc, bad_lkey_local_protection)
+{
+    make_pair();
+    char *buf = (char*)alloc(64);
+    ibv_mr *smr = reg(*a, buf, 64, 0);
+    ibv_mr *rmr = reg(*b, buf, 64, IBV_ACCESS_LOCAL_WRITE);
+
+    ASSERT_EQ(0, post_recv(qpb, buf, 64, rmr->lkey, 1));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, buf, 8, smr->lkey + 0x10000, 1));
+    ibv_wc wc = poll1(scqa);
+    EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc.status);
+    EXPECT_EQ(IBV_QPS_ERR, qp_state(*a, qpa));
+}
+
+TEST_P(rc, lkey_bounds_and_stale)
+{
+    make_pair();
+    char *buf = (char*)alloc(128);
+    ibv_mr *smr = reg(*a, buf, 64, 0);
+
+    /* beyond the region */
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, buf + 32, 64, smr->lkey, 1));
+    EXPECT_EQ(IBV_WC_LOC_PROT_ERR, poll1(scqa).status);
+
+    /* a deregistered region's key */
+    ibv_qp *qpc = make_qp(*a, IBV_QPT_RC, scqa, rcqa);
+    ibv_qp *qpd = make_qp(*b, IBV_QPT_RC, scqb, rcqb);
+    connect_rc(*a, qpc, *b, qpd);
+    ibv_mr *m2 = srq_verbs_reg_mr(a->dev, a->pd, buf, 64, 0);
+    ASSERT_NE(nullptr, m2);
+    uint32_t stale = m2->lkey;
+    ASSERT_EQ(0, srq_verbs_dereg_mr(a->dev, m2));
+    ASSERT_EQ(0, post_send(qpc, IBV_WR_SEND, buf, 8, stale, 2));
+    EXPECT_EQ(IBV_WC_LOC_PROT_ERR, poll1(scqa).status);
+}
+
+TEST_P(rc, recv_bad_lkey)
+{
+    make_pair();
+    char *buf = (char*)alloc(64);
+    ibv_mr *smr = reg(*a, buf, 64, 0);
+    ibv_mr *ro  = reg(*b, buf, 64, 0); /* no local write */
+
+    ASSERT_EQ(0, post_recv(qpb, buf, 64, ro->lkey, 1));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, buf, 8, smr->lkey, 1));
+    ibv_wc wc = poll1(rcqb);
+    EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc.status);
+    wc = poll1(scqa);
+    EXPECT_NE(IBV_WC_SUCCESS, wc.status);
+    if (is_soft()) {
+        EXPECT_EQ(IBV_WC_REM_OP_ERR, wc.status);
+    }
+}
+
+TEST_P(rc, length_error)
+{
+    make_pair();
+    char *sbuf = (char*)alloc(256), *rbuf = (char*)alloc(256);
+    ibv_mr *smr = reg(*a, sbuf, 256, 0);
+    ibv_mr *rmr = reg(*b, rbuf, 256, IBV_ACCESS_LOCAL_WRITE);
+
+    ASSERT_EQ(0, post_recv(qpb, rbuf, 16, rmr->lkey, 1));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 100, smr->lkey, 1));
+    ibv_wc wc = poll1(rcqb);
+    EXPECT_EQ(IBV_WC_LOC_LEN_ERR, wc.status);
+    wc = poll1(scqa);
+    EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, wc.status);
+}
+
+TEST_P(rc, rkey_errors)
+{
+    char *lbuf = (char*)alloc(4096), *tgt = (char*)alloc(4096);
+    ibv_mr *lmr = reg(*a, lbuf, 4096, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *wo  = reg(*b, tgt, 1024, IBV_ACCESS_LOCAL_WRITE |
+                                     IBV_ACCESS_REMOTE_WRITE);
+    ibv_mr *ro  = reg(*b, tgt + 1024, 1024, IBV_ACCESS_REMOTE_READ);
+    struct {
+        ibv_wr_opcode op;
+        uint64_t      addr;
+        uint32_t      rkey;
+        uint32_t      len;
+        const char   *what;
+    } cases[] = {
+        { IBV_WR_RDMA_WRITE, (uintptr_t)tgt, wo->rkey ^ 0x5a5a0000, 8,
+          "bad rkey" },
+        { IBV_WR_RDMA_WRITE, (uintptr_t)tgt + 1000, wo->rkey, 100,
+          "out of bounds" },
+        { IBV_WR_RDMA_WRITE, (uintptr_t)tgt - 8, wo->rkey, 16,
+          "below the region" },
+        { IBV_WR_RDMA_WRITE, (uintptr_t)tgt + 1024, ro->rkey, 8,
+          "write to a read-only region" },
+        { IBV_WR_RDMA_READ, (uintptr_t)tgt, wo->rkey, 8,
+          "read from a write-only region" },
+    };
+
+    for (auto &c : cases) {
+        ibv_qp *qa = make_qp(*a, IBV_QPT_RC, scqa, rcqa);
+        ibv_qp *qb = make_qp(*b, IBV_QPT_RC, scqb, rcqb);
+        connect_rc(*a, qa, *b, qb);
+        ASSERT_EQ(0, post_send(qa, c.op, lbuf, c.len, lmr->lkey, 1,
+                               IBV_SEND_SIGNALED, c.addr, c.rkey));
+        ibv_wc wc = poll1(scqa);
+        EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status) << c.what;
+        EXPECT_EQ(IBV_QPS_ERR, qp_state(*a, qa)) << c.what;
+    }
+}
+
+TEST_P(rc, rnr_with_srq)
+{
+    ibv_srq *srq = make_srq(*b, 16);
+    make_pair(conn_opts_t(), srq);
+    char *buf = (char*)alloc(64, 'q');
+    ibv_mr *smr = reg(*a, buf, 64, 0);
+    ibv_mr *rmr = reg(*b, buf, 64, IBV_ACCESS_LOCAL_WRITE);
+
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, buf, 8, smr->lkey, 1));
+    pump(10);
+    ASSERT_EQ(0, post_srq_recv(srq, buf, 64, rmr->lkey, 77));
+    ibv_wc wc = poll1(rcqb);
+    EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+    EXPECT_EQ(77u, wc.wr_id);
+    EXPECT_EQ(qpb->qp_num, wc.qp_num);
+    EXPECT_EQ(IBV_WC_SUCCESS, poll1(scqa).status);
+}
+
+SRQ_INSTANTIATE(rc);

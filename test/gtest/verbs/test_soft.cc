@@ -1,0 +1,208 @@
+/*
+ * ucx-srq soft device specifics: receive progress is O(1) in the number of
+ * QPs, the inbound queue survives garbage, the segment is owner-only.
+ */
+#include "verbs_fixture.h"
+
+extern "C" {
+#include "verbs/soft/soft_shm.h"
+}
+
+#include <cstddef>
+#include <random>
+#include <string.h>
+#include <sys/stat.h>
+
+using namespace srq_test;
+
+class soft : public verbs_test {
+protected:
+    void SetUp() override
+    {
+        verbs_test::SetUp();
+        if (!IsSkipped()) {
+            skip_unless_soft();
+        }
+    }
+
+    srq_soft_stats_t stats(tdev_t &d)
+    {
+        srq_soft_stats_t st{};
+        EXPECT_EQ(0, srq_soft_query_stats(d.dev, &st));
+        return st;
+    }
+
+    /* QPs inspected by @polls empty polls, and by delivering one message */
+    void measure(int idle_pairs, uint64_t *idle, uint64_t *one_msg)
+    {
+        tdev_t &a = open_dev();
+        tdev_t &b = open_dev();
+        ibv_cq *cqa = make_cq(a, 4096), *cqb = make_cq(b, 4096);
+        char *buf = (char*)alloc(64);
+        ibv_mr *mra = reg(a, buf, 64, 0);
+        ibv_mr *mrb = reg(b, buf, 64, IBV_ACCESS_LOCAL_WRITE);
+        ibv_wc wc;
+
+        for (int i = 0; i < idle_pairs; ++i) {
+            ibv_qp *x = make_qp(a, IBV_QPT_RC, cqa, cqa, nullptr, 4, 4, 1, 0);
+            ibv_qp *y = make_qp(b, IBV_QPT_RC, cqb, cqb, nullptr, 4, 4, 1, 0);
+            connect_rc(a, x, b, y);
+        }
+        ibv_qp *qa = make_qp(a, IBV_QPT_RC, cqa, cqa);
+        ibv_qp *qb = make_qp(b, IBV_QPT_RC, cqb, cqb);
+        connect_rc(a, qa, b, qb);
+
+        uint64_t before = stats(b).qps_inspected;
+        for (int i = 0; i < 100; ++i) {
+            ibv_poll_cq(cqb, 1, &wc);
+        }
+        *idle = stats(b).qps_inspected - before;
+
+        ASSERT_EQ(0, post_recv(qb, buf, 64, mrb->lkey, 1));
+        ASSERT_EQ(0, post_send(qa, IBV_WR_SEND, buf, 8, mra->lkey, 1, 0));
+        before = stats(b).qps_inspected;
+        ASSERT_EQ(IBV_WC_SUCCESS, poll1(cqb).status);
+        *one_msg = stats(b).qps_inspected - before;
+    }
+};
+
+TEST_P(soft, receive_progress_is_o1_in_qps)
+{
+    uint64_t idle1, msg1, idle1000, msg1000;
+
+    measure(0, &idle1, &msg1);
+    TearDown();
+    measure(500, &idle1000, &msg1000); /* 1000 idle QPs over two devices */
+    EXPECT_EQ(0u, idle1);
+    EXPECT_EQ(0u, idle1000) << "an idle poll looked at QPs";
+    EXPECT_EQ(msg1, msg1000) << "receiving one message looked at more QPs "
+                                "with 1000 idle ones";
+    EXPECT_LE(msg1000, 2u);
+}
+
+TEST_P(soft, segment_is_owner_only)
+{
+    tdev_t &d = open_dev();
+    char name[64];
+    struct stat st;
+
+    ASSERT_EQ(0, srq_soft_segment_name(d.dev, name, sizeof(name)));
+    ASSERT_EQ(0, stat((std::string("/dev/shm") + name).c_str(), &st));
+    EXPECT_EQ(0600u, st.st_mode & 0777);
+    EXPECT_EQ(getuid(), st.st_uid);
+}
+
+TEST_P(soft, segment_removed_on_close)
+{
+    srq_verbs_dev_t *dev;
+    char name[64];
+    struct stat st;
+
+    ASSERT_EQ(0, srq_verbs_open(GetParam().c_str(), &dev));
+    ASSERT_EQ(0, srq_soft_segment_name(dev, name, sizeof(name)));
+    srq_verbs_close(dev);
+    EXPECT_NE(0, stat((std::string("/dev/shm") + name).c_str(), &st));
+}
+
+TEST_P(soft, fuzz_frames_dropped_and_counted)
+{
+    tdev_t &a = open_dev();
+    tdev_t &b = open_dev();
+    ibv_cq *cqa = make_cq(a), *cqb = make_cq(b);
+    std::mt19937 rng(1234);
+    uint64_t expect = 0;
+    uint8_t pkt[512];
+    ibv_wc wc;
+
+    uint64_t before = stats(b).rx_dropped;
+    for (int i = 0; i < 2000; ++i) {
+        size_t len = 1 + rng() % sizeof(pkt);
+        for (auto &c : pkt) {
+            c = (uint8_t)rng();
+        }
+        ASSERT_EQ(0, srq_soft_inject(a.dev, &b.addr, pkt, len,
+                                     SRQ_SOFT_INJECT_FRAME));
+        /* every frame is dropped, but padding, which is skipped */
+        const size_t op = offsetof(srq_soft_pkt_t, opcode);
+        expect += (len <= op) || (pkt[op] != SRQ_SOFT_OP_PAD);
+        if (i % 100 == 0) {
+            ibv_poll_cq(cqb, 1, &wc);
+        }
+    }
+    for (int i = 0; i < 200; ++i) {
+        ibv_poll_cq(cqb, 1, &wc);
+    }
+    EXPECT_EQ(expect, stats(b).rx_dropped - before);
+
+    /* raw bytes bypassing all framing: dropped, the queue recovers */
+    before = stats(b).rx_dropped;
+    for (int i = 0; i < 200; ++i) {
+        size_t len = 1 + rng() % sizeof(pkt);
+        for (auto &c : pkt) {
+            c = (uint8_t)rng();
+        }
+        ASSERT_EQ(0, srq_soft_inject(a.dev, &b.addr, pkt, len,
+                                     SRQ_SOFT_INJECT_SCRIBBLE));
+        ibv_poll_cq(cqb, 1, &wc);
+    }
+    EXPECT_GT(stats(b).rx_dropped - before, 0u);
+
+    /* and real traffic still flows */
+    ibv_qp *qa = make_qp(a, IBV_QPT_RC, cqa, cqa);
+    ibv_qp *qb = make_qp(b, IBV_QPT_RC, cqb, cqb);
+    char *buf = (char*)alloc(64, 'k');
+    ibv_mr *mra = reg(a, buf, 64, 0);
+    ibv_mr *mrb = reg(b, buf, 64, IBV_ACCESS_LOCAL_WRITE);
+    connect_rc(a, qa, b, qb);
+    for (int i = 0; i < 10; ++i) {
+        ASSERT_EQ(0, post_recv(qb, buf, 64, mrb->lkey, i));
+        ASSERT_EQ(0, post_send(qa, IBV_WR_SEND, buf, 8, mra->lkey, i));
+        ASSERT_EQ(IBV_WC_SUCCESS, poll1(cqb).status);
+        ASSERT_EQ(IBV_WC_SUCCESS, poll1(cqa).status);
+    }
+}
+
+TEST_P(soft, foreign_connection_packets_dropped)
+{
+    /* a packet claiming to be from another instance/QP than the RC
+     * connection's is dropped: build one by hand from a third device */
+    tdev_t &a = open_dev();
+    tdev_t &b = open_dev();
+    ibv_cq *cqa = make_cq(a), *cqb = make_cq(b);
+    ibv_qp *qa = make_qp(a, IBV_QPT_RC, cqa, cqa);
+    ibv_qp *qb = make_qp(b, IBV_QPT_RC, cqb, cqb);
+    char *buf = (char*)alloc(64);
+    ibv_mr *mrb = reg(b, buf, 64, IBV_ACCESS_LOCAL_WRITE);
+    connect_rc(a, qa, b, qb);
+    ASSERT_EQ(0, post_recv(qb, buf, 64, mrb->lkey, 1));
+
+    struct {
+        srq_soft_pkt_t h;
+        char           data[8];
+    } pkt = {};
+    pkt.h.opcode  = SRQ_SOFT_OP_SEND;
+    pkt.h.dst_qpn = qb->qp_num;
+    pkt.h.src_qpn = qa->qp_num;
+    pkt.h.length  = 8;
+    memcpy(pkt.h.src_inst, b.addr.gid + 4, 12); /* not the peer's instance */
+    uint64_t before = stats(b).rx_dropped;
+    ASSERT_EQ(0, srq_soft_inject(a.dev, &b.addr, &pkt, sizeof(pkt),
+                                 SRQ_SOFT_INJECT_FRAME));
+    ibv_wc wc;
+    EXPECT_EQ(0, poll(cqb, 1, &wc, 50));
+    EXPECT_EQ(before + 1, stats(b).rx_dropped);
+
+    pkt.h.src_qpn = qa->qp_num + 1; /* right instance, wrong QP */
+    memcpy(pkt.h.src_inst, a.addr.gid + 4, 12);
+    ASSERT_EQ(0, srq_soft_inject(a.dev, &b.addr, &pkt, sizeof(pkt),
+                                 SRQ_SOFT_INJECT_FRAME));
+    EXPECT_EQ(0, poll(cqb, 1, &wc, 50));
+    EXPECT_EQ(before + 2, stats(b).rx_dropped);
+
+    pkt.h.src_qpn = qa->qp_num; /* genuine: accepted */
+    ASSERT_EQ(0, srq_soft_inject(a.dev, &b.addr, &pkt, sizeof(pkt),
+                                 SRQ_SOFT_INJECT_FRAME));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll1(cqb).status);
+}
+
+SRQ_INSTANTIATE(soft);
