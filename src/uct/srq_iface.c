@@ -1,28 +1,89 @@
 /*
- * ucx-srq: the rc_srq interface: devices and ports, open/close, query.
- *
- * Data transfer and connection establishment are not implemented yet: the
- * interface advertises no operation and no connection mode, and every
- * endpoint call returns UCS_ERR_UNSUPPORTED.
+ * ucx-srq: the rc_srq interface: devices and ports, the shared queues,
+ * progress, events and capabilities.
  */
 #include "srq_iface.h"
+#include "srq_ep.h"
+#include "ucx_srq.h"
 
+#include <ucs/arch/bitops.h>
 #include <ucs/debug/log_def.h>
 #include <ucs/debug/memtrack.h>
+#include <ucs/datastruct/mpool.inl>
 #include <ucs/sys/string.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 UCS_CLASS_DECLARE(uct_srq_iface_t, uct_md_h, uct_worker_h,
                   const uct_iface_params_t*, const uct_iface_config_t*);
+UCS_CLASS_DECLARE_DELETE_FUNC(uct_srq_iface_t, uct_iface_t);
+
+/* Largest AM header of am_zcopy (it travels in a send descriptor) */
+#define UCT_SRQ_AM_MAX_HDR  128
 
 ucs_config_field_t uct_srq_iface_config_table[] = {
     {"", "", NULL,
      ucs_offsetof(uct_srq_iface_config_t, super),
      UCS_CONFIG_TYPE_TABLE(uct_iface_config_table)},
 
+    {"", "", NULL,
+     ucs_offsetof(uct_srq_iface_config_t, rx),
+     UCS_CONFIG_TYPE_TABLE(uct_srq_rx_config_table)},
+
+    {"", "", NULL,
+     ucs_offsetof(uct_srq_iface_config_t, cm),
+     UCS_CONFIG_TYPE_TABLE(uct_srq_cm_config_table)},
+
+    {"TX_QUEUE_LEN", "256",
+     "Send queue length of each RC connection: WRs in flight per peer\n"
+     "before new sends wait in the pending queue (16..device max_qp_wr).",
+     ucs_offsetof(uct_srq_iface_config_t, tx_queue_len), UCS_CONFIG_TYPE_UINT},
+
+    {"TX_CQ_LEN", "4096",
+     "Send completion queue length of the interface: WRs in flight on all\n"
+     "connections together (TX_QUEUE_LEN..device max_cqe).",
+     ucs_offsetof(uct_srq_iface_config_t, tx_cq_len), UCS_CONFIG_TYPE_UINT},
+
+    {"TX_MAX_BUFS", "-1",
+     "Send descriptors (bcopy data, get_bcopy buffers) the interface may\n"
+     "allocate. -1 is unlimited.",
+     ucs_offsetof(uct_srq_iface_config_t, tx_max_bufs), UCS_CONFIG_TYPE_UINT},
+
+    {"SEG_SIZE", "8256",
+     "Size of a receive buffer and of a send descriptor: the largest\n"
+     "am_bcopy/am_zcopy message (less one byte) and put/get_bcopy (256..1M).",
+     ucs_offsetof(uct_srq_iface_config_t, seg_size), UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"MAX_INLINE", "256",
+     "Data copied into the send WR itself (IBV_SEND_INLINE): the largest\n"
+     "am_short (less one byte) and put_short (16..device limit).",
+     ucs_offsetof(uct_srq_iface_config_t, max_inline), UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"RNR_TIMER", "1",
+     "IB min_rnr_timer code a receiver asks a sender to wait before retrying\n"
+     "a send that found the shared receive queue empty (1 = 10 us ... 31 =\n"
+     "491 ms; 0 = 655 ms). Senders retry forever: no message is dropped.",
+     ucs_offsetof(uct_srq_iface_config_t, rnr_timer), UCS_CONFIG_TYPE_UINT},
+
+    {"COUNTERS_FILE", "",
+     "When the interface closes, append its counters (messages and bytes\n"
+     "received and sent, connections, receive queue) as one line to this\n"
+     "file; %p in the name becomes the process id. Empty: off.",
+     ucs_offsetof(uct_srq_iface_config_t, counters_file), UCS_CONFIG_TYPE_STRING},
+
+    {"TIMEOUT", "18",
+     "IB local ACK timeout code of the RC connections: 4.096 us x 2^code\n"
+     "(1..31; 18 is about 1 s). A peer that does not answer for 7 such\n"
+     "periods is reported to the error handler.",
+     ucs_offsetof(uct_srq_iface_config_t, timeout), UCS_CONFIG_TYPE_UINT},
+
     {NULL}
 };
+
+/* ---- devices and ports ---------------------------------------------------- */
 
 static ucs_status_t
 uct_srq_query_devices(uct_md_h uct_md, uct_tl_device_resource_t **devices_p,
@@ -92,28 +153,155 @@ static ucs_status_t uct_srq_iface_parse_dev(uct_srq_md_t *md,
     return UCS_OK;
 }
 
-static ucs_status_t uct_srq_iface_query(uct_iface_h tl_iface,
-                                        uct_iface_attr_t *iface_attr)
+/* ---- progress ------------------------------------------------------------- */
+
+void uct_srq_iface_dispatch_pending(uct_srq_iface_t *iface)
+{
+    ucs_arbiter_dispatch(&iface->arbiter, 1, uct_srq_ep_process_pending, NULL);
+}
+
+static unsigned uct_srq_iface_poll_rx(uct_srq_iface_t *iface)
+{
+    uint32_t ud_qpn = iface->cm.ud_qp->qp_num;
+    struct ibv_wc wc[UCT_SRQ_POLL_BATCH];
+    int i, n;
+
+    n = ibv_poll_cq(iface->recv_cq, UCT_SRQ_POLL_BATCH, wc);
+    if (ucs_likely(n <= 0)) {
+        if (ucs_unlikely(n < 0)) {
+            ucs_error("srq: polling the receive CQ failed: %s", strerror(-n));
+        }
+        return 0;
+    }
+
+    for (i = 0; i < n; ++i) {
+        if (ucs_unlikely(wc[i].qp_num == ud_qpn)) {
+            uct_srq_cm_handle_rx(iface, &wc[i]);
+        } else {
+            uct_srq_rx_complete(&iface->rx, iface, &wc[i]);
+        }
+    }
+    uct_srq_rx_refill(&iface->rx, iface);
+    return n;
+}
+
+static unsigned uct_srq_iface_poll_tx(uct_srq_iface_t *iface)
+{
+    struct ibv_wc wc[UCT_SRQ_POLL_BATCH];
+    uct_srq_conn_t *conn;
+    int i, n;
+
+    n = ibv_poll_cq(iface->send_cq, UCT_SRQ_POLL_BATCH, wc);
+    if (ucs_likely(n <= 0)) {
+        if (ucs_unlikely(n < 0)) {
+            ucs_error("srq: polling the send CQ failed: %s", strerror(-n));
+        }
+        return 0;
+    }
+
+    iface->tx_cq_avail += n;
+    for (i = 0; i < n; ++i) {
+        conn = (uct_srq_conn_t*)(uintptr_t)wc[i].wr_id;
+        if (ucs_unlikely(conn == NULL)) {
+            ++iface->cm.ud_tx_avail; /* a handshake datagram went out */
+        } else {
+            uct_srq_conn_tx_complete(iface, conn, &wc[i]);
+        }
+    }
+
+    if (!ucs_arbiter_is_empty(&iface->arbiter)) {
+        uct_srq_iface_dispatch_pending(iface);
+    }
+    return n;
+}
+
+static unsigned uct_srq_iface_progress(uct_iface_h tl_iface)
 {
     uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
-    uct_srq_md_t *md       = ucs_derived_of(iface->super.md, uct_srq_md_t);
-    int soft = (srq_verbs_dev_kind(md->dev) == SRQ_VERBS_DEV_SOFT);
+    unsigned count;
 
-    uct_base_iface_query(&iface->super, iface_attr);
+    count = uct_srq_iface_poll_rx(iface) + uct_srq_iface_poll_tx(iface);
+    if (ucs_unlikely(!ucs_list_is_empty(&iface->cm.connecting))) {
+        uct_srq_cm_progress(iface);
+    }
+    return count;
+}
 
-    /* Nothing is advertised that the transport cannot do yet */
-    iface_attr->cap.flags       = 0;
-    iface_attr->cap.event_flags = 0;
-    iface_attr->device_addr_len = sizeof(srq_verbs_port_addr_t);
-    iface_attr->iface_addr_len  = 0;
-    iface_attr->ep_addr_len     = 0;
-    iface_attr->max_conn_priv   = 0;
-    /* Estimates of the device itself: a shared-memory hop for soft0 */
-    iface_attr->latency         = ucs_linear_func_make(soft ? 300e-9 : 1e-6, 0);
-    iface_attr->bandwidth.dedicated = 0;
-    iface_attr->bandwidth.shared    = soft ? 8e9 : 12e9;
-    iface_attr->overhead            = soft ? 50e-9 : 10e-9;
-    iface_attr->priority            = 0;
+/* ---- events ----------------------------------------------------------------- */
+
+static ucs_status_t uct_srq_iface_event_fd_get(uct_iface_h tl_iface, int *fd_p)
+{
+    uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
+
+    *fd_p = iface->channel->fd;
+    return UCS_OK;
+}
+
+static ucs_status_t uct_srq_iface_event_arm(uct_iface_h tl_iface,
+                                            unsigned events)
+{
+    uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
+    unsigned fired         = 0;
+    struct ibv_cq *cq;
+    void *cq_context;
+    int ret;
+
+    /* events that fired since the last arm mean completions to progress */
+    while ((ret = srq_verbs_get_cq_event(iface->dev, iface->channel, &cq,
+                                         &cq_context)) == 0) {
+        srq_verbs_ack_cq_events(iface->dev, cq, 1);
+        ++fired;
+    }
+    if (ret != EAGAIN) {
+        ucs_error("srq: reading the completion channel failed: %s",
+                  strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+    if (fired > 0) {
+        return UCS_ERR_BUSY;
+    }
+
+    /* The device raises an event at once if a CQ already holds entries */
+    if (events & UCT_EVENT_SEND_COMP) {
+        ret = ibv_req_notify_cq(iface->send_cq, 0);
+        if (ret != 0) {
+            goto err;
+        }
+    }
+    if (events & (UCT_EVENT_RECV | UCT_EVENT_RECV_SIG)) {
+        ret = ibv_req_notify_cq(iface->recv_cq, 0);
+        if (ret != 0) {
+            goto err;
+        }
+    }
+    return UCS_OK;
+
+err:
+    ucs_error("srq: arming a CQ failed: %s", strerror(ret));
+    return UCS_ERR_IO_ERROR;
+}
+
+/* ---- flush, fence, addresses, capabilities ----------------------------------- */
+
+static ucs_status_t uct_srq_iface_flush(uct_iface_h tl_iface, unsigned flags,
+                                        uct_completion_t *comp)
+{
+    uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
+
+    if (comp != NULL) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    return (iface->tx_outstanding == 0) ? UCS_OK : UCS_INPROGRESS;
+}
+
+static ucs_status_t uct_srq_iface_fence(uct_iface_h tl_iface, unsigned flags)
+{
+    uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
+    uct_srq_conn_t *conn;
+
+    kh_foreach_value(&iface->cm.conns, conn, {
+        conn->send_flags |= IBV_SEND_FENCE;
+    });
     return UCS_OK;
 }
 
@@ -126,58 +314,281 @@ static ucs_status_t uct_srq_iface_get_device_address(uct_iface_h tl_iface,
     return UCS_OK;
 }
 
-/* No connection can be made yet: nothing is reachable */
+static ucs_status_t uct_srq_iface_get_address(uct_iface_h tl_iface,
+                                              uct_iface_addr_t *addr)
+{
+    uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
+
+    ((uct_srq_iface_addr_t*)addr)->ud_qpn = htole32(iface->cm.ud_qp->qp_num);
+    return UCS_OK;
+}
+
 static int uct_srq_iface_is_reachable(const uct_iface_h tl_iface,
                                       const uct_device_addr_t *dev_addr,
                                       const uct_iface_addr_t *iface_addr)
 {
-    return 0;
+    uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
+    struct ibv_ah_attr ah_attr;
+
+    if ((dev_addr == NULL) || (iface_addr == NULL)) {
+        return 0;
+    }
+    return srq_verbs_ah_attr(iface->dev, iface->port_num,
+                             (const srq_verbs_port_addr_t*)dev_addr,
+                             &ah_attr) == 0;
 }
 
-UCS_CLASS_CLEANUP_FUNC(uct_srq_iface_t)
+static ucs_status_t uct_srq_iface_query(uct_iface_h tl_iface,
+                                        uct_iface_attr_t *iface_attr)
 {
+    uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
+    int soft = (srq_verbs_dev_kind(iface->dev) == SRQ_VERBS_DEV_SOFT);
+    size_t mtu = 128ul << iface->port_attr.active_mtu;
+    size_t seg = iface->config.seg_size;
+
+    uct_base_iface_query(&iface->super, iface_attr);
+
+    iface_attr->cap.flags = UCT_IFACE_FLAG_AM_SHORT |
+                            UCT_IFACE_FLAG_AM_BCOPY |
+                            UCT_IFACE_FLAG_AM_ZCOPY |
+                            UCT_IFACE_FLAG_PUT_SHORT |
+                            UCT_IFACE_FLAG_PUT_BCOPY |
+                            UCT_IFACE_FLAG_PUT_ZCOPY |
+                            UCT_IFACE_FLAG_GET_BCOPY |
+                            UCT_IFACE_FLAG_GET_ZCOPY |
+                            UCT_IFACE_FLAG_PENDING |
+                            UCT_IFACE_FLAG_CB_SYNC |
+                            UCT_IFACE_FLAG_CONNECT_TO_IFACE |
+                            UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE |
+                            UCT_IFACE_FLAG_EP_CHECK;
+    iface_attr->cap.event_flags = UCT_IFACE_FLAG_EVENT_SEND_COMP |
+                                  UCT_IFACE_FLAG_EVENT_RECV |
+                                  UCT_IFACE_FLAG_EVENT_FD;
+
+    iface_attr->cap.am.max_short       = iface->config.max_inline - 1;
+    iface_attr->cap.am.max_bcopy       = seg - 1;
+    iface_attr->cap.am.min_zcopy       = 0;
+    iface_attr->cap.am.max_zcopy       = seg - 1 - UCT_SRQ_AM_MAX_HDR;
+    iface_attr->cap.am.max_hdr         = UCT_SRQ_AM_MAX_HDR;
+    iface_attr->cap.am.max_iov         = iface->config.max_send_sge - 1;
+    iface_attr->cap.am.opt_zcopy_align = 1;
+    iface_attr->cap.am.align_mtu       = mtu;
+
+    iface_attr->cap.put.max_short       = iface->config.max_inline;
+    iface_attr->cap.put.max_bcopy       = seg;
+    iface_attr->cap.put.min_zcopy       = 0;
+    iface_attr->cap.put.max_zcopy       = iface->port_attr.max_msg_sz;
+    iface_attr->cap.put.max_iov         = iface->config.max_send_sge;
+    iface_attr->cap.put.opt_zcopy_align = 1;
+    iface_attr->cap.put.align_mtu       = mtu;
+
+    iface_attr->cap.get.max_bcopy       = seg;
+    iface_attr->cap.get.min_zcopy       = 0;
+    iface_attr->cap.get.max_zcopy       = iface->port_attr.max_msg_sz;
+    iface_attr->cap.get.max_iov         = ucs_min(iface->config.max_send_sge,
+                                                  iface->dev_attr.max_sge_rd);
+    iface_attr->cap.get.opt_zcopy_align = 1;
+    iface_attr->cap.get.align_mtu       = mtu;
+
+    iface_attr->device_addr_len = sizeof(srq_verbs_port_addr_t);
+    iface_attr->iface_addr_len  = sizeof(uct_srq_iface_addr_t);
+    iface_attr->ep_addr_len     = 0;
+    iface_attr->max_conn_priv   = 0;
+
+    /* soft0: a shared-memory hop and a memory copy; an HCA: a network hop */
+    iface_attr->latency             = ucs_linear_func_make(soft ? 400e-9 :
+                                                           1.5e-6, 0);
+    iface_attr->bandwidth.dedicated = 0;
+    iface_attr->bandwidth.shared    = soft ? 6e9 : 10e9;
+    iface_attr->overhead            = soft ? 80e-9 : 40e-9;
+    iface_attr->priority            = 0;
+    return UCS_OK;
 }
 
-UCS_CLASS_DEFINE_DELETE_FUNC(uct_srq_iface_t, uct_iface_t);
+/* ---- lifetime ----------------------------------------------------------------- */
+
+static ucs_status_t uct_srq_iface_check_config(uct_srq_iface_t *iface,
+                                               const uct_srq_iface_config_t *config)
+{
+    if ((config->tx_queue_len < 16) ||
+        (config->tx_queue_len > (unsigned)iface->dev_attr.max_qp_wr)) {
+        ucs_error("srq: UCX_RC_SRQ_TX_QUEUE_LEN=%u is out of range (16..%d)",
+                  config->tx_queue_len, iface->dev_attr.max_qp_wr);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((config->tx_cq_len < config->tx_queue_len) ||
+        (config->tx_cq_len > (unsigned)iface->dev_attr.max_cqe)) {
+        ucs_error("srq: UCX_RC_SRQ_TX_CQ_LEN=%u is out of range (%u..%d)",
+                  config->tx_cq_len, config->tx_queue_len,
+                  iface->dev_attr.max_cqe);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((config->seg_size < 256) || (config->seg_size > UCS_MBYTE)) {
+        ucs_error("srq: UCX_RC_SRQ_SEG_SIZE=%zu is out of range (256..1M)",
+                  config->seg_size);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((config->max_inline < 16) || (config->max_inline > config->seg_size)) {
+        ucs_error("srq: UCX_RC_SRQ_MAX_INLINE=%zu is out of range (16..%zu)",
+                  config->max_inline, config->seg_size);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (config->rnr_timer > 31) {
+        ucs_error("srq: UCX_RC_SRQ_RNR_TIMER=%u is out of range (0..31)",
+                  config->rnr_timer);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((config->timeout < 1) || (config->timeout > 31)) {
+        ucs_error("srq: UCX_RC_SRQ_TIMEOUT=%u is out of range (1..31)",
+                  config->timeout);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return UCS_OK;
+}
+
+static ucs_status_t uct_srq_iface_create_cqs(uct_srq_iface_t *iface,
+                                             const uct_srq_iface_config_t *config)
+{
+    int flags;
+
+    iface->channel = srq_verbs_create_comp_channel(iface->dev);
+    if (iface->channel == NULL) {
+        ucs_error("srq: failed to create a completion channel: %m");
+        return UCS_ERR_IO_ERROR;
+    }
+    /* event_arm drains it without blocking */
+    flags = fcntl(iface->channel->fd, F_GETFL);
+    if ((flags < 0) ||
+        (fcntl(iface->channel->fd, F_SETFL, flags | O_NONBLOCK) < 0)) {
+        ucs_error("srq: failed to make the completion channel non-blocking: %m");
+        return UCS_ERR_IO_ERROR;
+    }
+
+    iface->send_cq = srq_verbs_create_cq(iface->dev, config->tx_cq_len, iface,
+                                         iface->channel, 0);
+    if (iface->send_cq == NULL) {
+        ucs_error("srq: failed to create a send CQ of %u: %m",
+                  config->tx_cq_len);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    /* every posted receive, shared or handshake, completes at most once */
+    iface->recv_cq = srq_verbs_create_cq(iface->dev,
+                                         config->rx.queue_len +
+                                         config->cm.queue_len, iface,
+                                         iface->channel, 0);
+    if (iface->recv_cq == NULL) {
+        ucs_error("srq: failed to create a receive CQ: %m");
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
+static void uct_srq_iface_destroy_cqs(uct_srq_iface_t *iface)
+{
+    if (iface->recv_cq != NULL) {
+        srq_verbs_destroy_cq(iface->dev, iface->recv_cq);
+    }
+    if (iface->send_cq != NULL) {
+        srq_verbs_destroy_cq(iface->dev, iface->send_cq);
+    }
+    if (iface->channel != NULL) {
+        srq_verbs_destroy_comp_channel(iface->dev, iface->channel);
+    }
+}
+
+static ucs_status_t uct_srq_iface_init_port(uct_srq_iface_t *iface,
+                                            uct_srq_md_t *md,
+                                            const char *dev_name)
+{
+    ucs_status_t status;
+    int ret;
+
+    status = uct_srq_iface_parse_dev(md, dev_name, &iface->port_num);
+    if (status != UCS_OK) {
+        return status;
+    }
+    ret = srq_verbs_query_device(md->dev, &iface->dev_attr);
+    if (ret == 0) {
+        ret = srq_verbs_query_port(md->dev, iface->port_num, &iface->port_attr);
+    }
+    if ((ret != 0) || (iface->port_attr.state != IBV_PORT_ACTIVE)) {
+        ucs_error("srq: port %s is not usable: %s", dev_name,
+                  ret ? strerror(ret) : "not active");
+        return UCS_ERR_NO_DEVICE;
+    }
+    ret = srq_verbs_port_addr(md->dev, iface->port_num, &iface->port_addr);
+    if (ret != 0) {
+        ucs_error("srq: failed to read the address of %s: %s", dev_name,
+                  strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
+static ucs_status_t uct_srq_iface_init_pools(uct_srq_iface_t *iface,
+                                             uct_srq_md_t *md,
+                                             const uct_srq_iface_config_t *config)
+{
+    static ucs_mpool_ops_t op_mpool_ops = {
+        .chunk_alloc   = ucs_mpool_chunk_malloc,
+        .chunk_release = ucs_mpool_chunk_free
+    };
+    ucs_status_t status;
+
+    status = uct_srq_mpool_init(&iface->tx_mp, md,
+                                sizeof(uct_srq_tx_desc_t) + config->seg_size,
+                                sizeof(uct_srq_tx_desc_t), 128,
+                                config->tx_max_bufs, "srq_tx_desc");
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = ucs_mpool_init(&iface->op_mp, 0, sizeof(uct_srq_op_t), 0, 1, 256,
+                            UINT_MAX, &op_mpool_ops, "srq_op");
+    if (status != UCS_OK) {
+        ucs_mpool_cleanup(&iface->tx_mp, 0);
+    }
+    return status;
+}
 
 static uct_iface_ops_t uct_srq_iface_ops = {
-    .ep_put_short             = (uct_ep_put_short_func_t)ucs_empty_function_return_unsupported,
-    .ep_put_bcopy             = (uct_ep_put_bcopy_func_t)ucs_empty_function_return_unsupported,
-    .ep_put_zcopy             = (uct_ep_put_zcopy_func_t)ucs_empty_function_return_unsupported,
+    .ep_put_short             = uct_srq_ep_put_short,
+    .ep_put_bcopy             = uct_srq_ep_put_bcopy,
+    .ep_put_zcopy             = uct_srq_ep_put_zcopy,
     .ep_get_short             = (uct_ep_get_short_func_t)ucs_empty_function_return_unsupported,
-    .ep_get_bcopy             = (uct_ep_get_bcopy_func_t)ucs_empty_function_return_unsupported,
-    .ep_get_zcopy             = (uct_ep_get_zcopy_func_t)ucs_empty_function_return_unsupported,
-    .ep_am_short              = (uct_ep_am_short_func_t)ucs_empty_function_return_unsupported,
-    .ep_am_short_iov          = (uct_ep_am_short_iov_func_t)ucs_empty_function_return_unsupported,
-    .ep_am_bcopy              = (uct_ep_am_bcopy_func_t)ucs_empty_function_return_unsupported,
-    .ep_am_zcopy              = (uct_ep_am_zcopy_func_t)ucs_empty_function_return_unsupported,
+    .ep_get_bcopy             = uct_srq_ep_get_bcopy,
+    .ep_get_zcopy             = uct_srq_ep_get_zcopy,
+    .ep_am_short              = uct_srq_ep_am_short,
+    .ep_am_short_iov          = uct_srq_ep_am_short_iov,
+    .ep_am_bcopy              = uct_srq_ep_am_bcopy,
+    .ep_am_zcopy              = uct_srq_ep_am_zcopy,
     .ep_atomic_cswap64        = (uct_ep_atomic_cswap64_func_t)ucs_empty_function_return_unsupported,
     .ep_atomic_cswap32        = (uct_ep_atomic_cswap32_func_t)ucs_empty_function_return_unsupported,
     .ep_atomic32_post         = (uct_ep_atomic32_post_func_t)ucs_empty_function_return_unsupported,
     .ep_atomic64_post         = (uct_ep_atomic64_post_func_t)ucs_empty_function_return_unsupported,
     .ep_atomic32_fetch        = (uct_ep_atomic32_fetch_func_t)ucs_empty_function_return_unsupported,
     .ep_atomic64_fetch        = (uct_ep_atomic64_fetch_func_t)ucs_empty_function_return_unsupported,
-    .ep_pending_add           = (uct_ep_pending_add_func_t)ucs_empty_function_return_unsupported,
-    .ep_pending_purge         = (uct_ep_pending_purge_func_t)ucs_empty_function,
-    .ep_flush                 = (uct_ep_flush_func_t)ucs_empty_function_return_unsupported,
-    .ep_fence                 = (uct_ep_fence_func_t)ucs_empty_function_return_unsupported,
-    .ep_check                 = (uct_ep_check_func_t)ucs_empty_function_return_unsupported,
-    .ep_create                = (uct_ep_create_func_t)ucs_empty_function_return_unsupported,
-    .ep_destroy               = (uct_ep_destroy_func_t)ucs_empty_function,
+    .ep_pending_add           = uct_srq_ep_pending_add,
+    .ep_pending_purge         = uct_srq_ep_pending_purge,
+    .ep_flush                 = uct_srq_ep_flush,
+    .ep_fence                 = uct_srq_ep_fence,
+    .ep_check                 = uct_srq_ep_check,
+    .ep_create                = UCS_CLASS_NEW_FUNC_NAME(uct_srq_ep_t),
+    .ep_destroy               = UCS_CLASS_DELETE_FUNC_NAME(uct_srq_ep_t),
     .ep_get_address           = (uct_ep_get_address_func_t)ucs_empty_function_return_unsupported,
     .ep_connect_to_ep         = (uct_ep_connect_to_ep_func_t)ucs_empty_function_return_unsupported,
-    /* no endpoint can exist, so the interface has nothing outstanding */
-    .iface_flush              = uct_base_iface_flush,
-    .iface_fence              = uct_base_iface_fence,
+    .iface_flush              = uct_srq_iface_flush,
+    .iface_fence              = uct_srq_iface_fence,
     .iface_progress_enable    = uct_base_iface_progress_enable,
     .iface_progress_disable   = uct_base_iface_progress_disable,
-    .iface_progress           = (uct_iface_progress_func_t)ucs_empty_function_return_zero,
-    .iface_event_fd_get       = (uct_iface_event_fd_get_func_t)ucs_empty_function_return_unsupported,
-    .iface_event_arm          = (uct_iface_event_arm_func_t)ucs_empty_function_return_unsupported,
+    .iface_progress           = uct_srq_iface_progress,
+    .iface_event_fd_get       = uct_srq_iface_event_fd_get,
+    .iface_event_arm          = uct_srq_iface_event_arm,
     .iface_close              = UCS_CLASS_DELETE_FUNC_NAME(uct_srq_iface_t),
     .iface_query              = uct_srq_iface_query,
     .iface_get_device_address = uct_srq_iface_get_device_address,
-    .iface_get_address        = (uct_iface_get_address_func_t)ucs_empty_function_return_success,
+    .iface_get_address        = uct_srq_iface_get_address,
     .iface_is_reachable       = uct_srq_iface_is_reachable,
 };
 
@@ -189,13 +600,14 @@ static uct_iface_internal_ops_t uct_srq_iface_internal_ops = {
 };
 
 UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
-                           const uct_iface_params_t *params,
-                           const uct_iface_config_t *tl_config)
+                    const uct_iface_params_t *params,
+                    const uct_iface_config_t *tl_config)
 {
+    const uct_srq_iface_config_t *config =
+            ucs_derived_of(tl_config, uct_srq_iface_config_t);
     uct_srq_md_t *md = ucs_derived_of(tl_md, uct_srq_md_t);
-    struct ibv_port_attr port_attr;
+    unsigned rx_headroom;
     ucs_status_t status;
-    int ret;
 
     UCT_CHECK_PARAM(params->field_mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE,
                     "UCT_IFACE_PARAM_FIELD_OPEN_MODE is not defined");
@@ -212,34 +624,156 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
                                             params->stats_root : NULL)
                               UCS_STATS_ARG(params->mode.device.dev_name));
 
-    status = uct_srq_iface_parse_dev(md, params->mode.device.dev_name,
-                                     &self->port_num);
+    self->dev = md->dev;
+    self->pd  = md->pd;
+    if (!(md->cap_flags & UCT_MD_FLAG_REG)) {
+        ucs_error("srq: %s cannot register memory", srq_verbs_dev_name(md->dev));
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    status = uct_srq_iface_init_port(self, md, params->mode.device.dev_name);
+    if (status != UCS_OK) {
+        return status;
+    }
+    status = uct_srq_iface_check_config(self, config);
     if (status != UCS_OK) {
         return status;
     }
 
-    ret = srq_verbs_query_port(md->dev, self->port_num, &port_attr);
-    if ((ret != 0) || (port_attr.state != IBV_PORT_ACTIVE)) {
-        ucs_error("srq: port %s is not usable: %s",
-                  params->mode.device.dev_name,
-                  ret ? strerror(ret) : "not active");
-        return UCS_ERR_NO_DEVICE;
+    self->config.tx_queue_len = config->tx_queue_len;
+    self->config.seg_size     = config->seg_size;
+    self->config.max_inline   = config->max_inline;
+    self->config.max_send_sge = ucs_min(self->dev_attr.max_sge, 8);
+    self->config.rnr_timer    = config->rnr_timer;
+    self->config.timeout      = config->timeout;
+    self->tx_cq_avail         = config->tx_cq_len;
+    self->tx_outstanding      = 0;
+    self->counters_file       = NULL;
+    memset(&self->tx_stats, 0, sizeof(self->tx_stats));
+
+    status = uct_srq_iface_create_cqs(self, config);
+    if (status != UCS_OK) {
+        goto err_cqs;
     }
 
-    ret = srq_verbs_port_addr(md->dev, self->port_num, &self->port_addr);
-    if (ret != 0) {
-        ucs_error("srq: failed to read the address of %s: %s",
-                  params->mode.device.dev_name, strerror(ret));
-        return UCS_ERR_IO_ERROR;
+    rx_headroom = UCT_IFACE_PARAM_VALUE(params, rx_headroom, RX_HEADROOM, 0);
+    status      = uct_srq_rx_init(&self->rx, self, &config->rx,
+                                  config->seg_size, rx_headroom);
+    if (status != UCS_OK) {
+        goto err_cqs;
+    }
+
+    status = uct_srq_iface_init_pools(self, md, config);
+    if (status != UCS_OK) {
+        goto err_rx;
+    }
+
+    status = uct_srq_cm_init(&self->cm, self, &config->cm);
+    if (status != UCS_OK) {
+        goto err_pools;
+    }
+
+    if (strlen(config->counters_file) > 0) {
+        self->counters_file = ucs_strdup(config->counters_file,
+                                         "srq counters file");
+    }
+    ucs_arbiter_init(&self->arbiter);
+    uct_srq_rx_refill(&self->rx, self);
+    if (self->rx.posted == 0) {
+        ucs_error("srq: could not post any receive buffer");
+        status = UCS_ERR_NO_MEMORY;
+        goto err_cm;
     }
     return UCS_OK;
+
+err_cm:
+    ucs_free(self->counters_file);
+    ucs_arbiter_cleanup(&self->arbiter);
+    uct_srq_cm_cleanup(&self->cm, self);
+err_pools:
+    ucs_mpool_cleanup(&self->op_mp, 0);
+    ucs_mpool_cleanup(&self->tx_mp, 0);
+err_rx:
+    uct_srq_rx_cleanup(&self->rx, self);
+err_cqs:
+    uct_srq_iface_destroy_cqs(self);
+    return status;
+}
+
+/* One line of counters, for UCX_RC_SRQ_COUNTERS_FILE */
+static void uct_srq_iface_dump_counters(uct_srq_iface_t *iface)
+{
+    uct_srq_iface_counters_t c;
+    char path[PATH_MAX];
+    FILE *f;
+
+    ucs_fill_filename_template(iface->counters_file, path, sizeof(path));
+    f = fopen(path, "a");
+    if (f == NULL) {
+        ucs_warn("srq: cannot write counters to %s: %m", path);
+        return;
+    }
+    uct_srq_iface_query_counters(&iface->super.super, &c);
+    fprintf(f, "rc_srq %s:%d pid %d rx_msgs %lu rx_bytes %lu tx_wrs %lu "
+            "tx_bytes %lu conns %lu rx_refills %lu rx_queue %lu rx_bytes_held "
+            "%lu\n", srq_verbs_dev_name(iface->dev), iface->port_num,
+            (int)getpid(), c.rx_consumed, c.rx_bytes, c.tx_wrs, c.tx_bytes,
+            c.conns, c.rx_refills, c.rx_queue_target, c.rx_bytes_held);
+    fclose(f);
+}
+
+UCS_CLASS_CLEANUP_FUNC(uct_srq_iface_t)
+{
+    if (self->counters_file != NULL) {
+        uct_srq_iface_dump_counters(self);
+        ucs_free(self->counters_file);
+    }
+    uct_base_iface_progress_disable(&self->super.super,
+                                    UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    uct_srq_cm_cleanup(&self->cm, self);
+    ucs_arbiter_cleanup(&self->arbiter);
+    ucs_mpool_cleanup(&self->op_mp, 1);
+    ucs_mpool_cleanup(&self->tx_mp, 1);
+    uct_srq_rx_cleanup(&self->rx, self);
+    uct_srq_iface_destroy_cqs(self);
 }
 
 UCS_CLASS_DEFINE(uct_srq_iface_t, uct_base_iface_t);
-UCS_CLASS_DEFINE_NEW_FUNC(uct_srq_iface_t, uct_iface_t, uct_md_h,
-                                 uct_worker_h, const uct_iface_params_t*,
-                                 const uct_iface_config_t*);
+UCS_CLASS_DEFINE_NEW_FUNC(uct_srq_iface_t, uct_iface_t, uct_md_h, uct_worker_h,
+                          const uct_iface_params_t*, const uct_iface_config_t*);
+UCS_CLASS_DEFINE_DELETE_FUNC(uct_srq_iface_t, uct_iface_t);
 
 UCT_TL_DEFINE_ENTRY(&uct_srq_component, rc_srq, uct_srq_query_devices,
                     uct_srq_iface_t, "RC_SRQ_", uct_srq_iface_config_table,
                     uct_srq_iface_config_t);
+
+/* ---- public counters ------------------------------------------------------------ */
+
+ucs_status_t uct_srq_iface_query_counters(uct_iface_h tl_iface,
+                                          uct_srq_iface_counters_t *counters)
+{
+    uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
+
+    if ((tl_iface == NULL) ||
+        (tl_iface->ops.iface_query != uct_srq_iface_query)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    memset(counters, 0, sizeof(*counters));
+    counters->rx_posted       = iface->rx.stats.posted;
+    counters->rx_consumed     = iface->rx.stats.consumed;
+    counters->rx_refills      = iface->rx.stats.refills;
+    counters->rx_dropped      = iface->rx.stats.dropped;
+    counters->rx_bytes        = iface->rx.stats.bytes;
+    counters->rx_queue_now    = iface->rx.posted;
+    counters->rx_queue_target = iface->rx.depth;
+    counters->rx_bytes_held   = uct_srq_mpool_bytes(&iface->rx.mp);
+    counters->conns           = kh_size(&iface->cm.conns);
+    counters->conn_sent       = iface->cm.stats.sent;
+    counters->conn_retries    = iface->cm.stats.retries;
+    counters->conn_dropped    = iface->cm.stats.dropped;
+    counters->tx_wrs          = iface->tx_stats.wrs;
+    counters->tx_bytes        = iface->tx_stats.bytes;
+    counters->tx_outstanding  = iface->tx_outstanding;
+    return UCS_OK;
+}

@@ -155,7 +155,7 @@ static ucs_status_t uct_srq_md_query(uct_md_h uct_md, uct_md_attr_t *md_attr)
     return UCS_OK;
 }
 
-static int uct_srq_md_access_flags(unsigned flags)
+static int uct_srq_md_access_flags(uct_srq_md_t *md, unsigned flags)
 {
     int access = IBV_ACCESS_LOCAL_WRITE;
 
@@ -165,7 +165,8 @@ static int uct_srq_md_access_flags(unsigned flags)
     if (flags & UCT_MD_MEM_ACCESS_REMOTE_GET) {
         access |= IBV_ACCESS_REMOTE_READ;
     }
-    if (flags & UCT_MD_MEM_ACCESS_REMOTE_ATOMIC) {
+    /* a device without atomics refuses the flag; nothing can use it there */
+    if ((flags & UCT_MD_MEM_ACCESS_REMOTE_ATOMIC) && md->atomic_access) {
         access |= IBV_ACCESS_REMOTE_ATOMIC;
     }
     return access;
@@ -183,7 +184,7 @@ static ucs_status_t uct_srq_md_mem_reg(uct_md_h uct_md, void *address,
     }
 
     mr = srq_verbs_reg_mr(md->dev, md->pd, address, length,
-                          uct_srq_md_access_flags(flags));
+                          uct_srq_md_access_flags(md, flags));
     if (mr == NULL) {
         if (!(flags & UCT_MD_MEM_FLAG_HIDE_ERRORS)) {
             ucs_error("srq: %s: failed to register %p length %zu: %m",
@@ -278,6 +279,7 @@ static uct_md_ops_t uct_srq_md_ops = {
 ucs_status_t uct_srq_md_open(uct_component_t *component, const char *md_name,
                              const uct_md_config_t *config, uct_md_h *md_p)
 {
+    struct ibv_device_attr dev_attr;
     uct_srq_md_t *md;
     int ret;
 
@@ -302,7 +304,16 @@ ucs_status_t uct_srq_md_open(uct_component_t *component, const char *md_name,
         return UCS_ERR_IO_ERROR;
     }
 
-    md->cap_flags = uct_srq_md_probe_flags(md);
+    ret = srq_verbs_query_device(md->dev, &dev_attr);
+    if (ret != 0) {
+        ucs_error("srq: failed to query device %s: %s", md_name, strerror(ret));
+        srq_verbs_dealloc_pd(md->dev, md->pd);
+        srq_verbs_close(md->dev);
+        ucs_free(md);
+        return UCS_ERR_IO_ERROR;
+    }
+    md->atomic_access = (dev_attr.atomic_cap != IBV_ATOMIC_NONE);
+    md->cap_flags     = uct_srq_md_probe_flags(md);
     md->super.ops = &uct_srq_md_ops;
     md->super.component = component;
     *md_p               = &md->super;

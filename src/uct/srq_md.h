@@ -19,6 +19,7 @@ typedef struct uct_srq_md {
     srq_verbs_dev_t  *dev;
     struct ibv_pd    *pd;
     uint64_t          cap_flags;    /* UCT_MD_FLAG_xx this device really has */
+    int               atomic_access;/* the device takes IBV_ACCESS_REMOTE_ATOMIC */
 } uct_srq_md_t;
 
 /* Packed remote key: the device rkey, little endian on the wire */

@@ -1,0 +1,723 @@
+/*
+ * ucx-srq: connections and their in-band handshake.
+ *
+ * Each interface has one RC QP per peer interface. A handshake datagram
+ * carries the sender's interface key and the RC QP it has for the pair:
+ *
+ *   A: REQ(qp_a) ->            B: connects qp_b to qp_a, REP(qp_b)
+ *   A: connects qp_a to qp_b, RTU ->   B: connected
+ *
+ * If both sides connect at once, each receives the other's REQ while it
+ * waits: each side has exactly one QP for the pair, so both connect it to
+ * the QP named in the peer's REQ, and the two REPs finish the job. Lost
+ * datagrams are retransmitted with backoff (REQ while connecting, REP while
+ * waiting for the RTU); duplicates are answered again and change nothing.
+ */
+#include "srq_conn.h"
+#include "srq_iface.h"
+#include "srq_ep.h"
+
+#include <ucs/debug/log_def.h>
+#include <ucs/sys/math.h>
+#include <ucs/arch/cpu.h>
+#include <ucs/debug/memtrack.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define UCT_SRQ_CM_MAGIC      0x43515253u  /* "SRQC" */
+#define UCT_SRQ_CM_VERSION    1
+#define UCT_SRQ_CM_QKEY       0x1ee75a5cu
+#define UCT_SRQ_CM_GRH_LEN    40
+#define UCT_SRQ_CM_UD_TX_LEN  64
+#define UCT_SRQ_CM_MAX_RETRY  ucs_time_from_sec(1.0)
+
+typedef enum {
+    UCT_SRQ_CM_REQ = 1,
+    UCT_SRQ_CM_REP = 2,
+    UCT_SRQ_CM_RTU = 3
+} uct_srq_cm_msg_type_t;
+
+/* A handshake datagram; integers little endian */
+typedef struct uct_srq_cm_msg {
+    uint32_t            magic;
+    uint8_t             version;
+    uint8_t             type;
+    uint16_t            reserved;
+    uct_srq_conn_key_t  src;      /* the sender's interface */
+    uint32_t            rc_qpn;   /* the sender's RC QP for this pair */
+} UCS_S_PACKED uct_srq_cm_msg_t;
+
+#define UCT_SRQ_CM_BUF_LEN \
+    ucs_align_up(UCT_SRQ_CM_GRH_LEN + sizeof(uct_srq_cm_msg_t) + 64, 64)
+
+ucs_config_field_t uct_srq_cm_config_table[] = {
+    {"CONN_TIMEOUT", "30s",
+     "Give up establishing a connection after this long; the endpoints of a\n"
+     "connection that never came up get UCS_ERR_UNREACHABLE.",
+     ucs_offsetof(uct_srq_cm_config_t, timeout), UCS_CONFIG_TYPE_TIME},
+
+    {"CONN_RETRY", "10ms",
+     "First retransmission interval of a handshake datagram that got no\n"
+     "answer; it doubles with each retry, up to 1s.",
+     ucs_offsetof(uct_srq_cm_config_t, retry), UCS_CONFIG_TYPE_TIME},
+
+    {"CONN_DROP", "0",
+     "Debugging: drop this percentage (0..100) of the handshake datagrams\n"
+     "the interface sends, to exercise retransmission. Keep 0 in production.",
+     ucs_offsetof(uct_srq_cm_config_t, drop), UCS_CONFIG_TYPE_UINT},
+
+    {"CONN_QUEUE_LEN", "64",
+     "Receive buffers of the handshake (UD) QP (8..4096).",
+     ucs_offsetof(uct_srq_cm_config_t, queue_len), UCS_CONFIG_TYPE_UINT},
+
+    {NULL}
+};
+
+static const char *uct_srq_cm_msg_name(uint8_t type)
+{
+    switch (type) {
+    case UCT_SRQ_CM_REQ: return "REQ";
+    case UCT_SRQ_CM_REP: return "REP";
+    case UCT_SRQ_CM_RTU: return "RTU";
+    default:             return "?";
+    }
+}
+
+/* ---- the handshake QP ---------------------------------------------------- */
+
+static int uct_srq_cm_post_recv(uct_srq_cm_t *cm, unsigned index)
+{
+    struct ibv_recv_wr wr, *bad_wr;
+    struct ibv_sge sge;
+
+    sge.addr   = (uintptr_t)cm->bufs + (size_t)index * UCT_SRQ_CM_BUF_LEN;
+    sge.length = UCT_SRQ_CM_BUF_LEN;
+    sge.lkey   = cm->mr->lkey;
+    wr.wr_id   = index;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.next    = NULL;
+    return ibv_post_recv(cm->ud_qp, &wr, &bad_wr);
+}
+
+static ucs_status_t uct_srq_cm_ud_qp_init(uct_srq_cm_t *cm,
+                                          uct_srq_iface_t *iface)
+{
+    struct ibv_qp_init_attr init = {};
+    struct ibv_qp_attr attr      = {};
+    int ret;
+
+    init.send_cq             = iface->send_cq;
+    init.recv_cq             = iface->recv_cq;
+    init.qp_type             = IBV_QPT_UD;
+    init.cap.max_send_wr     = UCT_SRQ_CM_UD_TX_LEN;
+    init.cap.max_recv_wr     = cm->num_bufs;
+    init.cap.max_send_sge    = 1;
+    init.cap.max_recv_sge    = 1;
+    init.cap.max_inline_data = sizeof(uct_srq_cm_msg_t);
+    cm->ud_qp = srq_verbs_create_qp(iface->dev, iface->pd, &init);
+    if (cm->ud_qp == NULL) {
+        ucs_error("srq: failed to create the handshake UD QP: %m");
+        return UCS_ERR_IO_ERROR;
+    }
+
+    attr.qp_state   = IBV_QPS_INIT;
+    attr.pkey_index = 0;
+    attr.port_num   = iface->port_num;
+    attr.qkey       = UCT_SRQ_CM_QKEY;
+    ret = srq_verbs_modify_qp(iface->dev, cm->ud_qp, &attr,
+                              IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                              IBV_QP_QKEY);
+    if (ret == 0) {
+        attr.qp_state = IBV_QPS_RTR;
+        ret = srq_verbs_modify_qp(iface->dev, cm->ud_qp, &attr, IBV_QP_STATE);
+    }
+    if (ret == 0) {
+        attr.qp_state = IBV_QPS_RTS;
+        attr.sq_psn   = 0;
+        ret = srq_verbs_modify_qp(iface->dev, cm->ud_qp, &attr,
+                                  IBV_QP_STATE | IBV_QP_SQ_PSN);
+    }
+    if (ret != 0) {
+        ucs_error("srq: failed to bring up the handshake UD QP: %s",
+                  strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
+ucs_status_t uct_srq_cm_init(uct_srq_cm_t *cm, uct_srq_iface_t *iface,
+                             const uct_srq_cm_config_t *config)
+{
+    size_t size;
+    ucs_status_t status;
+    unsigned i;
+    int ret;
+
+    if ((config->queue_len < 8) || (config->queue_len > 4096)) {
+        ucs_error("srq: UCX_RC_SRQ_CONN_QUEUE_LEN=%u is out of range (8..4096)",
+                  config->queue_len);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (config->drop > 100) {
+        ucs_error("srq: UCX_RC_SRQ_CONN_DROP=%u is out of range (0..100)",
+                  config->drop);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((config->retry <= 0) || (config->timeout < config->retry)) {
+        ucs_error("srq: UCX_RC_SRQ_CONN_RETRY (%g s) must be positive and at "
+                  "most UCX_RC_SRQ_CONN_TIMEOUT (%g s)", config->retry,
+                  config->timeout);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    memset(cm, 0, sizeof(*cm));
+    kh_init_inplace(uct_srq_conns, &cm->conns);
+    ucs_list_head_init(&cm->connecting);
+    ucs_list_head_init(&cm->dead);
+    cm->config.timeout = ucs_time_from_sec(config->timeout);
+    cm->config.retry   = ucs_time_from_sec(config->retry);
+    cm->config.drop    = config->drop;
+    cm->seed           = ucs_get_time();
+    cm->num_bufs       = config->queue_len;
+    cm->ud_tx_avail    = UCT_SRQ_CM_UD_TX_LEN;
+
+    size     = (size_t)cm->num_bufs * UCT_SRQ_CM_BUF_LEN;
+    cm->bufs = ucs_malloc(size, "srq handshake buffers");
+    if (cm->bufs == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    cm->mr = srq_verbs_reg_mr(iface->dev, iface->pd, cm->bufs, size,
+                              IBV_ACCESS_LOCAL_WRITE);
+    if (cm->mr == NULL) {
+        ucs_error("srq: failed to register handshake buffers: %m");
+        status = UCS_ERR_IO_ERROR;
+        goto err_free;
+    }
+
+    status = uct_srq_cm_ud_qp_init(cm, iface);
+    if (status != UCS_OK) {
+        goto err_dereg;
+    }
+
+    for (i = 0; i < cm->num_bufs; ++i) {
+        ret = uct_srq_cm_post_recv(cm, i);
+        if (ret != 0) {
+            ucs_error("srq: failed to post handshake buffers: %s",
+                      strerror(ret));
+            status = UCS_ERR_IO_ERROR;
+            goto err_qp;
+        }
+    }
+    return UCS_OK;
+
+err_qp:
+    srq_verbs_destroy_qp(iface->dev, cm->ud_qp);
+err_dereg:
+    srq_verbs_dereg_mr(iface->dev, cm->mr);
+err_free:
+    ucs_free(cm->bufs);
+    kh_destroy_inplace(uct_srq_conns, &cm->conns);
+    return status;
+}
+
+/* ---- connections ------------------------------------------------------ */
+
+static void uct_srq_conn_destroy(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
+{
+    uct_srq_ep_t *ep;
+
+    /* endpoints outliving the interface lose their connection */
+    ucs_list_for_each(ep, &conn->eps, list) {
+        ep->conn = NULL;
+    }
+    /* operations still queued complete with an error, their memory is
+     * about to go away */
+    conn->sn_done = conn->sn_posted;
+    uct_srq_conn_complete_ops(iface, conn, UCS_ERR_CANCELED);
+    if (conn->ah != NULL) {
+        srq_verbs_destroy_ah(iface->dev, conn->ah);
+    }
+    srq_verbs_destroy_qp(iface->dev, conn->qp);
+    ucs_free(conn);
+}
+
+void uct_srq_cm_cleanup(uct_srq_cm_t *cm, uct_srq_iface_t *iface)
+{
+    uct_srq_conn_t *conn, *tmp;
+
+    kh_foreach_value(&cm->conns, conn, {
+        if (uct_srq_conn_is_connecting(conn)) {
+            ucs_list_del(&conn->list);
+        }
+        uct_srq_conn_destroy(iface, conn);
+    });
+    ucs_list_for_each_safe(conn, tmp, &cm->dead, list) {
+        uct_srq_conn_destroy(iface, conn);
+    }
+    kh_destroy_inplace(uct_srq_conns, &cm->conns);
+    srq_verbs_destroy_qp(iface->dev, cm->ud_qp);
+    srq_verbs_dereg_mr(iface->dev, cm->mr);
+    ucs_free(cm->bufs);
+}
+
+static ucs_status_t uct_srq_conn_create(uct_srq_iface_t *iface,
+                                        const uct_srq_conn_key_t *key,
+                                        uct_srq_conn_t **conn_p)
+{
+    uct_srq_cm_t *cm            = &iface->cm;
+    struct ibv_qp_init_attr init = {};
+    struct ibv_qp_attr attr      = {};
+    struct ibv_ah_attr ah_attr;
+    uct_srq_conn_t *conn;
+    khiter_t it;
+    int ret;
+
+    ret = srq_verbs_ah_attr(iface->dev, iface->port_num, &key->dev, &ah_attr);
+    if (ret != 0) {
+        ucs_diag("srq: peer address is not reachable from %s: %s",
+                 srq_verbs_dev_name(iface->dev), strerror(ret));
+        return UCS_ERR_UNREACHABLE;
+    }
+
+    conn = ucs_calloc(1, sizeof(*conn), "srq conn");
+    if (conn == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    conn->key      = *key;
+    conn->state    = UCT_SRQ_CONN_CONNECTING;
+    conn->tx_avail = iface->config.tx_queue_len;
+    ucs_queue_head_init(&conn->ops);
+    ucs_list_head_init(&conn->eps);
+
+    conn->ah = srq_verbs_create_ah(iface->dev, iface->pd, &ah_attr);
+    if (conn->ah == NULL) {
+        ucs_error("srq: failed to create an address handle: %m");
+        goto err_free;
+    }
+
+    init.send_cq             = iface->send_cq;
+    init.recv_cq             = iface->recv_cq;
+    init.srq                 = iface->rx.srq;
+    init.qp_type             = IBV_QPT_RC;
+    init.cap.max_send_wr     = iface->config.tx_queue_len;
+    init.cap.max_send_sge    = iface->config.max_send_sge;
+    init.cap.max_inline_data = iface->config.max_inline;
+    conn->qp = srq_verbs_create_qp(iface->dev, iface->pd, &init);
+    if (conn->qp == NULL) {
+        ucs_error("srq: failed to create an RC QP: %m");
+        goto err_ah;
+    }
+
+    attr.qp_state        = IBV_QPS_INIT;
+    attr.pkey_index      = 0;
+    attr.port_num        = iface->port_num;
+    attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                           IBV_ACCESS_REMOTE_READ;
+    ret = srq_verbs_modify_qp(iface->dev, conn->qp, &attr,
+                              IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                              IBV_QP_ACCESS_FLAGS);
+    if (ret != 0) {
+        ucs_error("srq: failed to move an RC QP to INIT: %s", strerror(ret));
+        goto err_qp;
+    }
+
+    it = kh_put(uct_srq_conns, &cm->conns, *key, &ret);
+    if (ret == UCS_KH_PUT_FAILED) {
+        goto err_qp;
+    }
+    kh_value(&cm->conns, it) = conn;
+
+    conn->retry_interval = cm->config.retry;
+    conn->next_retry     = ucs_get_time() + conn->retry_interval;
+    conn->deadline       = ucs_get_time() + cm->config.timeout;
+    ucs_list_add_tail(&cm->connecting, &conn->list);
+    *conn_p = conn;
+    return UCS_OK;
+
+err_qp:
+    srq_verbs_destroy_qp(iface->dev, conn->qp);
+err_ah:
+    srq_verbs_destroy_ah(iface->dev, conn->ah);
+err_free:
+    ucs_free(conn);
+    return UCS_ERR_IO_ERROR;
+}
+
+/* RTR and RTS towards the peer's QP */
+static ucs_status_t uct_srq_conn_connect_qp(uct_srq_iface_t *iface,
+                                            uct_srq_conn_t *conn,
+                                            uint32_t remote_qpn)
+{
+    struct ibv_qp_attr attr = {};
+    int ret;
+
+    attr.qp_state           = IBV_QPS_RTR;
+    attr.path_mtu           = iface->port_attr.active_mtu;
+    attr.dest_qp_num        = remote_qpn;
+    attr.rq_psn             = 0;
+    attr.max_dest_rd_atomic = ucs_max(1, iface->dev_attr.max_qp_rd_atom);
+    attr.min_rnr_timer      = iface->config.rnr_timer;
+    ret = srq_verbs_ah_attr(iface->dev, iface->port_num, &conn->key.dev,
+                            &attr.ah_attr);
+    if (ret == 0) {
+        ret = srq_verbs_modify_qp(iface->dev, conn->qp, &attr,
+                                  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+                                  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                                  IBV_QP_MAX_DEST_RD_ATOMIC |
+                                  IBV_QP_MIN_RNR_TIMER);
+    }
+    if (ret == 0) {
+        attr.qp_state      = IBV_QPS_RTS;
+        attr.sq_psn        = 0;
+        attr.timeout       = iface->config.timeout;
+        attr.retry_cnt     = 7;
+        attr.rnr_retry     = 7; /* a dry SRQ stalls a sender, never fails it */
+        attr.max_rd_atomic = ucs_max(1, iface->dev_attr.max_qp_init_rd_atom);
+        ret = srq_verbs_modify_qp(iface->dev, conn->qp, &attr,
+                                  IBV_QP_STATE | IBV_QP_SQ_PSN |
+                                  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+    }
+    if (ret != 0) {
+        ucs_error("srq: failed to connect QP 0x%x to 0x%x: %s",
+                  conn->qp->qp_num, remote_qpn, strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+    conn->remote_qpn = remote_qpn;
+    return UCS_OK;
+}
+
+static void uct_srq_cm_send(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                            uint8_t type)
+{
+    uct_srq_cm_t *cm = &iface->cm;
+    struct ibv_send_wr wr, *bad_wr;
+    uct_srq_cm_msg_t msg;
+    struct ibv_sge sge;
+    int ret;
+
+    if ((cm->ud_tx_avail <= 0) || (iface->tx_cq_avail <= 0)) {
+        return; /* the retry timer sends it later */
+    }
+    if (ucs_unlikely(cm->config.drop > 0) &&
+        ((unsigned)rand_r(&cm->seed) % 100 < cm->config.drop)) {
+        ++cm->stats.lost;
+        return; /* lost on the way, as far as the peer can tell */
+    }
+
+    msg.magic    = htole32(UCT_SRQ_CM_MAGIC);
+    msg.version  = UCT_SRQ_CM_VERSION;
+    msg.type     = type;
+    msg.reserved = 0;
+    msg.src.dev    = iface->port_addr;
+    msg.src.ud_qpn = htole32(cm->ud_qp->qp_num);
+    msg.rc_qpn   = htole32(conn->qp->qp_num);
+
+    sge.addr              = (uintptr_t)&msg;
+    sge.length            = sizeof(msg);
+    sge.lkey              = 0;
+    wr.wr_id              = 0; /* a handshake send: no connection */
+    wr.next               = NULL;
+    wr.sg_list            = &sge;
+    wr.num_sge            = 1;
+    wr.opcode             = IBV_WR_SEND;
+    wr.send_flags         = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+    wr.wr.ud.ah           = conn->ah;
+    wr.wr.ud.remote_qpn   = conn->key.ud_qpn;
+    wr.wr.ud.remote_qkey  = UCT_SRQ_CM_QKEY;
+    ret = ibv_post_send(cm->ud_qp, &wr, &bad_wr);
+    if (ret != 0) {
+        ucs_diag("srq: failed to send a handshake %s: %s",
+                 uct_srq_cm_msg_name(type), strerror(ret));
+        return;
+    }
+    --cm->ud_tx_avail;
+    --iface->tx_cq_avail;
+    ++cm->stats.sent;
+    ucs_trace("srq: sent %s to ud qpn 0x%x (rc qp 0x%x)",
+              uct_srq_cm_msg_name(type), conn->key.ud_qpn, conn->qp->qp_num);
+}
+
+static void uct_srq_conn_established(uct_srq_iface_t *iface,
+                                     uct_srq_conn_t *conn)
+{
+    uct_srq_ep_t *ep;
+
+    ucs_list_del(&conn->list);
+    conn->state = UCT_SRQ_CONN_CONNECTED;
+    ucs_debug("srq: connection QP 0x%x <-> 0x%x is up", conn->qp->qp_num,
+              conn->remote_qpn);
+
+    /* requests queued while connecting may go now */
+    ucs_list_for_each(ep, &conn->eps, list) {
+        ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
+    }
+    uct_srq_iface_dispatch_pending(iface);
+}
+
+ucs_status_t uct_srq_cm_get_conn(uct_srq_iface_t *iface,
+                                 const uct_srq_conn_key_t *key,
+                                 uct_srq_conn_t **conn_p)
+{
+    uct_srq_conn_t *conn;
+    ucs_status_t status;
+    khiter_t it;
+
+    it = kh_get(uct_srq_conns, &iface->cm.conns, *key);
+    if (it != kh_end(&iface->cm.conns)) {
+        *conn_p = kh_value(&iface->cm.conns, it);
+        return UCS_OK;
+    }
+
+    status = uct_srq_conn_create(iface, key, &conn);
+    if (status != UCS_OK) {
+        return status;
+    }
+    uct_srq_cm_send(iface, conn, UCT_SRQ_CM_REQ);
+    *conn_p = conn;
+    return UCS_OK;
+}
+
+/* ---- receiving handshake datagrams ------------------------------------- */
+
+static int uct_srq_cm_msg_valid(uct_srq_iface_t *iface,
+                                const uct_srq_cm_msg_t *msg, uint32_t len)
+{
+    return (len >= sizeof(*msg)) &&
+           (le32toh(msg->magic) == UCT_SRQ_CM_MAGIC) &&
+           (msg->version == UCT_SRQ_CM_VERSION) &&
+           (msg->type >= UCT_SRQ_CM_REQ) && (msg->type <= UCT_SRQ_CM_RTU) &&
+           (msg->src.dev.kind == iface->port_addr.kind);
+}
+
+static void uct_srq_cm_drop(uct_srq_iface_t *iface, const char *why,
+                            const uct_srq_cm_msg_t *msg)
+{
+    ++iface->cm.stats.dropped;
+    ucs_diag("srq: dropped a handshake datagram (%s)", why);
+}
+
+static void uct_srq_cm_handle_req(uct_srq_iface_t *iface,
+                                  uct_srq_conn_t *conn, uint32_t rc_qpn)
+{
+    switch (conn->state) {
+    case UCT_SRQ_CONN_CONNECTING:
+        /* a new peer, or a simultaneous connect: our one QP for the pair
+         * goes to the QP the peer named */
+        if (uct_srq_conn_connect_qp(iface, conn, rc_qpn) != UCS_OK) {
+            uct_srq_conn_fail(iface, conn, UCS_ERR_IO_ERROR);
+            return;
+        }
+        conn->state          = UCT_SRQ_CONN_REP_SENT;
+        conn->retry_interval = iface->cm.config.retry;
+        conn->next_retry     = ucs_get_time() + conn->retry_interval;
+        uct_srq_cm_send(iface, conn, UCT_SRQ_CM_REP);
+        break;
+    case UCT_SRQ_CONN_REP_SENT:
+    case UCT_SRQ_CONN_CONNECTED:
+        /* a retransmitted REQ: our REP was lost */
+        uct_srq_cm_send(iface, conn, UCT_SRQ_CM_REP);
+        break;
+    default:
+        break;
+    }
+}
+
+static void uct_srq_cm_handle_rep(uct_srq_iface_t *iface,
+                                  uct_srq_conn_t *conn, uint32_t rc_qpn)
+{
+    switch (conn->state) {
+    case UCT_SRQ_CONN_CONNECTING:
+        if (uct_srq_conn_connect_qp(iface, conn, rc_qpn) != UCS_OK) {
+            uct_srq_conn_fail(iface, conn, UCS_ERR_IO_ERROR);
+            return;
+        }
+        /* fall through */
+    case UCT_SRQ_CONN_REP_SENT:
+        /* the peer's QP is ready for ours */
+        uct_srq_cm_send(iface, conn, UCT_SRQ_CM_RTU);
+        uct_srq_conn_established(iface, conn);
+        break;
+    case UCT_SRQ_CONN_CONNECTED:
+        uct_srq_cm_send(iface, conn, UCT_SRQ_CM_RTU); /* our RTU was lost */
+        break;
+    default:
+        break;
+    }
+}
+
+void uct_srq_cm_handle_rx(uct_srq_iface_t *iface, const struct ibv_wc *wc)
+{
+    uct_srq_cm_t *cm = &iface->cm;
+    unsigned index   = wc->wr_id;
+    const uct_srq_cm_msg_t *msg;
+    uct_srq_conn_key_t key;
+    uct_srq_conn_t *conn;
+    uint32_t rc_qpn;
+    khiter_t it;
+    int ret;
+
+    if (wc->status != IBV_WC_SUCCESS) {
+        if (wc->status != IBV_WC_WR_FLUSH_ERR) {
+            ucs_diag("srq: handshake receive failed: %s",
+                     ibv_wc_status_str(wc->status));
+        }
+        return; /* the QP is in error: nothing to repost */
+    }
+
+    /* UD: the first 40 bytes hold the GRH */
+    msg = UCS_PTR_BYTE_OFFSET(cm->bufs, (size_t)index * UCT_SRQ_CM_BUF_LEN +
+                                        UCT_SRQ_CM_GRH_LEN);
+    if ((wc->byte_len < UCT_SRQ_CM_GRH_LEN) ||
+        !uct_srq_cm_msg_valid(iface, msg, wc->byte_len - UCT_SRQ_CM_GRH_LEN)) {
+        uct_srq_cm_drop(iface, "malformed", msg);
+        goto out;
+    }
+
+    key        = msg->src;
+    key.ud_qpn = le32toh(msg->src.ud_qpn);
+    rc_qpn     = le32toh(msg->rc_qpn) & 0xffffff;
+    ucs_trace("srq: got %s from ud qpn 0x%x (rc qp 0x%x)",
+              uct_srq_cm_msg_name(msg->type), key.ud_qpn, rc_qpn);
+
+    it = kh_get(uct_srq_conns, &cm->conns, key);
+    if (it != kh_end(&cm->conns)) {
+        conn = kh_value(&cm->conns, it);
+        if ((conn->state != UCT_SRQ_CONN_CONNECTING) &&
+            (conn->remote_qpn != rc_qpn)) {
+            uct_srq_cm_drop(iface, "names another QP than the connection's", msg);
+            goto out;
+        }
+    } else if (msg->type == UCT_SRQ_CM_REQ) {
+        if (uct_srq_conn_create(iface, &key, &conn) != UCS_OK) {
+            uct_srq_cm_drop(iface, "cannot create a connection", msg);
+            goto out;
+        }
+    } else {
+        uct_srq_cm_drop(iface, "no connection for it", msg);
+        goto out;
+    }
+
+    switch (msg->type) {
+    case UCT_SRQ_CM_REQ:
+        uct_srq_cm_handle_req(iface, conn, rc_qpn);
+        break;
+    case UCT_SRQ_CM_REP:
+        uct_srq_cm_handle_rep(iface, conn, rc_qpn);
+        break;
+    case UCT_SRQ_CM_RTU:
+        if (conn->state == UCT_SRQ_CONN_REP_SENT) {
+            uct_srq_conn_established(iface, conn);
+        }
+        break;
+    }
+
+out:
+    ret = uct_srq_cm_post_recv(cm, index);
+    if (ret != 0) {
+        ucs_error("srq: failed to repost a handshake buffer: %s",
+                  strerror(ret));
+    }
+}
+
+void uct_srq_cm_progress(uct_srq_iface_t *iface)
+{
+    uct_srq_cm_t *cm = &iface->cm;
+    ucs_time_t now   = ucs_get_time();
+    uct_srq_conn_t *conn, *tmp;
+
+    ucs_list_for_each_safe(conn, tmp, &cm->connecting, list) {
+        if (now >= conn->deadline) {
+            ucs_diag("srq: connection to ud qpn 0x%x timed out",
+                     conn->key.ud_qpn);
+            uct_srq_conn_fail(iface, conn, UCS_ERR_UNREACHABLE);
+            continue;
+        }
+        if (now < conn->next_retry) {
+            continue;
+        }
+        ++cm->stats.retries;
+        uct_srq_cm_send(iface, conn, (conn->state == UCT_SRQ_CONN_CONNECTING) ?
+                                     UCT_SRQ_CM_REQ : UCT_SRQ_CM_REP);
+        conn->retry_interval = ucs_min(conn->retry_interval * 2,
+                                       UCT_SRQ_CM_MAX_RETRY);
+        conn->next_retry     = now + conn->retry_interval;
+    }
+}
+
+/* ---- send completions and failure ------------------------------------- */
+
+void uct_srq_conn_complete_ops(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                               ucs_status_t status)
+{
+    uct_srq_op_t *op;
+
+    ucs_queue_for_each_extract(op, &conn->ops, queue,
+                               UCS_CIRCULAR_COMPARE32(op->sn, <, conn->sn_done)) {
+        op->cb(iface, op, status);
+    }
+}
+
+void uct_srq_conn_tx_complete(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                              const struct ibv_wc *wc)
+{
+    uct_srq_ep_t *ep;
+
+    ++conn->tx_avail;
+    ++conn->sn_done;
+    --iface->tx_outstanding;
+
+    if (ucs_unlikely(conn->pending_desched)) {
+        /* endpoints that ran out of send slots may go on */
+        conn->pending_desched = 0;
+        ucs_list_for_each(ep, &conn->eps, list) {
+            ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
+        }
+    }
+
+    if (ucs_likely(wc->status == IBV_WC_SUCCESS)) {
+        uct_srq_conn_complete_ops(iface, conn, UCS_OK);
+        return;
+    }
+
+    if (conn->state != UCT_SRQ_CONN_FAILED) {
+        ucs_diag("srq: send on QP 0x%x failed: %s", conn->qp->qp_num,
+                 ibv_wc_status_str(wc->status));
+        uct_srq_conn_fail(iface, conn,
+                          (wc->status == IBV_WC_REM_ACCESS_ERR) ?
+                          UCS_ERR_INVALID_ADDR : UCS_ERR_ENDPOINT_TIMEOUT);
+    }
+    uct_srq_conn_complete_ops(iface, conn, UCS_ERR_ENDPOINT_TIMEOUT);
+}
+
+void uct_srq_conn_fail(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                       ucs_status_t status)
+{
+    struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
+    uct_srq_ep_t *ep, *tmp;
+    khiter_t it;
+
+    if (conn->state == UCT_SRQ_CONN_FAILED) {
+        return;
+    }
+    if (uct_srq_conn_is_connecting(conn)) {
+        ucs_list_del(&conn->list);
+    }
+    conn->state = UCT_SRQ_CONN_FAILED;
+
+    /* a new endpoint to this peer gets a new connection */
+    it = kh_get(uct_srq_conns, &iface->cm.conns, conn->key);
+    if (it != kh_end(&iface->cm.conns)) {
+        kh_del(uct_srq_conns, &iface->cm.conns, it);
+    }
+    ucs_list_add_tail(&iface->cm.dead, &conn->list);
+
+    /* outstanding WRs come back flushed, completing their operations */
+    srq_verbs_modify_qp(iface->dev, conn->qp, &attr, IBV_QP_STATE);
+
+    ucs_list_for_each_safe(ep, tmp, &conn->eps, list) {
+        ucs_arbiter_group_desched(&iface->arbiter, &ep->arb_group);
+        uct_iface_handle_ep_err(&iface->super.super, &ep->super.super, status);
+    }
+}

@@ -1,0 +1,148 @@
+/*
+ * ucx-srq: connections. At most one RC connection per pair of interfaces,
+ * shared by all endpoints between them on both sides, set up in-band by a
+ * handshake over each interface's UD QP (REQ -> REP -> RTU), which survives
+ * lost and duplicated datagrams and simultaneous connects.
+ */
+#ifndef UCT_SRQ_CONN_H_
+#define UCT_SRQ_CONN_H_
+
+#include <verbs/srq_verbs.h>
+#include <uct/api/uct.h>
+#include <ucs/datastruct/khash.h>
+#include <ucs/datastruct/list.h>
+#include <ucs/datastruct/queue.h>
+#include <ucs/time/time.h>
+
+typedef struct uct_srq_iface uct_srq_iface_t;
+
+typedef enum uct_srq_conn_state {
+    UCT_SRQ_CONN_CONNECTING,  /* REQ sent, waiting for the peer's QP */
+    UCT_SRQ_CONN_REP_SENT,    /* QP connected, waiting for the peer's RTU */
+    UCT_SRQ_CONN_CONNECTED,   /* both QPs ready: data may flow */
+    UCT_SRQ_CONN_FAILED       /* error: the QP is gone for good */
+} uct_srq_conn_state_t;
+
+/* Who is on the other side: device address + handshake QP number */
+typedef struct uct_srq_conn_key {
+    srq_verbs_port_addr_t  dev;
+    uint32_t               ud_qpn;
+} UCS_S_PACKED uct_srq_conn_key_t;
+
+/*
+ * A send operation waiting for a completion. Every WR of a connection is
+ * signaled and RC completes them in order, so an operation is done when the
+ * connection's completed-WR count passes its sequence number.
+ */
+typedef struct uct_srq_op uct_srq_op_t;
+typedef void (*uct_srq_op_cb_t)(uct_srq_iface_t *iface, uct_srq_op_t *op,
+                                ucs_status_t status);
+struct uct_srq_op {
+    ucs_queue_elem_t   queue;
+    uint32_t           sn;
+    uct_srq_op_cb_t    cb;
+    uct_completion_t  *comp;
+};
+
+typedef struct uct_srq_conn {
+    uct_srq_conn_key_t    key;
+    struct ibv_qp        *qp;
+    uint32_t              remote_qpn;
+    uct_srq_conn_state_t  state;
+    int                   tx_avail;     /* free send queue slots */
+    uint32_t              sn_posted;    /* WRs posted */
+    uint32_t              sn_done;      /* WRs completed */
+    int                   send_flags;   /* IBV_SEND_FENCE once after a fence */
+    int                   pending_desched; /* an endpoint waits for slots */
+    ucs_queue_head_t      ops;          /* uct_srq_op_t by sequence number */
+    ucs_list_link_t       eps;          /* uct_srq_ep_t on this connection */
+    ucs_list_link_t       list;         /* in cm->connecting or cm->dead */
+    struct ibv_ah        *ah;           /* for handshake datagrams */
+    ucs_time_t            next_retry;
+    ucs_time_t            retry_interval;
+    ucs_time_t            deadline;
+} uct_srq_conn_t;
+
+static inline khint32_t uct_srq_conn_key_hash(uct_srq_conn_key_t key)
+{
+    const uint8_t *p = (const uint8_t*)&key;
+    khint32_t h      = 2166136261u;
+    size_t i;
+
+    for (i = 0; i < sizeof(key); ++i) {
+        h = (h ^ p[i]) * 16777619u;
+    }
+    return h;
+}
+
+#define uct_srq_conn_key_equal(_a, _b) (!memcmp(&(_a), &(_b), sizeof(_a)))
+
+KHASH_INIT(uct_srq_conns, uct_srq_conn_key_t, uct_srq_conn_t*, 1,
+           uct_srq_conn_key_hash, uct_srq_conn_key_equal);
+
+typedef struct uct_srq_cm_config {
+    double    timeout;       /* give up connecting after this long */
+    double    retry;         /* first handshake retry interval */
+    unsigned  queue_len;     /* handshake receive buffers */
+    unsigned  drop;          /* debug: % of handshake datagrams dropped */
+} uct_srq_cm_config_t;
+
+typedef struct uct_srq_cm {
+    struct ibv_qp          *ud_qp;
+    struct ibv_mr          *mr;
+    void                   *bufs;         /* handshake receive buffers */
+    unsigned                num_bufs;
+    int                     ud_tx_avail;
+    khash_t(uct_srq_conns)  conns;        /* live connections by peer */
+    ucs_list_link_t         connecting;   /* handshakes under way */
+    ucs_list_link_t         dead;         /* failed, kept until close */
+    struct {
+        ucs_time_t          timeout;
+        ucs_time_t          retry;
+        unsigned            drop;
+    } config;
+    unsigned                seed;         /* for config.drop */
+    struct {
+        uint64_t            sent;         /* handshake datagrams sent */
+        uint64_t            retries;      /* of them, retransmissions */
+        uint64_t            dropped;      /* malformed or unexpected */
+        uint64_t            lost;         /* dropped on purpose (CONN_DROP) */
+    } stats;
+} uct_srq_cm_t;
+
+extern ucs_config_field_t uct_srq_cm_config_table[];
+
+ucs_status_t uct_srq_cm_init(uct_srq_cm_t *cm, uct_srq_iface_t *iface,
+                             const uct_srq_cm_config_t *config);
+void uct_srq_cm_cleanup(uct_srq_cm_t *cm, uct_srq_iface_t *iface);
+
+/* The connection to a peer interface: an existing one, or a new one whose
+ * handshake starts now */
+ucs_status_t uct_srq_cm_get_conn(uct_srq_iface_t *iface,
+                                 const uct_srq_conn_key_t *key,
+                                 uct_srq_conn_t **conn_p);
+
+/* A completion of the handshake QP (receive) */
+void uct_srq_cm_handle_rx(uct_srq_iface_t *iface, const struct ibv_wc *wc);
+
+/* Retransmit and time out handshakes; only while some are under way */
+void uct_srq_cm_progress(uct_srq_iface_t *iface);
+
+/* A send completion of a connection's QP */
+void uct_srq_conn_tx_complete(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                              const struct ibv_wc *wc);
+
+/* Complete every operation of @conn up to its completed WR count */
+void uct_srq_conn_complete_ops(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                               ucs_status_t status);
+
+/* The connection is lost: fail its operations, tell its endpoints */
+void uct_srq_conn_fail(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                       ucs_status_t status);
+
+static inline int uct_srq_conn_is_connecting(const uct_srq_conn_t *conn)
+{
+    return conn->state < UCT_SRQ_CONN_CONNECTED;
+}
+
+#endif

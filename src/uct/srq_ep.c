@@ -1,0 +1,664 @@
+/*
+ * ucx-srq: endpoint operations: active messages, put, get, flush, fence,
+ * pending requests and endpoint checks, all on the endpoint's connection.
+ *
+ * Every WR is signaled (wr_id = the connection): a send CQE returns one send
+ * queue slot and one send CQ slot, and completes the operations waiting for
+ * that WR's sequence number.
+ */
+#include "srq_ep.h"
+
+#include <ucs/debug/log_def.h>
+#include <ucs/datastruct/mpool.inl>
+#include <uct/base/uct_iov.inl>
+#include <string.h>
+
+static UCS_F_ALWAYS_INLINE uct_srq_iface_t *uct_srq_ep_iface(uct_srq_ep_t *ep)
+{
+    return ucs_derived_of(ep->super.super.iface, uct_srq_iface_t);
+}
+
+/* May @ep post one WR now? */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srq_ep_tx_check(uct_srq_iface_t *iface, uct_srq_ep_t *ep)
+{
+    uct_srq_conn_t *conn = ep->conn;
+
+    if (ucs_likely((conn != NULL) && (conn->state == UCT_SRQ_CONN_CONNECTED) &&
+                   (conn->tx_avail > 0) && (iface->tx_cq_avail > 0))) {
+        return UCS_OK;
+    }
+    if ((conn == NULL) || (conn->state == UCT_SRQ_CONN_FAILED)) {
+        return UCS_ERR_CONNECTION_RESET;
+    }
+    return UCS_ERR_NO_RESOURCE; /* connecting, or out of send slots */
+}
+
+static UCS_F_ALWAYS_INLINE size_t uct_srq_wr_length(const struct ibv_send_wr *wr)
+{
+    size_t length = 0;
+    int i;
+
+    for (i = 0; i < wr->num_sge; ++i) {
+        length += wr->sg_list[i].length;
+    }
+    return length;
+}
+
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srq_ep_post(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                struct ibv_send_wr *wr)
+{
+    struct ibv_send_wr *bad_wr;
+    int ret;
+
+    wr->wr_id       = (uintptr_t)conn;
+    wr->next        = NULL;
+    wr->send_flags |= IBV_SEND_SIGNALED | conn->send_flags;
+    ret = ibv_post_send(conn->qp, wr, &bad_wr);
+    if (ucs_unlikely(ret != 0)) {
+        ucs_error("srq: ibv_post_send on QP 0x%x failed: %s", conn->qp->qp_num,
+                  strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+
+    conn->send_flags = 0;
+    ++iface->tx_stats.wrs;
+    iface->tx_stats.bytes += uct_srq_wr_length(wr);
+    ++conn->sn_posted;
+    --conn->tx_avail;
+    --iface->tx_cq_avail;
+    ++iface->tx_outstanding;
+    return UCS_OK;
+}
+
+/* @op completes with the WR just posted */
+static UCS_F_ALWAYS_INLINE void
+uct_srq_ep_add_op(uct_srq_conn_t *conn, uct_srq_op_t *op, uct_srq_op_cb_t cb,
+                  uct_completion_t *comp)
+{
+    op->sn   = conn->sn_posted - 1;
+    op->cb   = cb;
+    op->comp = comp;
+    ucs_queue_push(&conn->ops, &op->queue);
+}
+
+static void uct_srq_op_done(uct_srq_iface_t *iface, uct_srq_op_t *op,
+                            ucs_status_t status)
+{
+    if (op->comp != NULL) {
+        uct_invoke_completion(op->comp, status);
+    }
+    ucs_mpool_put_inline(op);
+}
+
+static void uct_srq_tx_desc_done(uct_srq_iface_t *iface, uct_srq_op_t *op,
+                                 ucs_status_t status)
+{
+    uct_srq_tx_desc_t *desc = ucs_container_of(op, uct_srq_tx_desc_t, op);
+
+    if (op->comp != NULL) {
+        uct_invoke_completion(op->comp, status);
+    }
+    ucs_mpool_put_inline(desc);
+}
+
+static void uct_srq_get_bcopy_done(uct_srq_iface_t *iface, uct_srq_op_t *op,
+                                   ucs_status_t status)
+{
+    uct_srq_tx_desc_t *desc = ucs_container_of(op, uct_srq_tx_desc_t, op);
+
+    if (status == UCS_OK) {
+        desc->unpack_cb(desc->unpack_arg, uct_srq_tx_desc_data(desc),
+                        desc->length);
+    }
+    uct_srq_tx_desc_done(iface, op, status);
+}
+
+/* Post @wr; on success, @op (if any) waits for it */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srq_ep_post_op(uct_srq_iface_t *iface, uct_srq_ep_t *ep,
+                   struct ibv_send_wr *wr, uct_srq_op_t *op,
+                   uct_srq_op_cb_t cb, uct_completion_t *comp)
+{
+    ucs_status_t status = uct_srq_ep_post(iface, ep->conn, wr);
+
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    if (op != NULL) {
+        uct_srq_ep_add_op(ep->conn, op, cb, comp);
+    }
+    return UCS_OK;
+}
+
+static UCS_F_ALWAYS_INLINE uct_srq_tx_desc_t *
+uct_srq_ep_get_tx_desc(uct_srq_iface_t *iface)
+{
+    return ucs_mpool_get_inline(&iface->tx_mp);
+}
+
+static UCS_F_ALWAYS_INLINE uint32_t uct_srq_memh_lkey(uct_mem_h memh)
+{
+    return (memh == UCT_MEM_HANDLE_NULL) ? 0 : ((struct ibv_mr*)memh)->lkey;
+}
+
+/* iov -> sge, skipping empty entries; returns the number of sges */
+static UCS_F_ALWAYS_INLINE int
+uct_srq_iov_to_sge(struct ibv_sge *sge, const uct_iov_t *iov, size_t iovcnt)
+{
+    size_t i;
+    int n = 0;
+
+    for (i = 0; i < iovcnt; ++i) {
+        if (uct_iov_get_length(&iov[i]) == 0) {
+            continue;
+        }
+        sge[n].addr   = (uintptr_t)iov[i].buffer;
+        sge[n].length = uct_iov_get_length(&iov[i]);
+        sge[n].lkey   = uct_srq_memh_lkey(iov[i].memh);
+        ++n;
+    }
+    return n;
+}
+
+/* ---- active messages --------------------------------------------------- */
+
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srq_ep_send_inline(uct_srq_iface_t *iface, uct_srq_ep_t *ep,
+                       const void *buf, size_t length)
+{
+    struct ibv_send_wr wr;
+    struct ibv_sge sge;
+
+    sge.addr      = (uintptr_t)buf;
+    sge.length    = length;
+    sge.lkey      = 0;
+    wr.sg_list    = &sge;
+    wr.num_sge    = 1;
+    wr.opcode     = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_INLINE;
+    return uct_srq_ep_post(iface, ep->conn, &wr);
+}
+
+ucs_status_t uct_srq_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
+                                 const void *payload, unsigned length)
+{
+    uct_srq_ep_t *ep       = ucs_derived_of(tl_ep, uct_srq_ep_t);
+    uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
+    size_t total           = 1 + sizeof(header) + length;
+    uint8_t *buf;
+    ucs_status_t status;
+
+    UCT_CHECK_AM_ID(id);
+    UCT_CHECK_LENGTH(total, 0, iface->config.max_inline, "am_short");
+    status = uct_srq_ep_tx_check(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    buf    = ucs_alloca(total);
+    buf[0] = id;
+    uct_am_short_fill_data(buf + 1, header, payload, length);
+    return uct_srq_ep_send_inline(iface, ep, buf, total);
+}
+
+ucs_status_t uct_srq_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
+                                     const uct_iov_t *iov, size_t iovcnt)
+{
+    uct_srq_ep_t *ep       = ucs_derived_of(tl_ep, uct_srq_ep_t);
+    uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
+    size_t total           = 1 + uct_iov_total_length(iov, iovcnt);
+    ucs_iov_iter_t iov_iter;
+    uint8_t *buf;
+    ucs_status_t status;
+
+    UCT_CHECK_AM_ID(id);
+    UCT_CHECK_LENGTH(total, 0, iface->config.max_inline, "am_short_iov");
+    status = uct_srq_ep_tx_check(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    buf    = ucs_alloca(total);
+    buf[0] = id;
+    ucs_iov_iter_init(&iov_iter);
+    uct_iov_to_buffer(iov, iovcnt, &iov_iter, buf + 1, total - 1);
+    return uct_srq_ep_send_inline(iface, ep, buf, total);
+}
+
+ssize_t uct_srq_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
+                            uct_pack_callback_t pack_cb, void *arg,
+                            unsigned flags)
+{
+    uct_srq_ep_t *ep       = ucs_derived_of(tl_ep, uct_srq_ep_t);
+    uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
+    uct_srq_tx_desc_t *desc;
+    struct ibv_send_wr wr;
+    struct ibv_sge sge;
+    ucs_status_t status;
+    uint8_t *buf;
+    size_t length;
+
+    UCT_CHECK_AM_ID(id);
+    status = uct_srq_ep_tx_check(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    desc = uct_srq_ep_get_tx_desc(iface);
+    if (ucs_unlikely(desc == NULL)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    buf    = uct_srq_tx_desc_data(desc);
+    buf[0] = id;
+    length = pack_cb(buf + 1, arg);
+    ucs_assertv(length <= iface->config.seg_size - 1, "length=%zu", length);
+
+    sge.addr      = (uintptr_t)buf;
+    sge.length    = 1 + length;
+    sge.lkey      = desc->super.lkey;
+    wr.sg_list    = &sge;
+    wr.num_sge    = 1;
+    wr.opcode     = IBV_WR_SEND;
+    wr.send_flags = (sge.length <= iface->config.max_inline) ? IBV_SEND_INLINE : 0;
+    status = uct_srq_ep_post_op(iface, ep, &wr, &desc->op, uct_srq_tx_desc_done,
+                                NULL);
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put_inline(desc);
+        return status;
+    }
+    return length;
+}
+
+ucs_status_t uct_srq_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
+                                 const void *header, unsigned header_length,
+                                 const uct_iov_t *iov, size_t iovcnt,
+                                 unsigned flags, uct_completion_t *comp)
+{
+    uct_srq_ep_t *ep       = ucs_derived_of(tl_ep, uct_srq_ep_t);
+    uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
+    struct ibv_sge sge[iface->config.max_send_sge];
+    uct_srq_tx_desc_t *desc;
+    struct ibv_send_wr wr;
+    ucs_status_t status;
+    uint8_t *buf;
+
+    UCT_CHECK_AM_ID(id);
+    UCT_CHECK_IOV_SIZE(iovcnt, (size_t)iface->config.max_send_sge - 1, "am_zcopy");
+    UCT_CHECK_LENGTH(1 + header_length + uct_iov_total_length(iov, iovcnt), 0,
+                     iface->config.seg_size, "am_zcopy");
+    status = uct_srq_ep_tx_check(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    desc = uct_srq_ep_get_tx_desc(iface);
+    if (ucs_unlikely(desc == NULL)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    /* the am id and the header travel from the descriptor, the data from
+     * the user's registered buffers */
+    buf    = uct_srq_tx_desc_data(desc);
+    buf[0] = id;
+    memcpy(buf + 1, header, header_length);
+    sge[0].addr   = (uintptr_t)buf;
+    sge[0].length = 1 + header_length;
+    sge[0].lkey   = desc->super.lkey;
+    wr.sg_list    = sge;
+    wr.num_sge    = 1 + uct_srq_iov_to_sge(sge + 1, iov, iovcnt);
+    wr.opcode     = IBV_WR_SEND;
+    wr.send_flags = 0;
+    status = uct_srq_ep_post_op(iface, ep, &wr, &desc->op, uct_srq_tx_desc_done,
+                                comp);
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put_inline(desc);
+        return status;
+    }
+    return UCS_INPROGRESS;
+}
+
+/* ---- RDMA write (put) and read (get) ----------------------------------- */
+
+static UCS_F_ALWAYS_INLINE void
+uct_srq_rdma_wr(struct ibv_send_wr *wr, enum ibv_wr_opcode opcode,
+                struct ibv_sge *sge, int num_sge, uint64_t remote_addr,
+                uct_rkey_t rkey)
+{
+    wr->opcode              = opcode;
+    wr->sg_list             = sge;
+    wr->num_sge             = num_sge;
+    wr->send_flags          = 0;
+    wr->wr.rdma.remote_addr = remote_addr;
+    wr->wr.rdma.rkey        = (uint32_t)rkey;
+}
+
+ucs_status_t uct_srq_ep_put_short(uct_ep_h tl_ep, const void *buffer,
+                                  unsigned length, uint64_t remote_addr,
+                                  uct_rkey_t rkey)
+{
+    uct_srq_ep_t *ep       = ucs_derived_of(tl_ep, uct_srq_ep_t);
+    uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
+    struct ibv_send_wr wr;
+    struct ibv_sge sge;
+    ucs_status_t status;
+
+    UCT_CHECK_LENGTH(length, 0, iface->config.max_inline, "put_short");
+    status = uct_srq_ep_tx_check(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    sge.addr   = (uintptr_t)buffer;
+    sge.length = length;
+    sge.lkey   = 0;
+    uct_srq_rdma_wr(&wr, IBV_WR_RDMA_WRITE, &sge, length ? 1 : 0, remote_addr,
+                    rkey);
+    wr.send_flags = IBV_SEND_INLINE;
+    return uct_srq_ep_post(iface, ep->conn, &wr);
+}
+
+ssize_t uct_srq_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
+                             void *arg, uint64_t remote_addr, uct_rkey_t rkey)
+{
+    uct_srq_ep_t *ep       = ucs_derived_of(tl_ep, uct_srq_ep_t);
+    uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
+    uct_srq_tx_desc_t *desc;
+    struct ibv_send_wr wr;
+    struct ibv_sge sge;
+    ucs_status_t status;
+    size_t length;
+
+    status = uct_srq_ep_tx_check(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    desc = uct_srq_ep_get_tx_desc(iface);
+    if (ucs_unlikely(desc == NULL)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    length     = pack_cb(uct_srq_tx_desc_data(desc), arg);
+    sge.addr   = (uintptr_t)uct_srq_tx_desc_data(desc);
+    sge.length = length;
+    sge.lkey   = desc->super.lkey;
+    uct_srq_rdma_wr(&wr, IBV_WR_RDMA_WRITE, &sge, length ? 1 : 0, remote_addr,
+                    rkey);
+    status = uct_srq_ep_post_op(iface, ep, &wr, &desc->op, uct_srq_tx_desc_done,
+                                NULL);
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put_inline(desc);
+        return status;
+    }
+    return length;
+}
+
+/* RDMA write or read of a user's registered iov */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srq_ep_rdma_zcopy(uct_srq_ep_t *ep, enum ibv_wr_opcode opcode,
+                      const uct_iov_t *iov, size_t iovcnt,
+                      uint64_t remote_addr, uct_rkey_t rkey,
+                      uct_completion_t *comp)
+{
+    uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
+    struct ibv_sge sge[iface->config.max_send_sge];
+    uct_srq_op_t *op = NULL;
+    struct ibv_send_wr wr;
+    ucs_status_t status;
+
+    UCT_CHECK_IOV_SIZE(iovcnt, (size_t)iface->config.max_send_sge, "rdma_zcopy");
+    status = uct_srq_ep_tx_check(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    if (comp != NULL) {
+        op = ucs_mpool_get_inline(&iface->op_mp);
+        if (ucs_unlikely(op == NULL)) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+    }
+
+    uct_srq_rdma_wr(&wr, opcode, sge, uct_srq_iov_to_sge(sge, iov, iovcnt),
+                    remote_addr, rkey);
+    status = uct_srq_ep_post_op(iface, ep, &wr, op, uct_srq_op_done, comp);
+    if (ucs_unlikely(status != UCS_OK)) {
+        if (op != NULL) {
+            ucs_mpool_put_inline(op);
+        }
+        return status;
+    }
+    return UCS_INPROGRESS;
+}
+
+ucs_status_t uct_srq_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                  size_t iovcnt, uint64_t remote_addr,
+                                  uct_rkey_t rkey, uct_completion_t *comp)
+{
+    return uct_srq_ep_rdma_zcopy(ucs_derived_of(tl_ep, uct_srq_ep_t),
+                                 IBV_WR_RDMA_WRITE, iov, iovcnt, remote_addr,
+                                 rkey, comp);
+}
+
+ucs_status_t uct_srq_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                  size_t iovcnt, uint64_t remote_addr,
+                                  uct_rkey_t rkey, uct_completion_t *comp)
+{
+    return uct_srq_ep_rdma_zcopy(ucs_derived_of(tl_ep, uct_srq_ep_t),
+                                 IBV_WR_RDMA_READ, iov, iovcnt, remote_addr,
+                                 rkey, comp);
+}
+
+ucs_status_t uct_srq_ep_get_bcopy(uct_ep_h tl_ep, uct_unpack_callback_t unpack_cb,
+                                  void *arg, size_t length,
+                                  uint64_t remote_addr, uct_rkey_t rkey,
+                                  uct_completion_t *comp)
+{
+    uct_srq_ep_t *ep       = ucs_derived_of(tl_ep, uct_srq_ep_t);
+    uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
+    uct_srq_tx_desc_t *desc;
+    struct ibv_send_wr wr;
+    struct ibv_sge sge;
+    ucs_status_t status;
+
+    UCT_CHECK_LENGTH(length, 0, iface->config.seg_size, "get_bcopy");
+    status = uct_srq_ep_tx_check(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    desc = uct_srq_ep_get_tx_desc(iface);
+    if (ucs_unlikely(desc == NULL)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    desc->unpack_cb  = unpack_cb;
+    desc->unpack_arg = arg;
+    desc->length     = length;
+    sge.addr         = (uintptr_t)uct_srq_tx_desc_data(desc);
+    sge.length       = length;
+    sge.lkey         = desc->super.lkey;
+    uct_srq_rdma_wr(&wr, IBV_WR_RDMA_READ, &sge, length ? 1 : 0, remote_addr,
+                    rkey);
+    status = uct_srq_ep_post_op(iface, ep, &wr, &desc->op,
+                                uct_srq_get_bcopy_done, comp);
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put_inline(desc);
+        return status;
+    }
+    return UCS_INPROGRESS;
+}
+
+/* ---- flush, fence, check ----------------------------------------------- */
+
+ucs_status_t uct_srq_ep_flush(uct_ep_h tl_ep, unsigned flags,
+                              uct_completion_t *comp)
+{
+    uct_srq_ep_t *ep       = ucs_derived_of(tl_ep, uct_srq_ep_t);
+    uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
+    uct_srq_conn_t *conn   = ep->conn;
+    uct_srq_op_t *op;
+
+    if ((conn == NULL) || (conn->state == UCT_SRQ_CONN_FAILED)) {
+        /* nothing of this endpoint can complete any more */
+        return (flags & UCT_FLUSH_FLAG_CANCEL) ? UCS_OK :
+                                                 UCS_ERR_CONNECTION_RESET;
+    }
+    if (conn->sn_done == conn->sn_posted) {
+        return UCS_OK;
+    }
+
+    /* UCT_FLUSH_FLAG_CANCEL waits as well: the connection is shared with
+     * other endpoints, so its WRs are not thrown away */
+    if (comp != NULL) {
+        op = ucs_mpool_get_inline(&iface->op_mp);
+        if (op == NULL) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+        uct_srq_ep_add_op(conn, op, uct_srq_op_done, comp);
+    }
+    return UCS_INPROGRESS;
+}
+
+ucs_status_t uct_srq_ep_fence(uct_ep_h tl_ep, unsigned flags)
+{
+    uct_srq_ep_t *ep = ucs_derived_of(tl_ep, uct_srq_ep_t);
+
+    /* the next WR starts only after every earlier RDMA read completed */
+    if (ep->conn != NULL) {
+        ep->conn->send_flags |= IBV_SEND_FENCE;
+    }
+    return UCS_OK;
+}
+
+ucs_status_t uct_srq_ep_check(uct_ep_h tl_ep, unsigned flags,
+                              uct_completion_t *comp)
+{
+    uct_srq_ep_t *ep       = ucs_derived_of(tl_ep, uct_srq_ep_t);
+    uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
+    uint8_t probe          = UCT_SRQ_AM_ID_KEEPALIVE;
+
+    UCT_EP_KEEPALIVE_CHECK_PARAM(flags, comp);
+
+    /* A probe message reaches the peer's device: if the peer is gone, its
+     * send completes in error and the error handler runs. With no send slot
+     * free, traffic in flight does the same job. */
+    if (uct_srq_ep_tx_check(iface, ep) == UCS_OK) {
+        return uct_srq_ep_send_inline(iface, ep, &probe, sizeof(probe));
+    }
+    return UCS_OK;
+}
+
+/* ---- pending requests ---------------------------------------------------- */
+
+ucs_status_t uct_srq_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
+                                    unsigned flags)
+{
+    uct_srq_ep_t *ep       = ucs_derived_of(tl_ep, uct_srq_ep_t);
+    uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
+
+    if ((uct_srq_ep_tx_check(iface, ep) == UCS_OK) &&
+        ucs_arbiter_group_is_empty(&ep->arb_group)) {
+        return UCS_ERR_BUSY; /* it can go now */
+    }
+
+    uct_pending_req_arb_group_push(&ep->arb_group, req);
+    if ((ep->conn != NULL) && (ep->conn->state == UCT_SRQ_CONN_CONNECTED)) {
+        ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
+    }
+    return UCS_OK;
+}
+
+ucs_arbiter_cb_result_t uct_srq_ep_process_pending(ucs_arbiter_t *arbiter,
+                                                   ucs_arbiter_group_t *group,
+                                                   ucs_arbiter_elem_t *elem,
+                                                   void *arg)
+{
+    uct_pending_req_t *req = ucs_container_of(elem, uct_pending_req_t, priv);
+    uct_srq_ep_t *ep       = ucs_container_of(group, uct_srq_ep_t, arb_group);
+    uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
+    ucs_status_t status;
+
+    status = req->func(req);
+    if (status == UCS_OK) {
+        return UCS_ARBITER_CB_RESULT_REMOVE_ELEM;
+    } else if (status == UCS_INPROGRESS) {
+        return UCS_ARBITER_CB_RESULT_NEXT_GROUP;
+    }
+
+    /* out of resources: this endpoint's (it is rescheduled by the
+     * connection's completions or establishment), or the interface's */
+    if ((ep->conn == NULL) || (ep->conn->state != UCT_SRQ_CONN_CONNECTED)) {
+        return UCS_ARBITER_CB_RESULT_DESCHED_GROUP;
+    }
+    if (ep->conn->tx_avail <= 0) {
+        ep->conn->pending_desched = 1;
+        return UCS_ARBITER_CB_RESULT_DESCHED_GROUP;
+    }
+    return (iface->tx_cq_avail <= 0) ? UCS_ARBITER_CB_RESULT_STOP :
+                                       UCS_ARBITER_CB_RESULT_DESCHED_GROUP;
+}
+
+static ucs_arbiter_cb_result_t uct_srq_ep_purge_cb(ucs_arbiter_t *arbiter,
+                                                   ucs_arbiter_group_t *group,
+                                                   ucs_arbiter_elem_t *elem,
+                                                   void *arg)
+{
+    uct_pending_req_t *req    = ucs_container_of(elem, uct_pending_req_t, priv);
+    uct_purge_cb_args_t *args = arg;
+
+    if (args->cb != NULL) {
+        args->cb(req, args->arg);
+    }
+    return UCS_ARBITER_CB_RESULT_REMOVE_ELEM;
+}
+
+void uct_srq_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
+                              void *arg)
+{
+    uct_srq_ep_t *ep         = ucs_derived_of(tl_ep, uct_srq_ep_t);
+    uct_purge_cb_args_t args = {cb, arg};
+
+    ucs_arbiter_group_purge(&uct_srq_ep_iface(ep)->arbiter, &ep->arb_group,
+                            uct_srq_ep_purge_cb, &args);
+}
+
+/* ---- lifetime ------------------------------------------------------------ */
+
+UCS_CLASS_INIT_FUNC(uct_srq_ep_t, const uct_ep_params_t *params)
+{
+    uct_srq_iface_t *iface = ucs_derived_of(params->iface, uct_srq_iface_t);
+    const uct_srq_iface_addr_t *iface_addr;
+    uct_srq_conn_key_t key;
+    ucs_status_t status;
+
+    UCT_EP_PARAMS_CHECK_DEV_IFACE_ADDRS(params);
+    UCS_CLASS_CALL_SUPER_INIT(uct_base_ep_t, &iface->super);
+
+    iface_addr = (const uct_srq_iface_addr_t*)params->iface_addr;
+    memcpy(&key.dev, params->dev_addr, sizeof(key.dev));
+    key.ud_qpn = le32toh(iface_addr->ud_qpn);
+
+    status = uct_srq_cm_get_conn(iface, &key, &self->conn);
+    if (status != UCS_OK) {
+        return status;
+    }
+    ucs_arbiter_group_init(&self->arb_group);
+    ucs_list_add_tail(&self->conn->eps, &self->list);
+    return UCS_OK;
+}
+
+UCS_CLASS_CLEANUP_FUNC(uct_srq_ep_t)
+{
+    uct_srq_iface_t *iface = uct_srq_ep_iface(self);
+
+    ucs_arbiter_group_purge(&iface->arbiter, &self->arb_group,
+                            uct_srq_ep_purge_cb,
+                            &(uct_purge_cb_args_t){NULL, NULL});
+    ucs_arbiter_group_cleanup(&self->arb_group);
+    if (self->conn != NULL) {
+        ucs_list_del(&self->list);
+    }
+}
+
+UCS_CLASS_DEFINE(uct_srq_ep_t, uct_base_ep_t);
+UCS_CLASS_DEFINE_NEW_FUNC(uct_srq_ep_t, uct_ep_t, const uct_ep_params_t*);
+UCS_CLASS_DEFINE_DELETE_FUNC(uct_srq_ep_t, uct_ep_t);

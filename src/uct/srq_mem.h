@@ -1,0 +1,32 @@
+/*
+ * ucx-srq: memory pools of registered buffers (receive and send
+ * descriptors). Each chunk is registered once with the device; objects
+ * learn their chunk's lkey when first created.
+ */
+#ifndef UCT_SRQ_MEM_H_
+#define UCT_SRQ_MEM_H_
+
+#include "srq_md.h"
+
+#include <ucs/datastruct/mpool.h>
+
+/* Every pooled descriptor starts with this */
+typedef struct uct_srq_desc {
+    uint32_t  lkey;
+} uct_srq_desc_t;
+
+/*
+ * Create a pool of registered objects of @elem_size bytes (starting with a
+ * uct_srq_desc_t). @align_offset is the offset in the object that is
+ * aligned to a cache line (the start of the data area). @max_elems may be
+ * UINT_MAX for no limit.
+ */
+ucs_status_t uct_srq_mpool_init(ucs_mpool_t *mp, uct_srq_md_t *md,
+                                size_t elem_size, size_t align_offset,
+                                unsigned elems_per_chunk, unsigned max_elems,
+                                const char *name);
+
+/* Bytes of registered memory the pool holds now (all chunks) */
+size_t uct_srq_mpool_bytes(ucs_mpool_t *mp);
+
+#endif

@@ -1,0 +1,50 @@
+/*
+ * ucx-srq public API: counters of an rc_srq interface.
+ *
+ * The plugin is usually loaded with LD_PRELOAD (srq-run); a program can
+ * then find the function with dlsym(RTLD_DEFAULT, "uct_srq_iface_query_counters")
+ * or link against libuct_srq.so.
+ */
+#ifndef UCX_SRQ_H_
+#define UCX_SRQ_H_
+
+#include <uct/api/uct.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct uct_srq_iface_counters {
+    /* the shared receive queue */
+    uint64_t  rx_posted;        /* receive buffers posted, in total */
+    uint64_t  rx_consumed;      /* receive completions, in total */
+    uint64_t  rx_refills;       /* ibv_post_srq_recv calls (one chain each) */
+    uint64_t  rx_dropped;       /* malformed messages dropped */
+    uint64_t  rx_bytes;         /* bytes received into the SRQ's buffers */
+    uint64_t  rx_queue_now;     /* buffers posted now */
+    uint64_t  rx_queue_target;  /* buffers the interface keeps posted */
+    uint64_t  rx_bytes_held;    /* registered receive memory, posted or not */
+    /* connections */
+    uint64_t  conns;            /* live connections (one per peer interface) */
+    uint64_t  conn_sent;        /* handshake datagrams sent */
+    uint64_t  conn_retries;     /* of them, retransmissions */
+    uint64_t  conn_dropped;     /* malformed/unexpected datagrams dropped */
+    /* sends */
+    uint64_t  tx_wrs;           /* send WRs posted (sends, RDMA writes/reads) */
+    uint64_t  tx_bytes;         /* bytes they carried */
+    uint64_t  tx_outstanding;   /* WRs posted and not completed */
+} uct_srq_iface_counters_t;
+
+/*
+ * Fill @counters for @iface. UCS_ERR_INVALID_PARAM when @iface is not an
+ * rc_srq interface.
+ */
+ucs_status_t uct_srq_iface_query_counters(uct_iface_h iface,
+                                          uct_srq_iface_counters_t *counters);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

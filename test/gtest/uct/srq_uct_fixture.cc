@@ -1,0 +1,253 @@
+/*
+ * Helpers of the UCT test suites.
+ */
+#include "srq_uct_fixture.h"
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <dlfcn.h>
+
+namespace srq_test {
+
+uct_component_h srq_component()
+{
+    static uct_component_h srq = NULL;
+    uct_component_h *components;
+    uct_component_attr_t attr;
+    unsigned num;
+
+    if (srq != NULL) {
+        return srq;
+    }
+    if (uct_query_components(&components, &num) != UCS_OK) {
+        return NULL;
+    }
+    for (unsigned i = 0; i < num; ++i) {
+        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
+        if ((uct_component_query(components[i], &attr) == UCS_OK) &&
+            !strcmp(attr.name, "srq")) {
+            srq = components[i];
+        }
+    }
+    /* the handles stay valid for the life of the process */
+    uct_release_component_list(components);
+    return srq;
+}
+
+#define SRQ_TEST_CHECK(_expr) \
+    do { \
+        ucs_status_t _s = (_expr); \
+        if (_s != UCS_OK) { \
+            throw std::runtime_error(std::string(#_expr) + ": " + \
+                                     ucs_status_string(_s)); \
+        } \
+    } while (0)
+
+entity::entity(const config_t &config)
+{
+    entity_params params;
+
+    params.config = config;
+    init_or_cleanup(params);
+}
+
+entity::entity(const entity_params &params)
+{
+    init_or_cleanup(params);
+}
+
+/* A constructor that throws runs no destructor: undo what was made */
+void entity::init_or_cleanup(const entity_params &params)
+{
+    try {
+        init(params);
+    } catch (...) {
+        cleanup();
+        throw;
+    }
+}
+
+void entity::init(const entity_params &ep)
+{
+    uct_iface_params_t params = {};
+    uct_component_h srq       = srq_component();
+
+    if (srq == NULL) {
+        throw std::runtime_error("component srq is not registered");
+    }
+    if (ep.share != NULL) {
+        m_owner  = false;
+        m_md     = ep.share->m_md;
+        m_worker = ep.share->m_worker;
+    } else {
+        SRQ_TEST_CHECK(uct_md_config_read(srq, NULL, NULL, &m_md_config));
+        SRQ_TEST_CHECK(uct_md_open(srq, "soft0", m_md_config, &m_md));
+        SRQ_TEST_CHECK(ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
+                                                &m_async));
+        SRQ_TEST_CHECK(uct_worker_create(m_async, UCS_THREAD_MODE_SINGLE,
+                                         &m_worker));
+    }
+    SRQ_TEST_CHECK(uct_md_iface_config_read(m_md, "rc_srq", NULL, NULL,
+                                            &m_iface_config));
+    for (auto &kv : ep.config) {
+        SRQ_TEST_CHECK(uct_config_modify(m_iface_config, kv.first.c_str(),
+                                         kv.second.c_str()));
+    }
+
+    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                                  UCT_IFACE_PARAM_FIELD_DEVICE |
+                                  UCT_IFACE_PARAM_FIELD_RX_HEADROOM |
+                                  UCT_IFACE_PARAM_FIELD_ERR_HANDLER |
+                                  UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG |
+                                  UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = "rc_srq";
+    params.mode.device.dev_name = "soft0:1";
+    params.rx_headroom          = ep.rx_headroom;
+    params.err_handler          = ep.err_handler;
+    params.err_handler_arg      = ep.err_arg;
+    params.err_handler_flags    = 0;
+    SRQ_TEST_CHECK(uct_iface_open(m_md, m_worker, &params, m_iface_config,
+                                  &m_iface));
+    SRQ_TEST_CHECK(uct_iface_query(m_iface, &m_attr));
+    uct_iface_progress_enable(m_iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+}
+
+entity::~entity()
+{
+    cleanup();
+}
+
+void entity::cleanup()
+{
+    for (auto ep : m_eps) {
+        uct_ep_destroy(ep);
+    }
+    m_eps.clear();
+    if (m_iface != NULL) {
+        uct_iface_close(m_iface);
+        m_iface = NULL;
+    }
+    if (m_iface_config != NULL) {
+        uct_config_release(m_iface_config);
+        m_iface_config = NULL;
+    }
+    if (!m_owner) {
+        return;
+    }
+    if (m_worker != NULL) {
+        uct_worker_destroy(m_worker);
+        m_worker = NULL;
+    }
+    if (m_async != NULL) {
+        ucs_async_context_destroy(m_async);
+        m_async = NULL;
+    }
+    if (m_md != NULL) {
+        uct_md_close(m_md);
+        m_md = NULL;
+    }
+    if (m_md_config != NULL) {
+        uct_config_release(m_md_config);
+        m_md_config = NULL;
+    }
+}
+
+std::vector<char> entity::dev_addr() const
+{
+    std::vector<char> addr(m_attr.device_addr_len);
+    SRQ_TEST_CHECK(uct_iface_get_device_address(m_iface,
+                                                (uct_device_addr_t*)addr.data()));
+    return addr;
+}
+
+std::vector<char> entity::iface_addr() const
+{
+    std::vector<char> addr(m_attr.iface_addr_len);
+    SRQ_TEST_CHECK(uct_iface_get_address(m_iface,
+                                         (uct_iface_addr_t*)addr.data()));
+    return addr;
+}
+
+uct_ep_h entity::connect(const entity &peer)
+{
+    std::vector<char> dev   = peer.dev_addr();
+    std::vector<char> iface = peer.iface_addr();
+    uct_ep_params_t params  = {};
+    uct_ep_h ep;
+
+    params.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR |
+                        UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    params.iface      = m_iface;
+    params.dev_addr   = (const uct_device_addr_t*)dev.data();
+    params.iface_addr = (const uct_iface_addr_t*)iface.data();
+    SRQ_TEST_CHECK(uct_ep_create(&params, &ep));
+    m_eps.push_back(ep);
+    return ep;
+}
+
+uct_srq_iface_counters_t entity::counters() const
+{
+    typedef ucs_status_t (*query_func_t)(uct_iface_h, uct_srq_iface_counters_t*);
+    query_func_t query = (query_func_t)dlsym(RTLD_DEFAULT,
+                                             "uct_srq_iface_query_counters");
+    uct_srq_iface_counters_t c;
+
+    if (query == NULL) {
+        throw std::runtime_error("uct_srq_iface_query_counters not found");
+    }
+    SRQ_TEST_CHECK(query(m_iface, &c));
+    return c;
+}
+
+bool progress_until(const std::vector<entity*> &entities,
+                    const std::function<bool()> &cond, double seconds)
+{
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::duration<double>(seconds);
+
+    while (!cond()) {
+        if (std::chrono::steady_clock::now() > deadline) {
+            return false;
+        }
+        unsigned count = 0;
+        for (auto e : entities) {
+            count += e->progress();
+        }
+        if (count == 0) {
+            std::this_thread::yield();
+        }
+    }
+    return true;
+}
+
+mem_buffer::mem_buffer(uct_md_h md, size_t size, char fill) :
+    m_md(md), m_buf(size ? size : 1, fill)
+{
+    SRQ_TEST_CHECK(uct_md_mem_reg(m_md, m_buf.data(), m_buf.size(),
+                                  UCT_MD_MEM_ACCESS_ALL, &m_memh));
+}
+
+mem_buffer::~mem_buffer()
+{
+    if (m_rkey_valid) {
+        uct_rkey_release(srq_component(), &m_rkey);
+    }
+    uct_md_mem_dereg(m_md, m_memh);
+}
+
+uct_rkey_t mem_buffer::rkey()
+{
+    if (!m_rkey_valid) {
+        uct_md_attr_t attr;
+        SRQ_TEST_CHECK(uct_md_query(m_md, &attr));
+        std::vector<char> packed(attr.rkey_packed_size);
+        SRQ_TEST_CHECK(uct_md_mkey_pack(m_md, m_memh, packed.data()));
+        SRQ_TEST_CHECK(uct_rkey_unpack(srq_component(), packed.data(), &m_rkey));
+        m_rkey_valid = true;
+    }
+    return m_rkey.rkey;
+}
+
+} // namespace srq_test

@@ -1,0 +1,183 @@
+/*
+ * A peer process killed during traffic: the survivor's error handler runs
+ * within a bounded time, nothing hangs, and the dead peer's shared memory
+ * is reclaimed.
+ */
+#include "srq_uct_fixture.h"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+using namespace srq_test;
+
+namespace {
+
+std::vector<char> from_hex(const std::string &hex)
+{
+    std::vector<char> v;
+    for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+        v.push_back((char)strtoul(hex.substr(i, 2).c_str(), NULL, 16));
+    }
+    return v;
+}
+
+/* A uct_peer process; killed and reaped in the destructor in any case */
+class peer_process {
+public:
+    peer_process()
+    {
+        const char *builddir = getenv("SRQ_TEST_BUILDDIR");
+        std::string tool = std::string(builddir ? builddir : ".") +
+                           "/test/tools/uct_peer";
+        int out[2], in[2];
+        posix_spawn_file_actions_t fa;
+        char *argv[] = {(char*)tool.c_str(), NULL};
+
+        if ((pipe(out) != 0) || (pipe(in) != 0)) {
+            throw std::runtime_error("pipe");
+        }
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+        posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+        posix_spawn_file_actions_addclose(&fa, out[0]);
+        posix_spawn_file_actions_addclose(&fa, in[1]);
+        int ret = posix_spawn(&m_pid, tool.c_str(), &fa, NULL, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        close(out[1]);
+        close(in[0]);
+        m_stdin = in[1];
+        if (ret != 0) {
+            close(out[0]);
+            m_pid = -1;
+            throw std::runtime_error("cannot start " + tool);
+        }
+
+        /* one line: "<dev hex> <iface hex>" */
+        std::string line;
+        char c;
+        while ((read(out[0], &c, 1) == 1) && (c != '\n')) {
+            line += c;
+        }
+        close(out[0]);
+        size_t sp = line.find(' ');
+        if (sp == std::string::npos) {
+            throw std::runtime_error("uct_peer gave no address: '" + line + "'");
+        }
+        m_dev   = from_hex(line.substr(0, sp));
+        m_iface = from_hex(line.substr(sp + 1));
+    }
+
+    ~peer_process()
+    {
+        kill_now();
+        if (m_stdin >= 0) {
+            close(m_stdin);
+        }
+    }
+
+    void kill_now()
+    {
+        if (m_pid > 0) {
+            kill(m_pid, SIGKILL);
+            waitpid(m_pid, NULL, 0);
+            m_pid = -1;
+        }
+    }
+
+    /* the soft device's shared-memory segment of the peer's instance */
+    std::string shm_path() const
+    {
+        char hex[3];
+        std::string path = "/dev/shm/srq-soft-";
+        /* the port address: kind, port, lid(2), "soft", 12-byte instance */
+        for (size_t i = 8; i < 20 && i < m_dev.size(); ++i) {
+            snprintf(hex, sizeof(hex), "%02x", (unsigned char)m_dev[i]);
+            path += hex;
+        }
+        return path;
+    }
+
+    std::vector<char> m_dev, m_iface;
+    pid_t             m_pid   = -1;
+    int               m_stdin = -1;
+};
+
+struct err_count {
+    int          count = 0;
+    ucs_status_t status = UCS_OK;
+
+    static ucs_status_t cb(void *arg, uct_ep_h ep, ucs_status_t status)
+    {
+        err_count *self = static_cast<err_count*>(arg);
+        ++self->count;
+        self->status = status;
+        return UCS_OK;
+    }
+};
+
+} // namespace
+
+TEST(rc_srq_peer, killed_peer_reported_within_bound)
+{
+    std::unique_ptr<peer_process> peer(new peer_process());
+    err_count errors;
+    entity_params params;
+    params.err_handler = err_count::cb;
+    params.err_arg     = &errors;
+    entity self(params);
+    uct_ep_params_t ep_params = {};
+    uct_ep_h ep;
+
+    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
+                           UCT_EP_PARAM_FIELD_DEV_ADDR |
+                           UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    ep_params.iface      = self.iface();
+    ep_params.dev_addr   = (const uct_device_addr_t*)peer->m_dev.data();
+    ep_params.iface_addr = (const uct_iface_addr_t*)peer->m_iface.data();
+    ASSERT_EQ(UCS_OK, uct_ep_create(&ep_params, &ep));
+
+    /* traffic flows */
+    uint64_t sent = 0;
+    ASSERT_TRUE(progress_until({&self}, [&] {
+        if (uct_ep_am_short(ep, 1, sent, NULL, 0) == UCS_OK) {
+            ++sent;
+        }
+        return sent >= 100;
+    }));
+    struct stat st;
+    std::string shm = peer->shm_path();
+    EXPECT_EQ(0, stat(shm.c_str(), &st)) << shm << " should exist while alive";
+
+    peer->kill_now();
+
+    /* keep sending: the error handler must run, within a bound */
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_TRUE(progress_until({&self}, [&] {
+        if ((errors.count == 0) && (uct_ep_am_short(ep, 1, sent, NULL, 0) == UCS_OK)) {
+            ++sent;
+        }
+        uct_ep_check(ep, 0, NULL);
+        return errors.count > 0;
+    }, 30.0)) << "no error reported for a dead peer";
+    double took = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                start).count();
+    EXPECT_NE(UCS_OK, errors.status);
+    RecordProperty("seconds_to_error", std::to_string(took));
+    std::cout << "error reported " << took << " s after the peer died" << std::endl;
+
+    /* nothing hangs: flush and destroy return */
+    uct_ep_pending_purge(ep, NULL, NULL);
+    uct_ep_destroy(ep);
+
+    /* the dead peer's segment is reclaimed (at the latest by the next
+     * open of the device) */
+    {
+        entity again;
+        EXPECT_NE(0, stat(shm.c_str(), &st)) << shm << " left behind";
+    }
+}

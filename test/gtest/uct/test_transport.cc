@@ -1,0 +1,928 @@
+/*
+ * rc_srq operations through the public UCT API, between interfaces on
+ * soft0:1 in one process: every operation at sizes 0, 1, 8 and its maximum
+ * with the data verified, pending/flush/fence semantics, kept descriptors,
+ * simultaneous connects, many connections on one SRQ, handshake loss.
+ */
+#include "srq_uct_fixture.h"
+
+#include <poll.h>
+#include <algorithm>
+#include <numeric>
+
+using namespace srq_test;
+
+namespace {
+
+/* Received active messages, in arrival order */
+struct am_log {
+    std::vector<std::string> msgs;
+    bool                     keep = false;    /* keep descriptors */
+    std::vector<void*>       kept;
+    unsigned                 rx_headroom = 0;
+
+    static ucs_status_t cb(void *arg, void *data, size_t length,
+                           unsigned flags)
+    {
+        am_log *self = static_cast<am_log*>(arg);
+
+        self->msgs.emplace_back(static_cast<char*>(data), length);
+        if (self->keep && (flags & UCT_CB_PARAM_FLAG_DESC)) {
+            /* the user's headroom in front of the data is theirs */
+            memset(static_cast<char*>(data) - self->rx_headroom, 0x5a,
+                   self->rx_headroom);
+            self->kept.push_back(data);
+            return UCS_INPROGRESS;
+        }
+        return UCS_OK;
+    }
+};
+
+std::string pattern(size_t length, unsigned seed)
+{
+    std::string s(length, '\0');
+    for (size_t i = 0; i < length; ++i) {
+        s[i] = static_cast<char>('a' + (seed + i * 7) % 26);
+    }
+    return s;
+}
+
+struct pack_arg {
+    const std::string *data;
+};
+
+size_t pack_cb(void *dest, void *arg)
+{
+    const std::string *s = static_cast<pack_arg*>(arg)->data;
+    memcpy(dest, s->data(), s->size());
+    return s->size();
+}
+
+struct unpack_arg {
+    std::string data;
+};
+
+void unpack_cb(void *arg, const void *data, size_t length)
+{
+    static_cast<unpack_arg*>(arg)->data.assign(static_cast<const char*>(data),
+                                               length);
+}
+
+std::vector<size_t> sizes_up_to(size_t max)
+{
+    std::vector<size_t> v = {0, 1, 8};
+    if (max > 8) {
+        v.push_back(max / 2);
+        v.push_back(max);
+    }
+    v.erase(std::remove_if(v.begin(), v.end(),
+                           [max](size_t s) { return s > max; }), v.end());
+    return v;
+}
+
+typedef uct_pending_req_t pending_send_t;
+
+} // namespace
+
+
+class rc_srq : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        if (srq_component() == NULL) {
+            GTEST_FAIL() << "component srq not registered (run under srq-run)";
+        }
+        m_sender.reset(new entity());
+        m_receiver.reset(new entity());
+        ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(m_receiver->iface(), 1,
+                                                   am_log::cb, &m_log, 0));
+        m_ep = m_sender->connect(*m_receiver);
+    }
+
+    void TearDown() override
+    {
+        if (m_receiver) {
+            for (void *desc : m_log.kept) {
+                uct_iface_release_desc(desc);
+            }
+        }
+        m_sender.reset();
+        m_receiver.reset();
+    }
+
+    bool wait(const std::function<bool()> &cond, double seconds = 10.0)
+    {
+        return progress_until({m_sender.get(), m_receiver.get()}, cond,
+                              seconds);
+    }
+
+    /* retry an operation that may report UCS_ERR_NO_RESOURCE */
+    template <typename F> ucs_status_t retry(F op)
+    {
+        ucs_status_t status;
+        auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::seconds(10);
+        while ((status = op()) == UCS_ERR_NO_RESOURCE) {
+            if (std::chrono::steady_clock::now() > deadline) {
+                break;
+            }
+            m_sender->progress();
+            m_receiver->progress();
+        }
+        return status;
+    }
+
+    void flush_ep()
+    {
+        test_comp comp;
+        ucs_status_t status = retry([&] {
+            return uct_ep_flush(m_ep, 0, &comp.comp);
+        });
+        if (status == UCS_INPROGRESS) {
+            ASSERT_TRUE(wait([&] { return comp.done > 0; }));
+            EXPECT_EQ(UCS_OK, comp.status);
+        } else {
+            ASSERT_EQ(UCS_OK, status);
+        }
+    }
+
+    std::unique_ptr<entity> m_sender, m_receiver;
+    uct_ep_h                m_ep;
+    am_log                  m_log;
+};
+
+TEST_F(rc_srq, capabilities)
+{
+    const uct_iface_attr_t &attr = m_sender->attr();
+
+    EXPECT_TRUE(attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE);
+    EXPECT_FALSE(attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_EP);
+    EXPECT_FALSE(attr.cap.flags & UCT_IFACE_FLAG_ATOMIC_DEVICE)
+        << "soft0 has no atomics: none may be advertised";
+    EXPECT_GT(attr.cap.am.max_short, 8u);
+    EXPECT_GT(attr.cap.am.max_bcopy, attr.cap.am.max_short);
+    EXPECT_GT(attr.iface_addr_len, 0u);
+    EXPECT_TRUE(uct_iface_is_reachable(m_sender->iface(),
+                                       (uct_device_addr_t*)m_receiver->dev_addr().data(),
+                                       (uct_iface_addr_t*)m_receiver->iface_addr().data()));
+}
+
+/*
+ * Every capability flag the interface advertises is exercised here; an
+ * advertised flag without a check fails the test, and so does a check that
+ * finds the operation not working.
+ */
+TEST_F(rc_srq, advertised_capabilities_are_exercised)
+{
+    const uct_iface_attr_t &attr = m_sender->attr();
+    mem_buffer remote(m_receiver->md(), 64, 0);
+    mem_buffer local(m_sender->md(), 64, 0);
+    std::string p = pattern(32, 9);
+    size_t expect_msgs = 0;
+
+    auto sent = [&]() {
+        ++expect_msgs;
+        ASSERT_TRUE(wait([&] { return m_log.msgs.size() == expect_msgs; }));
+        EXPECT_EQ(p, m_log.msgs.back().substr(m_log.msgs.back().size() - p.size()));
+    };
+    auto completed = [&](ucs_status_t status, test_comp &comp) {
+        ASSERT_TRUE((status == UCS_OK) || (status == UCS_INPROGRESS));
+        if (status == UCS_INPROGRESS) {
+            ASSERT_TRUE(wait([&] { return comp.done == 1; }));
+            EXPECT_EQ(UCS_OK, comp.status);
+        }
+    };
+    auto put_landed = [&]() {
+        flush_ep();
+        EXPECT_EQ(p, std::string(remote.ptr(), p.size()));
+        memset(remote.ptr(), 0, remote.size());
+    };
+
+    const std::map<uint64_t, std::function<void()>> checks = {
+        {UCT_IFACE_FLAG_AM_SHORT, [&] {
+            ASSERT_EQ(UCS_OK, retry([&] {
+                return uct_ep_am_short(m_ep, 1, 0, p.data(), p.size());
+            }));
+            sent();
+        }},
+        {UCT_IFACE_FLAG_AM_BCOPY, [&] {
+            pack_arg arg = {&p};
+            ASSERT_EQ(UCS_OK, retry([&] {
+                ssize_t len = uct_ep_am_bcopy(m_ep, 1, pack_cb, &arg, 0);
+                return (len < 0) ? (ucs_status_t)len : UCS_OK;
+            }));
+            sent();
+        }},
+        {UCT_IFACE_FLAG_AM_ZCOPY, [&] {
+            memcpy(local.ptr(), p.data(), p.size());
+            uct_iov_t iov = {local.ptr(), p.size(), local.memh(), 0, 1};
+            test_comp comp;
+            completed(retry([&] {
+                return uct_ep_am_zcopy(m_ep, 1, NULL, 0, &iov, 1, 0, &comp.comp);
+            }), comp);
+            sent();
+        }},
+        {UCT_IFACE_FLAG_PUT_SHORT, [&] {
+            ASSERT_EQ(UCS_OK, retry([&] {
+                return uct_ep_put_short(m_ep, p.data(), p.size(), remote.addr(),
+                                        remote.rkey());
+            }));
+            put_landed();
+        }},
+        {UCT_IFACE_FLAG_PUT_BCOPY, [&] {
+            pack_arg arg = {&p};
+            ASSERT_EQ(UCS_OK, retry([&] {
+                ssize_t len = uct_ep_put_bcopy(m_ep, pack_cb, &arg, remote.addr(),
+                                               remote.rkey());
+                return (len < 0) ? (ucs_status_t)len : UCS_OK;
+            }));
+            put_landed();
+        }},
+        {UCT_IFACE_FLAG_PUT_ZCOPY, [&] {
+            memcpy(local.ptr(), p.data(), p.size());
+            uct_iov_t iov = {local.ptr(), p.size(), local.memh(), 0, 1};
+            test_comp comp;
+            completed(retry([&] {
+                return uct_ep_put_zcopy(m_ep, &iov, 1, remote.addr(),
+                                        remote.rkey(), &comp.comp);
+            }), comp);
+            put_landed();
+        }},
+        {UCT_IFACE_FLAG_GET_BCOPY, [&] {
+            memcpy(remote.ptr(), p.data(), p.size());
+            unpack_arg arg;
+            test_comp comp;
+            completed(retry([&] {
+                return uct_ep_get_bcopy(m_ep, unpack_cb, &arg, p.size(),
+                                        remote.addr(), remote.rkey(), &comp.comp);
+            }), comp);
+            EXPECT_EQ(p, arg.data);
+        }},
+        {UCT_IFACE_FLAG_GET_ZCOPY, [&] {
+            memcpy(remote.ptr(), p.data(), p.size());
+            memset(local.ptr(), 0, local.size());
+            uct_iov_t iov = {local.ptr(), p.size(), local.memh(), 0, 1};
+            test_comp comp;
+            completed(retry([&] {
+                return uct_ep_get_zcopy(m_ep, &iov, 1, remote.addr(),
+                                        remote.rkey(), &comp.comp);
+            }), comp);
+            EXPECT_EQ(p, std::string(local.ptr(), p.size()));
+        }},
+        {UCT_IFACE_FLAG_PENDING, [&] {
+            pending_send_t req;
+            req.func = [](uct_pending_req_t*) { return UCS_OK; };
+            /* resources available: the caller is told to send now */
+            ASSERT_TRUE(wait([&] {
+                return uct_ep_pending_add(m_ep, &req, 0) == UCS_ERR_BUSY;
+            }));
+        }},
+        {UCT_IFACE_FLAG_CB_SYNC, [&] {
+            /* handlers run in the progress call of this thread */
+            size_t before = m_log.msgs.size();
+            ASSERT_EQ(UCS_OK, retry([&] {
+                return uct_ep_am_short(m_ep, 1, 0, NULL, 0);
+            }));
+            ++expect_msgs;
+            EXPECT_TRUE(wait([&] { return m_log.msgs.size() > before; }));
+        }},
+        {UCT_IFACE_FLAG_CONNECT_TO_IFACE, [&] {
+            EXPECT_EQ(0u, attr.ep_addr_len);
+            EXPECT_TRUE(uct_iface_is_reachable(
+                    m_sender->iface(),
+                    (uct_device_addr_t*)m_receiver->dev_addr().data(),
+                    (uct_iface_addr_t*)m_receiver->iface_addr().data()));
+        }},
+        {UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE, [&] {
+            /* a killed peer process is the rc_srq_peer test; here: an error
+             * completion reaches the handler */
+            struct { int n = 0; } errs;
+            entity_params params;
+            params.err_handler = [](void *arg, uct_ep_h, ucs_status_t) {
+                ++static_cast<decltype(errs)*>(arg)->n;
+                return UCS_OK;
+            };
+            params.err_arg = &errs;
+            entity sender(params);
+            uct_ep_h ep = sender.connect(*m_receiver);
+            ASSERT_TRUE(progress_until({&sender, m_receiver.get()}, [&] {
+                return uct_ep_put_short(ep, p.data(), p.size(), remote.addr(),
+                                        0xbad0000u) == UCS_OK;
+            }));
+            EXPECT_TRUE(progress_until({&sender, m_receiver.get()},
+                                       [&] { return errs.n > 0; }));
+        }},
+        {UCT_IFACE_FLAG_EP_CHECK, [&] {
+            EXPECT_EQ(UCS_OK, uct_ep_check(m_ep, 0, NULL));
+            flush_ep();
+        }},
+    };
+
+    for (unsigned bit = 0; bit < 64; ++bit) {
+        uint64_t flag = 1ull << bit;
+        if (!(attr.cap.flags & flag)) {
+            continue;
+        }
+        auto it = checks.find(flag);
+        if (it == checks.end()) {
+            ADD_FAILURE() << "capability bit " << bit << " is advertised, "
+                          << "but nothing here exercises it";
+            continue;
+        }
+        SCOPED_TRACE("capability bit " + std::to_string(bit));
+        it->second();
+    }
+
+    /* events: an fd that wakes up is the event_fd_wakes_on_receive test */
+    int fd;
+    EXPECT_EQ(UCT_IFACE_FLAG_EVENT_SEND_COMP | UCT_IFACE_FLAG_EVENT_RECV |
+              UCT_IFACE_FLAG_EVENT_FD, attr.cap.event_flags);
+    EXPECT_EQ(UCS_OK, uct_iface_event_fd_get(m_sender->iface(), &fd));
+
+    /* what is not advertised is refused, not faked */
+    uint64_t result;
+    EXPECT_FALSE(attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_EP);
+    EXPECT_EQ(0u, attr.cap.atomic64.op_flags | attr.cap.atomic64.fop_flags);
+    EXPECT_EQ(UCS_ERR_UNSUPPORTED,
+              uct_ep_atomic64_post(m_ep, UCT_ATOMIC_OP_ADD, 1, remote.addr(),
+                                   remote.rkey()));
+    EXPECT_EQ(UCS_ERR_UNSUPPORTED,
+              uct_ep_atomic_cswap64(m_ep, 0, 1, remote.addr(), remote.rkey(),
+                                    &result, NULL));
+    size_t len;
+    EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_ep_get_address(m_ep, (uct_ep_addr_t*)&len));
+}
+
+TEST_F(rc_srq, am_short)
+{
+    size_t max = m_sender->attr().cap.am.max_short - sizeof(uint64_t);
+    auto sizes = sizes_up_to(max);
+    uint64_t header = 0x0123456789abcdefull;
+
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        std::string p = pattern(sizes[i], i);
+        ASSERT_EQ(UCS_OK, retry([&] {
+            return uct_ep_am_short(m_ep, 1, header + i, p.data(), p.size());
+        })) << "size " << sizes[i];
+    }
+    ASSERT_TRUE(wait([&] { return m_log.msgs.size() == sizes.size(); }));
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        std::string expect(reinterpret_cast<char*>(&(header)), 0);
+        uint64_t h = header + i;
+        expect.append(reinterpret_cast<char*>(&h), sizeof(h));
+        expect += pattern(sizes[i], i);
+        EXPECT_EQ(expect, m_log.msgs[i]) << "size " << sizes[i];
+    }
+    /* one byte too long is refused */
+    std::string big(max + 1, 'x');
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_ep_am_short(m_ep, 1, 0, big.data(), big.size()));
+}
+
+TEST_F(rc_srq, am_short_iov)
+{
+    std::string a = pattern(5, 1), b = pattern(17, 2);
+    uct_iov_t iov[2] = {};
+
+    iov[0].buffer = (void*)a.data(); iov[0].length = a.size(); iov[0].count = 1;
+    iov[1].buffer = (void*)b.data(); iov[1].length = b.size(); iov[1].count = 1;
+    ASSERT_EQ(UCS_OK, retry([&] { return uct_ep_am_short_iov(m_ep, 1, iov, 2); }));
+    ASSERT_TRUE(wait([&] { return m_log.msgs.size() == 1; }));
+    EXPECT_EQ(a + b, m_log.msgs[0]);
+}
+
+TEST_F(rc_srq, am_bcopy)
+{
+    auto sizes = sizes_up_to(m_sender->attr().cap.am.max_bcopy);
+
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        std::string p = pattern(sizes[i], i);
+        pack_arg arg  = {&p};
+        ssize_t len;
+        ucs_status_t status = retry([&] {
+            len = uct_ep_am_bcopy(m_ep, 1, pack_cb, &arg, 0);
+            return (len < 0) ? (ucs_status_t)len : UCS_OK;
+        });
+        ASSERT_EQ(UCS_OK, status) << "size " << sizes[i];
+        EXPECT_EQ((ssize_t)sizes[i], len);
+    }
+    ASSERT_TRUE(wait([&] { return m_log.msgs.size() == sizes.size(); }));
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        EXPECT_EQ(pattern(sizes[i], i), m_log.msgs[i]) << "size " << sizes[i];
+    }
+}
+
+TEST_F(rc_srq, am_zcopy_multi_iov)
+{
+    const uct_iface_attr_t &attr = m_sender->attr();
+    size_t max   = attr.cap.am.max_zcopy;
+    auto sizes   = sizes_up_to(max);
+    std::string hdr = pattern(attr.cap.am.max_hdr, 3);
+    mem_buffer buf(m_sender->md(), max, 0);
+
+    ASSERT_GE(attr.cap.am.max_iov, 2u);
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        std::string p = pattern(sizes[i], i);
+        memcpy(buf.ptr(), p.data(), p.size());
+        /* the payload in two pieces of one registered buffer */
+        uct_iov_t iov[2] = {};
+        size_t half   = sizes[i] / 2;
+        iov[0].buffer = buf.ptr();        iov[0].length = half;
+        iov[0].memh   = buf.memh();       iov[0].count  = 1;
+        iov[1].buffer = buf.ptr() + half; iov[1].length = sizes[i] - half;
+        iov[1].memh   = buf.memh();       iov[1].count  = 1;
+        test_comp comp;
+        ucs_status_t status = retry([&] {
+            return uct_ep_am_zcopy(m_ep, 1, hdr.data(), hdr.size(), iov, 2, 0,
+                                   &comp.comp);
+        });
+        ASSERT_TRUE((status == UCS_OK) || (status == UCS_INPROGRESS))
+            << ucs_status_string(status);
+        if (status == UCS_INPROGRESS) {
+            ASSERT_TRUE(wait([&] { return comp.done == 1; }));
+            EXPECT_EQ(UCS_OK, comp.status);
+        }
+    }
+    ASSERT_TRUE(wait([&] { return m_log.msgs.size() == sizes.size(); }));
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        EXPECT_EQ(hdr + pattern(sizes[i], i), m_log.msgs[i]) << "size " << sizes[i];
+    }
+}
+
+TEST_F(rc_srq, put_short_bcopy_zcopy)
+{
+    const uct_iface_attr_t &attr = m_sender->attr();
+    size_t max = attr.cap.put.max_bcopy;
+    mem_buffer target(m_receiver->md(), max, 0);
+    mem_buffer source(m_sender->md(), max, 0);
+    uct_rkey_t rkey = target.rkey();
+
+    for (size_t size : sizes_up_to(attr.cap.put.max_short)) {
+        std::string p = pattern(size, 11);
+        memset(target.ptr(), 0, target.size());
+        ASSERT_EQ(UCS_OK, retry([&] {
+            return uct_ep_put_short(m_ep, p.data(), p.size(), target.addr(), rkey);
+        }));
+        flush_ep();
+        EXPECT_EQ(p, std::string(target.ptr(), size)) << "put_short " << size;
+    }
+
+    for (size_t size : sizes_up_to(attr.cap.put.max_bcopy)) {
+        std::string p = pattern(size, 12);
+        pack_arg arg  = {&p};
+        memset(target.ptr(), 0, target.size());
+        ssize_t len;
+        ASSERT_EQ(UCS_OK, retry([&] {
+            len = uct_ep_put_bcopy(m_ep, pack_cb, &arg, target.addr(), rkey);
+            return (len < 0) ? (ucs_status_t)len : UCS_OK;
+        }));
+        EXPECT_EQ((ssize_t)size, len);
+        flush_ep();
+        EXPECT_EQ(p, std::string(target.ptr(), size)) << "put_bcopy " << size;
+    }
+
+    for (size_t size : sizes_up_to(max)) {
+        std::string p = pattern(size, 13);
+        memcpy(source.ptr(), p.data(), size);
+        memset(target.ptr(), 0, target.size());
+        uct_iov_t iov = {source.ptr(), size, source.memh(), 0, 1};
+        test_comp comp;
+        ucs_status_t status = retry([&] {
+            return uct_ep_put_zcopy(m_ep, &iov, 1, target.addr(), rkey,
+                                    &comp.comp);
+        });
+        ASSERT_TRUE((status == UCS_OK) || (status == UCS_INPROGRESS));
+        if (status == UCS_INPROGRESS) {
+            ASSERT_TRUE(wait([&] { return comp.done == 1; }));
+            EXPECT_EQ(UCS_OK, comp.status);
+        }
+        EXPECT_EQ(p, std::string(target.ptr(), size)) << "put_zcopy " << size;
+    }
+}
+
+TEST_F(rc_srq, put_zcopy_large)
+{
+    size_t size = 4 << 20;
+    mem_buffer target(m_receiver->md(), size, 0);
+    mem_buffer source(m_sender->md(), size, 0);
+    std::string p = pattern(size, 5);
+
+    memcpy(source.ptr(), p.data(), size);
+    uct_iov_t iov = {source.ptr(), size, source.memh(), 0, 1};
+    test_comp comp;
+    ucs_status_t status = retry([&] {
+        return uct_ep_put_zcopy(m_ep, &iov, 1, target.addr(), target.rkey(),
+                                &comp.comp);
+    });
+    ASSERT_TRUE((status == UCS_OK) || (status == UCS_INPROGRESS));
+    if (status == UCS_INPROGRESS) {
+        ASSERT_TRUE(wait([&] { return comp.done == 1; }));
+    }
+    EXPECT_TRUE(std::equal(p.begin(), p.end(), target.ptr()));
+}
+
+TEST_F(rc_srq, get_bcopy_zcopy)
+{
+    const uct_iface_attr_t &attr = m_sender->attr();
+    size_t max = attr.cap.get.max_bcopy;
+    mem_buffer remote(m_receiver->md(), max, 0);
+    mem_buffer local(m_sender->md(), max, 0);
+    uct_rkey_t rkey = remote.rkey();
+
+    for (size_t size : sizes_up_to(max)) {
+        std::string p = pattern(size, 21);
+        memcpy(remote.ptr(), p.data(), size);
+        unpack_arg arg;
+        test_comp comp;
+        ucs_status_t status = retry([&] {
+            return uct_ep_get_bcopy(m_ep, unpack_cb, &arg, size, remote.addr(),
+                                    rkey, &comp.comp);
+        });
+        ASSERT_TRUE((status == UCS_OK) || (status == UCS_INPROGRESS));
+        if (status == UCS_INPROGRESS) {
+            ASSERT_TRUE(wait([&] { return comp.done == 1; }));
+            EXPECT_EQ(UCS_OK, comp.status);
+        }
+        EXPECT_EQ(p, arg.data) << "get_bcopy " << size;
+    }
+
+    for (size_t size : sizes_up_to(max)) {
+        std::string p = pattern(size, 22);
+        memcpy(remote.ptr(), p.data(), size);
+        memset(local.ptr(), 0, local.size());
+        uct_iov_t iov = {local.ptr(), size, local.memh(), 0, 1};
+        test_comp comp;
+        ucs_status_t status = retry([&] {
+            return uct_ep_get_zcopy(m_ep, &iov, 1, remote.addr(), rkey,
+                                    &comp.comp);
+        });
+        ASSERT_TRUE((status == UCS_OK) || (status == UCS_INPROGRESS));
+        if (status == UCS_INPROGRESS) {
+            ASSERT_TRUE(wait([&] { return comp.done == 1; }));
+            EXPECT_EQ(UCS_OK, comp.status);
+        }
+        EXPECT_EQ(p, std::string(local.ptr(), size)) << "get_zcopy " << size;
+    }
+}
+
+struct err_log {
+    int          count  = 0;
+    ucs_status_t status = UCS_OK;
+
+    static ucs_status_t cb(void *arg, uct_ep_h ep, ucs_status_t status)
+    {
+        err_log *self = static_cast<err_log*>(arg);
+        ++self->count;
+        self->status = status;
+        return UCS_OK;
+    }
+};
+
+TEST_F(rc_srq, bad_rkey_reports_error)
+{
+    err_log errors;
+    entity_params params;
+    params.err_handler = err_log::cb;
+    params.err_arg     = &errors;
+    entity sender(params);
+    uct_ep_h ep = sender.connect(*m_receiver);
+    mem_buffer remote(m_receiver->md(), 64, 'r');
+    std::string before(remote.ptr(), 64);
+    std::string p = pattern(16, 1);
+
+    /* an rkey that was never issued: the write is refused by the target's
+     * device, the error reaches the error handler, memory is untouched */
+    ASSERT_TRUE(progress_until({&sender, m_receiver.get()}, [&] {
+        return uct_ep_put_short(ep, p.data(), p.size(), remote.addr(),
+                                0xdead0000u) == UCS_OK;
+    }));
+    EXPECT_TRUE(progress_until({&sender, m_receiver.get()},
+                               [&] { return errors.count > 0; }, 10.0));
+    EXPECT_NE(UCS_OK, errors.status);
+    EXPECT_EQ(before, std::string(remote.ptr(), 64));
+    uct_ep_pending_purge(ep, NULL, NULL);
+}
+
+TEST_F(rc_srq, flush_and_iface_flush)
+{
+    std::string p = pattern(100, 1);
+    pack_arg arg  = {&p};
+
+    /* nothing outstanding: complete at once */
+    ASSERT_TRUE(wait([&] {
+        return uct_ep_am_short(m_ep, 1, 0, NULL, 0) == UCS_OK;
+    }));
+    flush_ep();
+    EXPECT_EQ(UCS_OK, uct_iface_flush(m_sender->iface(), 0, NULL));
+
+    for (int i = 0; i < 10; ++i) {
+        ASSERT_EQ(UCS_OK, retry([&] {
+            ssize_t len = uct_ep_am_bcopy(m_ep, 1, pack_cb, &arg, 0);
+            return (len < 0) ? (ucs_status_t)len : UCS_OK;
+        }));
+    }
+    test_comp comp;
+    ucs_status_t status = uct_ep_flush(m_ep, 0, &comp.comp);
+    if (status == UCS_INPROGRESS) {
+        EXPECT_EQ(UCS_INPROGRESS, uct_iface_flush(m_sender->iface(), 0, NULL));
+        ASSERT_TRUE(wait([&] { return comp.done == 1; }));
+    }
+    EXPECT_EQ(UCS_OK, uct_iface_flush(m_sender->iface(), 0, NULL));
+    ASSERT_TRUE(wait([&] { return m_log.msgs.size() == 11; }));
+}
+
+TEST_F(rc_srq, fence_orders_put_before_get)
+{
+    mem_buffer remote(m_receiver->md(), 8, 0);
+    uint64_t value = 0x1122334455667788ull;
+    unpack_arg arg;
+    test_comp comp;
+
+    ASSERT_EQ(UCS_OK, retry([&] {
+        return uct_ep_put_short(m_ep, &value, sizeof(value), remote.addr(),
+                                remote.rkey());
+    }));
+    ASSERT_EQ(UCS_OK, uct_ep_fence(m_ep, 0));
+    ucs_status_t status = retry([&] {
+        return uct_ep_get_bcopy(m_ep, unpack_cb, &arg, sizeof(value),
+                                remote.addr(), remote.rkey(), &comp.comp);
+    });
+    ASSERT_EQ(UCS_INPROGRESS, status);
+    ASSERT_TRUE(wait([&] { return comp.done == 1; }));
+    ASSERT_EQ(sizeof(value), arg.data.size());
+    EXPECT_EQ(0, memcmp(arg.data.data(), &value, sizeof(value)));
+}
+
+/* A pending request that sends one am_short when given its turn */
+struct pending_send {
+    uct_pending_req_t req;
+    uct_ep_h          ep;
+    uint64_t          seq;
+    int               done = 0;
+
+    static ucs_status_t cb(uct_pending_req_t *r)
+    {
+        pending_send *self = reinterpret_cast<pending_send*>(r);
+        ucs_status_t status = uct_ep_am_short(self->ep, 1, self->seq, NULL, 0);
+        if (status == UCS_OK) {
+            self->done = 1;
+        }
+        return status;
+    }
+};
+
+TEST_F(rc_srq, pending_queue_in_order)
+{
+    /* a small send queue, so that it runs out */
+    std::unique_ptr<entity> sender(new entity(config_t{{"TX_QUEUE_LEN", "16"}}));
+    uct_ep_h ep = sender->connect(*m_receiver);
+    std::vector<std::unique_ptr<pending_send>> pending;
+    uint64_t seq = 0;
+    unsigned sent_direct = 0;
+
+    /* before the connection is up, sends are refused, not failed, and
+     * pending requests wait */
+    for (int i = 0; i < 200; ++i) {
+        ucs_status_t status = UCS_ERR_NO_RESOURCE;
+        if (pending.empty()) {
+            status = uct_ep_am_short(ep, 1, seq, NULL, 0);
+        }
+        if (status == UCS_OK) {
+            ++sent_direct;
+        } else {
+            ASSERT_EQ(UCS_ERR_NO_RESOURCE, status);
+            pending.emplace_back(new pending_send());
+            pending.back()->req.func = pending_send::cb;
+            pending.back()->ep       = ep;
+            pending.back()->seq      = seq;
+            ASSERT_EQ(UCS_OK, uct_ep_pending_add(ep, &pending.back()->req, 0));
+        }
+        ++seq;
+    }
+    EXPECT_FALSE(pending.empty());
+    ASSERT_TRUE(progress_until({sender.get(), m_receiver.get()}, [&] {
+        return m_log.msgs.size() == seq;
+    }));
+    for (auto &p : pending) {
+        EXPECT_EQ(1, p->done);
+    }
+    for (uint64_t i = 0; i < seq; ++i) {
+        uint64_t got;
+        ASSERT_EQ(sizeof(got), m_log.msgs[i].size());
+        memcpy(&got, m_log.msgs[i].data(), sizeof(got));
+        EXPECT_EQ(i, got) << "message " << i << " out of order";
+    }
+    uct_ep_pending_purge(ep, NULL, NULL);
+    sender.reset();
+}
+
+TEST_F(rc_srq, pending_add_busy_when_resources)
+{
+    pending_send p;
+
+    ASSERT_TRUE(wait([&] { return uct_ep_am_short(m_ep, 1, 0, NULL, 0) == UCS_OK; }));
+    p.req.func = pending_send::cb;
+    p.ep       = m_ep;
+    EXPECT_EQ(UCS_ERR_BUSY, uct_ep_pending_add(m_ep, &p.req, 0));
+}
+
+TEST_F(rc_srq, kept_descriptors_and_headroom)
+{
+    const unsigned headroom = 32;
+    entity_params params;
+    params.rx_headroom = headroom;
+    std::unique_ptr<entity> receiver(new entity(params));
+    am_log log;
+    log.keep        = true;
+    log.rx_headroom = headroom;
+    ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(receiver->iface(), 2,
+                                               am_log::cb, &log, 0));
+    uct_ep_h ep = m_sender->connect(*receiver);
+    const int count = 600; /* more than the receive queue holds */
+
+    for (int i = 0; i < count; ++i) {
+        std::string p = pattern(64, i);
+        pack_arg arg  = {&p};
+        ASSERT_EQ(UCS_OK, (progress_until({m_sender.get(), receiver.get()}, [&] {
+            return uct_ep_am_bcopy(ep, 2, pack_cb, &arg, 0) >= 0;
+        }), UCS_OK));
+    }
+    ASSERT_TRUE(progress_until({m_sender.get(), receiver.get()},
+                               [&] { return log.msgs.size() == (size_t)count; }));
+    for (int i = 0; i < count; ++i) {
+        EXPECT_EQ(pattern(64, i), log.msgs[i]);
+        /* a kept descriptor still holds its data */
+        EXPECT_EQ(0, memcmp(log.kept[i], pattern(64, i).data(), 64));
+    }
+    /* a kept descriptor is released by the start of its headroom */
+    for (void *data : log.kept) {
+        uct_iface_release_desc(static_cast<char*>(data) - headroom);
+    }
+    log.kept.clear();
+    m_sender->progress();
+}
+
+TEST_F(rc_srq, simultaneous_connect)
+{
+    am_log back;
+    ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(m_sender->iface(), 1,
+                                               am_log::cb, &back, 0));
+    /* both sides create their endpoint before either progresses */
+    uct_ep_h back_ep = m_receiver->connect(*m_sender);
+
+    for (uint64_t i = 0; i < 50; ++i) {
+        ASSERT_EQ(UCS_OK, retry([&] { return uct_ep_am_short(m_ep, 1, i, NULL, 0); }));
+        ASSERT_EQ(UCS_OK, retry([&] { return uct_ep_am_short(back_ep, 1, i, NULL, 0); }));
+    }
+    ASSERT_TRUE(wait([&] {
+        return (m_log.msgs.size() == 50) && (back.msgs.size() == 50);
+    }));
+    for (uint64_t i = 0; i < 50; ++i) {
+        uint64_t a, b;
+        memcpy(&a, m_log.msgs[i].data(), 8);
+        memcpy(&b, back.msgs[i].data(), 8);
+        EXPECT_EQ(i, a);
+        EXPECT_EQ(i, b);
+    }
+    /* both connects ended in one connection on each side */
+    EXPECT_EQ(1u, m_sender->counters().conns);
+    EXPECT_EQ(1u, m_receiver->counters().conns);
+}
+
+TEST_F(rc_srq, endpoints_share_one_connection_in_order)
+{
+    uct_ep_h ep2 = m_sender->connect(*m_receiver);
+
+    for (uint64_t i = 0; i < 100; ++i) {
+        uct_ep_h ep = (i % 2) ? ep2 : m_ep;
+        ASSERT_EQ(UCS_OK, retry([&] { return uct_ep_am_short(ep, 1, i, NULL, 0); }));
+    }
+    ASSERT_TRUE(wait([&] { return m_log.msgs.size() == 100; }));
+    for (uint64_t i = 0; i < 100; ++i) {
+        uint64_t got;
+        memcpy(&got, m_log.msgs[i].data(), 8);
+        /* one connection: one order, whichever endpoint sent */
+        EXPECT_EQ(i, got);
+    }
+    EXPECT_EQ(1u, m_sender->counters().conns);
+}
+
+TEST_F(rc_srq, handshake_survives_datagram_loss)
+{
+    std::unique_ptr<entity> lossy(new entity(config_t{{"CONN_DROP", "50"},
+                                                      {"CONN_RETRY", "1ms"}}));
+    am_log log;
+    ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(lossy->iface(), 1, am_log::cb,
+                                               &log, 0));
+    std::unique_ptr<entity> peer(new entity(config_t{{"CONN_DROP", "50"},
+                                                     {"CONN_RETRY", "1ms"}}));
+    std::vector<uct_ep_h> eps;
+
+    for (int i = 0; i < 8; ++i) {
+        eps.push_back(peer->connect(*lossy));
+    }
+    for (uint64_t i = 0; i < 20; ++i) {
+        ASSERT_TRUE(progress_until({lossy.get(), peer.get()}, [&] {
+            return uct_ep_am_short(eps[i % eps.size()], 1, i, NULL, 0) == UCS_OK;
+        })) << "connection never came up";
+    }
+    ASSERT_TRUE(progress_until({lossy.get(), peer.get()},
+                               [&] { return log.msgs.size() == 20; }));
+}
+
+TEST_F(rc_srq, event_fd_wakes_on_receive)
+{
+    int fd;
+
+    ASSERT_EQ(UCS_OK, uct_iface_event_fd_get(m_receiver->iface(), &fd));
+    /* connect first */
+    ASSERT_EQ(UCS_OK, retry([&] { return uct_ep_am_short(m_ep, 1, 0, NULL, 0); }));
+    ASSERT_TRUE(wait([&] { return m_log.msgs.size() == 1; }));
+
+    ucs_status_t status;
+    while ((status = uct_iface_event_arm(m_receiver->iface(),
+                                         UCT_EVENT_RECV)) == UCS_ERR_BUSY) {
+        m_receiver->progress();
+        m_sender->progress();
+    }
+    ASSERT_EQ(UCS_OK, status);
+
+    struct pollfd pfd = {fd, POLLIN, 0};
+    EXPECT_EQ(0, poll(&pfd, 1, 0)) << "woke up with nothing received";
+
+    ASSERT_EQ(UCS_OK, retry([&] { return uct_ep_am_short(m_ep, 1, 1, NULL, 0); }));
+    /* the sender's progress pushes the message; the receiver sleeps */
+    for (int i = 0; i < 100; ++i) {
+        m_sender->progress();
+    }
+    EXPECT_EQ(1, poll(&pfd, 1, 5000)) << "no wake-up on receive";
+    ASSERT_TRUE(wait([&] { return m_log.msgs.size() == 2; }));
+}
+
+TEST(rc_srq_config, invalid_values_rejected)
+{
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {"RX_BATCH", "0"}, {"RX_BATCH", "1000"}, {"RX_QUEUE_LEN", "1"},
+        {"TX_QUEUE_LEN", "1"}, {"SEG_SIZE", "16"}, {"MAX_INLINE", "1"},
+        {"RNR_TIMER", "99"}, {"TIMEOUT", "0"}, {"CONN_QUEUE_LEN", "2"},
+        {"CONN_DROP", "101"}};
+
+    for (auto &kv : bad) {
+        EXPECT_THROW(entity(config_t{{kv.first, kv.second}}), std::runtime_error)
+            << kv.first << "=" << kv.second << " was accepted";
+    }
+}
+
+/* Many connections on one shared receive queue */
+TEST(rc_srq_scale, many_interfaces_to_one)
+{
+    const int num = getenv("SRQ_TEST_MANY") ? atoi(getenv("SRQ_TEST_MANY")) : 1024;
+    entity server;
+    am_log log;
+    ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(server.iface(), 1, am_log::cb,
+                                               &log, 0));
+    /* the clients share one memory domain and worker: one progress call
+     * serves them all, as one process with many interfaces would; they go
+     * before the one that owns the md and worker */
+    entity_params params;
+    params.config = {{"RX_QUEUE_LEN", "16"}, {"RX_BATCH", "16"},
+                     {"TX_CQ_LEN", "64"}, {"TX_QUEUE_LEN", "16"},
+                     {"CONN_QUEUE_LEN", "8"}};
+    entity first(params);
+    params.share = &first;
+    std::vector<std::unique_ptr<entity>> clients;
+    std::vector<uct_ep_h> eps;
+
+    for (int i = 0; i < num; ++i) {
+        clients.emplace_back(new entity(params));
+        eps.push_back(clients.back()->connect(server));
+    }
+    std::vector<entity*> all = {&server, &first};
+    std::vector<bool> sent(num, false);
+    ASSERT_TRUE(progress_until(all, [&] {
+        bool done = true;
+        for (int i = 0; i < num; ++i) {
+            if (!sent[i]) {
+                sent[i] = (uct_ep_am_short(eps[i], 1, i, NULL, 0) == UCS_OK);
+                done   &= sent[i];
+            }
+        }
+        return done;
+    }, 120.0));
+    ASSERT_TRUE(progress_until(all, [&] { return log.msgs.size() == (size_t)num; },
+                               120.0));
+    uct_srq_iface_counters_t c = server.counters();
+    EXPECT_EQ((uint64_t)num, c.conns);
+    /* receive memory does not grow with the peers */
+    EXPECT_EQ(c.rx_queue_target, server.counters().rx_queue_target);
+    std::cout << num << " connections on one SRQ: " << c.rx_bytes_held
+              << " bytes of receive memory" << std::endl;
+    std::vector<bool> seen(num, false);
+    for (auto &m : log.msgs) {
+        uint64_t id;
+        memcpy(&id, m.data(), 8);
+        ASSERT_LT(id, (uint64_t)num);
+        EXPECT_FALSE(seen[id]) << "duplicate from " << id;
+        seen[id] = true;
+    }
+}

@@ -1,0 +1,50 @@
+#!/bin/bash
+#
+# ucx_perftest over rc_srq between two processes: the UCT tests (am_lat,
+# am_bw with short/bcopy/zcopy, put_lat, put_bw, get) on soft0:1, and the
+# UCP tests (tag_lat, tag_bw, ucp_put_bw, ucp_get) with UCX_TLS=rc_srq,self.
+# Each must complete and print its result line; times are not judged here
+# (bench/ compares them with UCX's own transports).
+#
+set -u
+run=${SRQ_RUN:?}
+iters=${SRQ_PERFTEST_ITERS:-2000}
+pair="$(dirname "$0")/../contrib/perftest-pair"
+export PERFTEST_RUN="$run"
+fail=0
+
+# one test: NAME, then ucx_perftest arguments
+perf() {
+    local name=$1 out rc; shift
+    out=$("$pair" -n "$iters" -w 100 -f -v "$@" 2>&1)
+    rc=$?
+    # the result line (CSV): iterations,lat50,avg_lat,lat,avg_bw,bw,avg_mr,mr
+    if [ $rc -eq 0 ] && grep -q "^$iters,[0-9.]*," <<<"$out"; then
+        echo "PASS: $name: $(grep "^$iters," <<<"$out" | tail -1)"
+    else
+        echo "FAIL: $name (rc=$rc)"
+        echo "$out" | tail -15
+        fail=1
+    fi
+}
+
+uct=(-x rc_srq -d soft0:1)
+perf "am_lat short"   -t am_lat -D short  "${uct[@]}"
+perf "am_lat bcopy"   -t am_lat -D bcopy  "${uct[@]}"
+perf "am_lat zcopy"   -t am_lat -D zcopy  "${uct[@]}" -s 1024
+perf "am_bw short"    -t am_bw  -D short  "${uct[@]}"
+perf "am_bw bcopy"    -t am_bw  -D bcopy  "${uct[@]}" -s 4096
+perf "am_bw zcopy"    -t am_bw  -D zcopy  "${uct[@]}" -s 4096
+perf "put_lat short"  -t put_lat -D short "${uct[@]}"
+perf "put_bw bcopy"   -t put_bw -D bcopy  "${uct[@]}" -s 4096
+perf "put_bw zcopy"   -t put_bw -D zcopy  "${uct[@]}" -s 1048576
+perf "get bcopy"      -t get    -D bcopy  "${uct[@]}" -s 4096
+perf "get zcopy"      -t get    -D zcopy  "${uct[@]}" -s 65536
+
+export UCX_TLS=rc_srq,self
+perf "ucp tag_lat"    -t tag_lat
+perf "ucp tag_bw"     -t tag_bw -s 65536
+perf "ucp tag_bw rndv" -t tag_bw -s 4194304
+perf "ucp_put_bw"     -t ucp_put_bw -s 65536
+perf "ucp_get"        -t ucp_get -s 65536
+exit $fail
