@@ -138,6 +138,22 @@ uct_srq_ep_get_tx_desc(uct_srq_iface_t *iface)
     return ucs_mpool_get_inline(&iface->tx_mp);
 }
 
+/* Post @wr, whose data is in @desc; @desc is freed (and @comp invoked) by
+ * @cb on completion, or at once if the post fails */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srq_ep_post_desc(uct_srq_iface_t *iface, uct_srq_ep_t *ep,
+                     struct ibv_send_wr *wr, uct_srq_tx_desc_t *desc,
+                     uct_srq_op_cb_t cb, uct_completion_t *comp)
+{
+    ucs_status_t status = uct_srq_ep_post_op(iface, ep, wr, &desc->op, cb,
+                                             comp);
+
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put_inline(desc);
+    }
+    return status;
+}
+
 static UCS_F_ALWAYS_INLINE uint32_t uct_srq_memh_lkey(uct_mem_h memh)
 {
     return (memh == UCT_MEM_HANDLE_NULL) ? 0 : ((struct ibv_mr*)memh)->lkey;
@@ -181,12 +197,13 @@ uct_srq_ep_send_inline(uct_srq_iface_t *iface, uct_srq_ep_t *ep,
     return uct_srq_ep_post(iface, ep->conn, &wr);
 }
 
-ucs_status_t uct_srq_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
-                                 const void *payload, unsigned length)
+ucs_status_t uct_srq_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
+                                     const uct_iov_t *iov, size_t iovcnt)
 {
     uct_srq_ep_t *ep       = ucs_derived_of(tl_ep, uct_srq_ep_t);
     uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
-    size_t total           = 1 + sizeof(header) + length;
+    size_t total           = 1 + uct_iov_total_length(iov, iovcnt);
+    ucs_iov_iter_t iov_iter;
     uint8_t *buf;
     ucs_status_t status;
 
@@ -199,32 +216,21 @@ ucs_status_t uct_srq_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
 
     buf    = ucs_alloca(total);
     buf[0] = id;
-    uct_am_short_fill_data(buf + 1, header, payload, length);
-    return uct_srq_ep_send_inline(iface, ep, buf, total);
-}
-
-ucs_status_t uct_srq_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
-                                     const uct_iov_t *iov, size_t iovcnt)
-{
-    uct_srq_ep_t *ep       = ucs_derived_of(tl_ep, uct_srq_ep_t);
-    uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
-    size_t total           = 1 + uct_iov_total_length(iov, iovcnt);
-    ucs_iov_iter_t iov_iter;
-    uint8_t *buf;
-    ucs_status_t status;
-
-    UCT_CHECK_AM_ID(id);
-    UCT_CHECK_LENGTH(total, 0, iface->config.max_inline, "am_short_iov");
-    status = uct_srq_ep_tx_check(iface, ep);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-
-    buf    = ucs_alloca(total);
-    buf[0] = id;
     ucs_iov_iter_init(&iov_iter);
     uct_iov_to_buffer(iov, iovcnt, &iov_iter, buf + 1, total - 1);
     return uct_srq_ep_send_inline(iface, ep, buf, total);
+}
+
+/* the header and the payload are just the first two pieces of an iov */
+ucs_status_t uct_srq_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
+                                 const void *payload, unsigned length)
+{
+    uct_iov_t iov[2] = {
+        {&header, sizeof(header), UCT_MEM_HANDLE_NULL, 0, 1},
+        {(void*)payload, length, UCT_MEM_HANDLE_NULL, 0, 1}
+    };
+
+    return uct_srq_ep_am_short_iov(tl_ep, id, iov, 2);
 }
 
 ssize_t uct_srq_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
@@ -262,13 +268,9 @@ ssize_t uct_srq_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     wr.num_sge    = 1;
     wr.opcode     = IBV_WR_SEND;
     wr.send_flags = (sge.length <= iface->config.max_inline) ? IBV_SEND_INLINE : 0;
-    status = uct_srq_ep_post_op(iface, ep, &wr, &desc->op, uct_srq_tx_desc_done,
-                                NULL);
-    if (ucs_unlikely(status != UCS_OK)) {
-        ucs_mpool_put_inline(desc);
-        return status;
-    }
-    return length;
+    status = uct_srq_ep_post_desc(iface, ep, &wr, desc, uct_srq_tx_desc_done,
+                                  NULL);
+    return (status == UCS_OK) ? (ssize_t)length : status;
 }
 
 ucs_status_t uct_srq_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
@@ -309,13 +311,9 @@ ucs_status_t uct_srq_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
     wr.num_sge    = 1 + uct_srq_iov_to_sge(sge + 1, iov, iovcnt);
     wr.opcode     = IBV_WR_SEND;
     wr.send_flags = 0;
-    status = uct_srq_ep_post_op(iface, ep, &wr, &desc->op, uct_srq_tx_desc_done,
-                                comp);
-    if (ucs_unlikely(status != UCS_OK)) {
-        ucs_mpool_put_inline(desc);
-        return status;
-    }
-    return UCS_INPROGRESS;
+    status = uct_srq_ep_post_desc(iface, ep, &wr, desc, uct_srq_tx_desc_done,
+                                  comp);
+    return (status == UCS_OK) ? UCS_INPROGRESS : status;
 }
 
 /* ---- RDMA write (put) and read (get) ----------------------------------- */
@@ -384,13 +382,9 @@ ssize_t uct_srq_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
     sge.lkey   = desc->super.lkey;
     uct_srq_rdma_wr(&wr, IBV_WR_RDMA_WRITE, &sge, length ? 1 : 0, remote_addr,
                     rkey);
-    status = uct_srq_ep_post_op(iface, ep, &wr, &desc->op, uct_srq_tx_desc_done,
-                                NULL);
-    if (ucs_unlikely(status != UCS_OK)) {
-        ucs_mpool_put_inline(desc);
-        return status;
-    }
-    return length;
+    status = uct_srq_ep_post_desc(iface, ep, &wr, desc, uct_srq_tx_desc_done,
+                                  NULL);
+    return (status == UCS_OK) ? (ssize_t)length : status;
 }
 
 /* RDMA write or read of a user's registered iov */
@@ -478,13 +472,9 @@ ucs_status_t uct_srq_ep_get_bcopy(uct_ep_h tl_ep, uct_unpack_callback_t unpack_c
     sge.lkey         = desc->super.lkey;
     uct_srq_rdma_wr(&wr, IBV_WR_RDMA_READ, &sge, length ? 1 : 0, remote_addr,
                     rkey);
-    status = uct_srq_ep_post_op(iface, ep, &wr, &desc->op,
-                                uct_srq_get_bcopy_done, comp);
-    if (ucs_unlikely(status != UCS_OK)) {
-        ucs_mpool_put_inline(desc);
-        return status;
-    }
-    return UCS_INPROGRESS;
+    status = uct_srq_ep_post_desc(iface, ep, &wr, desc, uct_srq_get_bcopy_done,
+                                  comp);
+    return (status == UCS_OK) ? UCS_INPROGRESS : status;
 }
 
 /* ---- flush, fence, check ----------------------------------------------- */
