@@ -410,6 +410,8 @@ uint64_t srq_soft_now_ns(void);
 
 /* ---- soft_shm.c: segments, identity, liveness ------------------------- */
 int  srq_soft_proc_start_time(pid_t pid, uint64_t *start_p);
+/* processes with the same value can reach each other's instances */
+uint32_t srq_soft_domain_id(void);
 bool srq_soft_owner_alive(pid_t pid, uint64_t start_time);
 void srq_soft_shm_name(const uint8_t *instance, char *buf, size_t len);
 int  srq_soft_shm_create(srq_soft_dev_t *dev);

@@ -10,7 +10,9 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/random.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -41,15 +43,61 @@ static void srq_soft_dev_init_lists(srq_soft_dev_t *dev)
     srq_soft_list_init(&dev->sched_qps);
 }
 
-/* pid + random: unique among the live instances of this host */
+static uint32_t srq_soft_fnv(uint32_t h, const void *p, size_t len)
+{
+    for (size_t i = 0; i < len; ++i) {
+        h = (h ^ ((const uint8_t*)p)[i]) * 16777619u;
+    }
+    return h;
+}
+
+/*
+ * Which processes can this instance talk to? Those of the same kernel
+ * (boot id) that see the same /dev/shm and the same pid and IPC namespaces:
+ * the soft device needs the peer's segment and its pid (liveness, cross-
+ * memory attach). Two hosts, or two containers that share none of this,
+ * get different values, and their addresses are unreachable to each other.
+ */
+uint32_t srq_soft_domain_id(void)
+{
+    static const char *ns[] = {"/proc/self/ns/pid", "/proc/self/ns/ipc"};
+    uint32_t h = 2166136261u;
+    char boot_id[64] = "";
+    struct stat st;
+    FILE *f;
+
+    f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f != NULL) {
+        if (fgets(boot_id, sizeof(boot_id), f) == NULL) {
+            boot_id[0] = '\0';
+        }
+        fclose(f);
+    }
+    h = srq_soft_fnv(h, boot_id, strlen(boot_id));
+    if (stat("/dev/shm", &st) == 0) {
+        h = srq_soft_fnv(h, &st.st_dev, sizeof(st.st_dev));
+        h = srq_soft_fnv(h, &st.st_ino, sizeof(st.st_ino));
+    }
+    for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); ++i) {
+        if (stat(ns[i], &st) == 0) {
+            h = srq_soft_fnv(h, &st.st_ino, sizeof(st.st_ino));
+        }
+    }
+    return h;
+}
+
+/* pid + sharing domain + random: unique among the live instances of this
+ * host, and telling which instances are reachable */
 static int srq_soft_dev_identity(srq_soft_dev_t *dev)
 {
-    pid_t pid = getpid();
+    uint32_t domain = srq_soft_domain_id();
+    pid_t pid       = getpid();
     int ret;
 
     memcpy(dev->instance, &pid, sizeof(pid));
-    if (getrandom(dev->instance + sizeof(pid),
-                  sizeof(dev->instance) - sizeof(pid), 0) < 0) {
+    memcpy(dev->instance + sizeof(pid), &domain, sizeof(domain));
+    if (getrandom(dev->instance + sizeof(pid) + sizeof(domain),
+                  sizeof(dev->instance) - sizeof(pid) - sizeof(domain), 0) < 0) {
         return errno;
     }
     dev->pid = pid;
@@ -279,6 +327,11 @@ static int srq_soft_ah_attr(srq_verbs_dev_t *dev, uint8_t port_num,
     if ((srq_soft_check_port(port_num) != 0) ||
         memcmp(addr->gid, SRQ_SOFT_ADDR_MAGIC, 4)) {
         return EINVAL;
+    }
+    /* another host, or a container that cannot see our shared memory */
+    if (memcmp(addr->gid + 4 + sizeof(pid_t),
+               srq_soft_dev(dev)->instance + sizeof(pid_t), sizeof(uint32_t))) {
+        return EHOSTUNREACH;
     }
     memset(ah_attr, 0, sizeof(*ah_attr));
     ah_attr->port_num  = port_num;

@@ -292,7 +292,13 @@ TEST_F(srq_soft, device_address)
                                             (uct_iface_addr_t*)iface_addr.data()));
     EXPECT_TRUE(uct_iface_is_reachable(m_iface, (uct_device_addr_t*)addr.data(),
                                        (uct_iface_addr_t*)iface_addr.data()));
-    /* an address of another device kind is not */
+    /* a soft address of another host (sharing domain: gid bytes 8..11,
+     * address bytes 12..15) is not */
+    addr[12] ^= 0x5a;
+    EXPECT_FALSE(uct_iface_is_reachable(m_iface, (uct_device_addr_t*)addr.data(),
+                                        (uct_iface_addr_t*)iface_addr.data()));
+    addr[12] ^= 0x5a;
+    /* nor is an address of another device kind */
     addr[0] ^= 1;
     EXPECT_FALSE(uct_iface_is_reachable(m_iface, (uct_device_addr_t*)addr.data(),
                                         (uct_iface_addr_t*)iface_addr.data()));

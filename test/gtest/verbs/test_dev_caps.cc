@@ -53,4 +53,18 @@ TEST_P(dev_caps, unreachable_instance)
     EXPECT_EQ(EHOSTUNREACH, errno);
 }
 
+/* An address from another host (or a container that shares neither our
+ * /dev/shm nor our pid namespace) is unreachable, not a connect that hangs */
+TEST_P(dev_caps, other_host_unreachable)
+{
+    skip_unless_soft();
+    tdev_t &a = open_dev();
+    srq_verbs_port_addr_t other = a.addr;
+    ibv_ah_attr ah;
+
+    ASSERT_EQ(0, srq_verbs_ah_attr(a.dev, 1, &other, &ah));
+    other.gid[8] ^= 0x5a; /* the instance's sharing-domain bytes: 8..11 */
+    EXPECT_EQ(EHOSTUNREACH, srq_verbs_ah_attr(a.dev, 1, &other, &ah));
+}
+
 SRQ_INSTANTIATE(dev_caps);
