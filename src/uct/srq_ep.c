@@ -230,7 +230,7 @@ ucs_status_t uct_srq_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
         {(void*)payload, length, UCT_MEM_HANDLE_NULL, 0, 1}
     };
 
-    return uct_srq_ep_am_short_iov(tl_ep, id, iov, 2);
+    return uct_srq_ep_am_short_iov(tl_ep, id, iov, length ? 2 : 1);
 }
 
 ssize_t uct_srq_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
@@ -303,7 +303,9 @@ ucs_status_t uct_srq_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
      * the user's registered buffers */
     buf    = uct_srq_tx_desc_data(desc);
     buf[0] = id;
-    memcpy(buf + 1, header, header_length);
+    if (header_length > 0) {
+        memcpy(buf + 1, header, header_length);
+    }
     sge[0].addr   = (uintptr_t)buf;
     sge[0].length = 1 + header_length;
     sge[0].lkey   = desc->super.lkey;

@@ -83,15 +83,16 @@ ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
     rx->posted      = 0;
     rx->rx_headroom = rx_headroom;
     /* room for the user's headroom and the release pointer before the
-     * payload, which is one byte into the buffer */
+     * payload; the payload, one byte (the am_id) into the buffer, starts a
+     * cache line */
     rx->data_offset = ucs_align_up(sizeof(uct_srq_desc_t) + rx_headroom +
-                                   sizeof(uct_recv_desc_t*),
-                                   UCS_SYS_CACHE_LINE_SIZE);
+                                   sizeof(uct_recv_desc_t*) + 1,
+                                   UCS_SYS_CACHE_LINE_SIZE) - 1;
     rx->release.cb  = uct_srq_rx_release_desc;
     memset(&rx->stats, 0, sizeof(rx->stats));
 
     status = uct_srq_mpool_init(&rx->mp, md, rx->data_offset + seg_size,
-                                rx->data_offset, config->batch * 4,
+                                rx->data_offset + 1, config->batch * 4,
                                 config->max_bufs, "srq_rx_desc");
     if (status != UCS_OK) {
         return status;
@@ -178,6 +179,7 @@ void uct_srq_rx_complete(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
                          const struct ibv_wc *wc)
 {
     void *desc = (void*)(uintptr_t)wc->wr_id;
+    uct_recv_desc_t *release;
     uint8_t *buf, am_id;
     void *payload;
     ucs_status_t status;
@@ -213,8 +215,11 @@ void uct_srq_rx_complete(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
     if (status == UCS_OK) {
         ucs_mpool_put_inline(desc);
     } else {
-        /* kept: the handler may have used its headroom, not what is before */
-        uct_recv_desc(UCS_PTR_BYTE_OFFSET(payload, -(ptrdiff_t)rx->rx_headroom)) =
-                &rx->release;
+        /* kept: the handler may have used its headroom, not what is before;
+         * with an odd-sized headroom the pointer is not aligned */
+        release = &rx->release;
+        memcpy(UCS_PTR_BYTE_OFFSET(payload, -(ptrdiff_t)rx->rx_headroom -
+                                            (ptrdiff_t)sizeof(release)),
+               &release, sizeof(release));
     }
 }
