@@ -57,6 +57,13 @@ for np in 2 4; do
     for p in p2p coll rma threads; do
         job "$p" "$np" mpirun "${mpi_opts[@]}" "$out/$p"
     done
+    # Open MPI's OpenSHMEM does not survive AddressSanitizer's memory layout
+    # (mca_atomic_basic touches its symmetric heap through a mapping ASan
+    # reserved), whatever the transport: not ours to fix, so not run there
+    if ldd "${SRQ_RUN_PLUGIN:-/dev/null}" 2>/dev/null | grep -q libasan; then
+        echo "SKIP: shmem_basic np=$np under AddressSanitizer (Open MPI OpenSHMEM crashes there)"
+        continue
+    fi
     # Debian's Open MPI 4.1.4 crashes in shmem_finalize unless osc rdma is
     # excluded, whatever the transport (not ours to fix)
     job shmem_basic "$np" oshrun --oversubscribe --mca spml ucx --mca pml ucx --mca osc ^rdma \

@@ -44,7 +44,10 @@
 #define SRQ_SOFT_MAX_CQ        65536
 #define SRQ_SOFT_MAX_CQE       (1 << 20)
 #define SRQ_SOFT_MAX_MR        (SRQ_SOFT_MR_TABLE_SIZE - 1)
-#define SRQ_SOFT_MAX_MR_SIZE   (1ull << 40)
+/* the soft device pins nothing: any range of the 47-bit user address space
+ * can be registered (oshmem registers whole segments, terabytes under
+ * AddressSanitizer's memory layout) */
+#define SRQ_SOFT_MAX_MR_SIZE   (1ull << 47)
 #define SRQ_SOFT_MAX_SRQ       4096
 #define SRQ_SOFT_MAX_SRQ_WR    32767  /* wqe_cnt (pow2, +1 sentinel) <= 2^15 */
 #define SRQ_SOFT_MAX_INLINE    1024
