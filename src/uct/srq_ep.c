@@ -180,6 +180,27 @@ uct_srq_iov_to_sge(struct ibv_sge *sge, const uct_iov_t *iov, size_t iovcnt)
 
 /* ---- active messages --------------------------------------------------- */
 
+/* A send descriptor for an active message, its first byte the am id */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srq_ep_am_desc(uct_srq_iface_t *iface, uct_srq_ep_t *ep, uint8_t id,
+                   uct_srq_tx_desc_t **desc_p, uint8_t **buf_p)
+{
+    ucs_status_t status;
+
+    UCT_CHECK_AM_ID(id);
+    status = uct_srq_ep_tx_check(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    *desc_p = uct_srq_ep_get_tx_desc(iface);
+    if (ucs_unlikely(*desc_p == NULL)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    *buf_p      = uct_srq_tx_desc_data(*desc_p);
+    (*buf_p)[0] = id;
+    return UCS_OK;
+}
+
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_srq_ep_send_inline(uct_srq_iface_t *iface, uct_srq_ep_t *ep,
                        const void *buf, size_t length)
@@ -246,18 +267,11 @@ ssize_t uct_srq_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     uint8_t *buf;
     size_t length;
 
-    UCT_CHECK_AM_ID(id);
-    status = uct_srq_ep_tx_check(iface, ep);
+    status = uct_srq_ep_am_desc(iface, ep, id, &desc, &buf);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
-    desc = uct_srq_ep_get_tx_desc(iface);
-    if (ucs_unlikely(desc == NULL)) {
-        return UCS_ERR_NO_RESOURCE;
-    }
 
-    buf    = uct_srq_tx_desc_data(desc);
-    buf[0] = id;
     length = pack_cb(buf + 1, arg);
     ucs_assertv(length <= iface->config.seg_size - 1, "length=%zu", length);
 
@@ -286,23 +300,16 @@ ucs_status_t uct_srq_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
     ucs_status_t status;
     uint8_t *buf;
 
-    UCT_CHECK_AM_ID(id);
     UCT_CHECK_IOV_SIZE(iovcnt, (size_t)iface->config.max_send_sge - 1, "am_zcopy");
     UCT_CHECK_LENGTH(1 + header_length + uct_iov_total_length(iov, iovcnt), 0,
                      iface->config.seg_size, "am_zcopy");
-    status = uct_srq_ep_tx_check(iface, ep);
+    status = uct_srq_ep_am_desc(iface, ep, id, &desc, &buf);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
-    }
-    desc = uct_srq_ep_get_tx_desc(iface);
-    if (ucs_unlikely(desc == NULL)) {
-        return UCS_ERR_NO_RESOURCE;
     }
 
     /* the am id and the header travel from the descriptor, the data from
      * the user's registered buffers */
-    buf    = uct_srq_tx_desc_data(desc);
-    buf[0] = id;
     if (header_length > 0) {
         memcpy(buf + 1, header, header_length);
     }
