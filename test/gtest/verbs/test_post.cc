@@ -10,20 +10,14 @@
 
 using namespace srq_test;
 
-class post : public verbs_test {
+class post : public two_dev_test {
 protected:
     void SetUp() override
     {
-        verbs_test::SetUp();
+        two_dev_test::SetUp();
         if (IsSkipped()) {
             return;
         }
-        a    = &open_dev();
-        b    = &open_dev();
-        scqa = make_cq(*a);
-        rcqa = make_cq(*a);
-        scqb = make_cq(*b);
-        rcqb = make_cq(*b);
         buf  = (char*)alloc(4096);
         smr  = reg(*a, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
         rmr  = reg(*b, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
@@ -81,8 +75,6 @@ protected:
         EXPECT_EQ(0, poll(scqa, 1, wc, 20)) << "more than was posted";
     }
 
-    tdev_t *a = nullptr, *b = nullptr;
-    ibv_cq *scqa = nullptr, *rcqa = nullptr, *scqb = nullptr, *rcqb = nullptr;
     ibv_qp *qpa = nullptr, *qpb = nullptr;
     char *buf = nullptr;
     ibv_mr *smr = nullptr, *rmr = nullptr;

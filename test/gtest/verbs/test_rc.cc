@@ -10,22 +10,8 @@
 
 using namespace srq_test;
 
-class rc : public verbs_test {
+class rc : public two_dev_test {
 protected:
-    void SetUp() override
-    {
-        verbs_test::SetUp();
-        if (IsSkipped()) {
-            return;
-        }
-        a    = &open_dev();
-        b    = &open_dev();
-        scqa = make_cq(*a);
-        rcqa = make_cq(*a);
-        scqb = make_cq(*b);
-        rcqb = make_cq(*b);
-    }
-
     void make_pair(const conn_opts_t &o = conn_opts_t(), ibv_srq *srqb = nullptr,
                    uint32_t send_wr = 64, uint32_t recv_wr = 64)
     {
@@ -36,8 +22,6 @@ protected:
         connect_rc(*a, qpa, *b, qpb, o);
     }
 
-    tdev_t *a = nullptr, *b = nullptr;
-    ibv_cq *scqa = nullptr, *rcqa = nullptr, *scqb = nullptr, *rcqb = nullptr;
     ibv_qp *qpa = nullptr, *qpb = nullptr;
 };
 

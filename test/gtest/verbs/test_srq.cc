@@ -11,20 +11,15 @@
 
 using namespace srq_test;
 
-class srq : public verbs_test {
+class srq : public two_dev_test {
 protected:
     void SetUp() override
     {
-        verbs_test::SetUp();
+        rcqb_len = 1024;
+        two_dev_test::SetUp();
         if (IsSkipped()) {
             return;
         }
-        a    = &open_dev();
-        b    = &open_dev();
-        scqa = make_cq(*a);
-        rcqa = make_cq(*a);
-        scqb = make_cq(*b);
-        rcqb = make_cq(*b, 1024);
         sbuf = (char*)alloc(4096);
         smr  = reg(*a, sbuf, 4096, 0);
     }
@@ -44,8 +39,6 @@ protected:
                                smr->lkey, i, 0));
     }
 
-    tdev_t *a = nullptr, *b = nullptr;
-    ibv_cq *scqa = nullptr, *rcqa = nullptr, *scqb = nullptr, *rcqb = nullptr;
     ibv_qp *qpa = nullptr, *qpb = nullptr;
     char *sbuf = nullptr;
     ibv_mr *smr = nullptr;

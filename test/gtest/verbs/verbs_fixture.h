@@ -112,6 +112,29 @@ protected:
     std::set<ibv_qp*>                 m_destroyed;
 };
 
+/* Two device instances of this process, each with a send and a receive CQ:
+ * the stage of the RC, SRQ and post-time tests */
+class two_dev_test : public verbs_test {
+protected:
+    void SetUp() override
+    {
+        verbs_test::SetUp();
+        if (IsSkipped()) {
+            return;
+        }
+        a    = &open_dev();
+        b    = &open_dev();
+        scqa = make_cq(*a);
+        rcqa = make_cq(*a);
+        scqb = make_cq(*b);
+        rcqb = make_cq(*b, rcqb_len);
+    }
+
+    int     rcqb_len = 256;
+    tdev_t *a = nullptr, *b = nullptr;
+    ibv_cq *scqa = nullptr, *rcqa = nullptr, *scqb = nullptr, *rcqb = nullptr;
+};
+
 /* A simple (addr, rkey, len, qpn, port address) record exchanged between
  * processes */
 struct peer_info_t {
