@@ -768,6 +768,7 @@ ucs_status_t uct_srq_iface_query_counters(uct_iface_h tl_iface,
     counters->rx_queue_now    = iface->rx.posted;
     counters->rx_queue_target = iface->rx.depth;
     counters->rx_bytes_held   = uct_srq_mpool_bytes(&iface->rx.mp);
+    counters->rx_ring         = iface->rx.use_ring;
     counters->conns           = kh_size(&iface->cm.conns);
     counters->conn_sent       = iface->cm.stats.sent;
     counters->conn_retries    = iface->cm.stats.retries;

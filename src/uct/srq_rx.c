@@ -19,7 +19,25 @@
 /* At most this many WRs in one chain */
 #define UCT_SRQ_RX_MAX_BATCH  64
 
+static const char *uct_srq_rx_post_names[] = {
+    [UCT_SRQ_RX_POST_VERBS] = "verbs",
+    [UCT_SRQ_RX_POST_RING]  = "ring",
+    [UCT_SRQ_RX_POST_AUTO]  = "auto",
+    [UCT_SRQ_RX_POST_LAST]  = NULL
+};
+
 ucs_config_field_t uct_srq_rx_config_table[] = {
+    {"RX_POST", "auto",
+     "How receive buffers are posted to the shared receive queue:\n"
+     " verbs - ibv_post_srq_recv, one call per batch\n"
+     " ring  - WQEs written straight into the SRQ's ring (mlx5 linked-list\n"
+     "         layout), one doorbell-record update per batch; refused where\n"
+     "         the device does not share its ring with the verbs (mlx5 would\n"
+     "         need direct CQ polling, not implemented)\n"
+     " auto  - ring where the device shares it (soft0), else verbs",
+     ucs_offsetof(uct_srq_rx_config_t, post_mode),
+     UCS_CONFIG_TYPE_ENUM(uct_srq_rx_post_names)},
+
     {"RX_QUEUE_LEN", "256",
      "Receive buffers kept posted on the interface's shared receive queue.\n"
      "All connections of the interface share them: the receive memory of an\n"
@@ -54,6 +72,36 @@ static void uct_srq_rx_release_desc(uct_recv_desc_t *self, void *desc)
      * buffer */
     ucs_mpool_put(UCS_PTR_BYTE_OFFSET(desc, (ptrdiff_t)rx->rx_headroom - 1 -
                                             (ptrdiff_t)rx->data_offset));
+}
+
+/* The ring path needs a ring the device shares with its verbs: completions
+ * then come back through ibv_poll_cq with the right wr_id */
+static ucs_status_t uct_srq_rx_init_post_mode(uct_srq_rx_t *rx,
+                                              uct_srq_iface_t *iface,
+                                              unsigned mode)
+{
+    int ret;
+
+    rx->use_ring = 0;
+    if (mode == UCT_SRQ_RX_POST_VERBS) {
+        return UCS_OK;
+    }
+
+    ret = srq_verbs_srq_ring(iface->dev, rx->srq, &rx->ring);
+    if ((ret == 0) && (rx->ring.flags & SRQ_VERBS_RING_F_SHARED)) {
+        rx->use_ring = 1;
+        return UCS_OK;
+    }
+    if (ret == 0) {
+        srq_verbs_srq_ring_release(&rx->ring);
+    }
+    if (mode == UCT_SRQ_RX_POST_AUTO) {
+        return UCS_OK;
+    }
+    ucs_error("srq: UCX_RC_SRQ_RX_POST=ring is not supported on %s (%s)",
+              srq_verbs_dev_name(iface->dev),
+              ret ? strerror(ret) : "the ring is not shared with the verbs");
+    return UCS_ERR_UNSUPPORTED;
 }
 
 ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
@@ -107,11 +155,20 @@ ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
         ucs_mpool_cleanup(&rx->mp, 0);
         return UCS_ERR_IO_ERROR;
     }
-    return UCS_OK;
+
+    status = uct_srq_rx_init_post_mode(rx, iface, config->post_mode);
+    if (status != UCS_OK) {
+        srq_verbs_destroy_srq(iface->dev, rx->srq);
+        ucs_mpool_cleanup(&rx->mp, 0);
+    }
+    return status;
 }
 
 void uct_srq_rx_cleanup(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
 {
+    if (rx->use_ring) {
+        srq_verbs_srq_ring_release(&rx->ring);
+    }
     /* Destroying the SRQ returns its buffers; they go with the pool */
     srq_verbs_destroy_srq(iface->dev, rx->srq);
     ucs_mpool_cleanup(&rx->mp, 0);
@@ -144,10 +201,12 @@ static unsigned uct_srq_rx_post(uct_srq_rx_t *rx, unsigned count)
     }
     wrs[n - 1].next = NULL;
 
-    ret = ibv_post_srq_recv(rx->srq, wrs, &bad_wr);
+    /* both paths: one chain, one doorbell, the same bad_wr contract */
+    ret = rx->use_ring ? srq_verbs_ring_post(&rx->ring, wrs, &bad_wr) :
+                         ibv_post_srq_recv(rx->srq, wrs, &bad_wr);
     if (ret != 0) {
         /* the WRs before bad_wr are posted; the rest go back to the pool */
-        ucs_debug("srq: ibv_post_srq_recv failed at WR %zd of %u: %s",
+        ucs_debug("srq: posting receives failed at WR %zd of %u: %s",
                   bad_wr - wrs, n, strerror(ret));
         for (wr = bad_wr; wr != NULL; wr = wr->next) {
             ucs_mpool_put_inline((void*)(uintptr_t)wr->wr_id);

@@ -8,12 +8,23 @@
 
 #include "srq_mem.h"
 
+#include <verbs/srq_verbs_ring.h>
+
 #include <uct/api/uct.h>
 #include <ucs/datastruct/mpool.h>
 
 typedef struct uct_srq_iface uct_srq_iface_t;
 
+/* How receive WRs reach the SRQ (UCX_RC_SRQ_RX_POST) */
+typedef enum uct_srq_rx_post_mode {
+    UCT_SRQ_RX_POST_VERBS,  /* ibv_post_srq_recv */
+    UCT_SRQ_RX_POST_RING,   /* WQEs written into the ring, one doorbell */
+    UCT_SRQ_RX_POST_AUTO,   /* the ring where the device shares it */
+    UCT_SRQ_RX_POST_LAST
+} uct_srq_rx_post_mode_t;
+
 typedef struct uct_srq_rx_config {
+    unsigned  post_mode;   /* uct_srq_rx_post_mode_t */
     unsigned  queue_len;   /* receive buffers kept posted */
     unsigned  batch;       /* buffers posted per ibv_post_srq_recv */
     unsigned  max_bufs;    /* receive descriptors, at most */
@@ -21,6 +32,8 @@ typedef struct uct_srq_rx_config {
 
 typedef struct uct_srq_rx {
     struct ibv_srq   *srq;
+    int               use_ring;   /* post through the ring, not the verb */
+    srq_verbs_srq_ring_t ring;
     ucs_mpool_t       mp;         /* registered receive descriptors */
     unsigned          posted;     /* buffers the SRQ owns now */
     unsigned          depth;      /* buffers to keep posted */
@@ -32,7 +45,7 @@ typedef struct uct_srq_rx {
     struct {
         uint64_t      posted;     /* buffers posted in total */
         uint64_t      consumed;   /* receive completions */
-        uint64_t      refills;    /* post calls */
+        uint64_t      refills;    /* post calls (or ring doorbells) */
         uint64_t      dropped;    /* malformed messages dropped */
         uint64_t      bytes;      /* received into the buffers */
     } stats;

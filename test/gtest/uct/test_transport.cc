@@ -762,6 +762,37 @@ TEST_F(rc_srq, kept_descriptors_and_headroom)
     m_sender->progress();
 }
 
+/* Receive buffers posted through the SRQ's ring and through
+ * ibv_post_srq_recv: the same traffic arrives whole and in order */
+TEST_F(rc_srq, rx_post_ring_and_verbs)
+{
+    for (const char *mode : {"ring", "verbs"}) {
+        SCOPED_TRACE(mode);
+        std::unique_ptr<entity> receiver(new entity(config_t{
+                {"RX_POST", mode}, {"RX_QUEUE_LEN", "32"}, {"RX_BATCH", "8"}}));
+        am_log log;
+        ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(receiver->iface(), 1,
+                                                   am_log::cb, &log, 0));
+        EXPECT_EQ(std::string(mode) == "ring" ? 1u : 0u,
+                  receiver->counters().rx_ring);
+        uct_ep_h ep = m_sender->connect(*receiver);
+        const int count = 500; /* the queue is refilled many times */
+        for (int i = 0; i < count; ++i) {
+            std::string p = pattern(100, i);
+            pack_arg arg  = {&p};
+            ASSERT_TRUE(progress_until({m_sender.get(), receiver.get()}, [&] {
+                return uct_ep_am_bcopy(ep, 1, pack_cb, &arg, 0) >= 0;
+            }));
+        }
+        ASSERT_TRUE(progress_until({m_sender.get(), receiver.get()},
+                                   [&] { return log.msgs.size() == (size_t)count; }));
+        for (int i = 0; i < count; ++i) {
+            EXPECT_EQ(pattern(100, i), log.msgs[i]) << "message " << i;
+        }
+        EXPECT_GE(receiver->counters().rx_refills, (uint64_t)count / 8);
+    }
+}
+
 TEST_F(rc_srq, simultaneous_connect)
 {
     am_log back;
@@ -866,6 +897,19 @@ TEST(rc_srq_config, invalid_values_rejected)
         {"TX_QUEUE_LEN", "1"}, {"SEG_SIZE", "16"}, {"MAX_INLINE", "1"},
         {"RNR_TIMER", "99"}, {"TIMEOUT", "0"}, {"CONN_QUEUE_LEN", "2"},
         {"CONN_DROP", "101"}};
+
+    /* values the parser itself refuses */
+    uct_component_h srq = srq_component();
+    uct_md_config_t *md_config;
+    uct_iface_config_t *config;
+    uct_md_h md;
+    ASSERT_EQ(UCS_OK, uct_md_config_read(srq, NULL, NULL, &md_config));
+    ASSERT_EQ(UCS_OK, uct_md_open(srq, "soft0", md_config, &md));
+    ASSERT_EQ(UCS_OK, uct_md_iface_config_read(md, "rc_srq", NULL, NULL, &config));
+    EXPECT_NE(UCS_OK, uct_config_modify(config, "RX_POST", "doorbell"));
+    uct_config_release(config);
+    uct_md_close(md);
+    uct_config_release(md_config);
 
     for (auto &kv : bad) {
         EXPECT_THROW(entity(config_t{{kv.first, kv.second}}), std::runtime_error)
