@@ -83,24 +83,26 @@ uct_srq_ep_add_op(uct_srq_conn_t *conn, uct_srq_op_t *op, uct_srq_op_cb_t cb,
     ucs_queue_push(&conn->ops, &op->queue);
 }
 
-static void uct_srq_op_done(uct_srq_iface_t *iface, uct_srq_op_t *op,
-                            ucs_status_t status)
+/* The user's completion, if any, then the pool object holding @op */
+static UCS_F_ALWAYS_INLINE void
+uct_srq_op_finish(uct_srq_op_t *op, ucs_status_t status, void *obj)
 {
     if (op->comp != NULL) {
         uct_invoke_completion(op->comp, status);
     }
-    ucs_mpool_put_inline(op);
+    ucs_mpool_put_inline(obj);
+}
+
+static void uct_srq_op_done(uct_srq_iface_t *iface, uct_srq_op_t *op,
+                            ucs_status_t status)
+{
+    uct_srq_op_finish(op, status, op);
 }
 
 static void uct_srq_tx_desc_done(uct_srq_iface_t *iface, uct_srq_op_t *op,
                                  ucs_status_t status)
 {
-    uct_srq_tx_desc_t *desc = ucs_container_of(op, uct_srq_tx_desc_t, op);
-
-    if (op->comp != NULL) {
-        uct_invoke_completion(op->comp, status);
-    }
-    ucs_mpool_put_inline(desc);
+    uct_srq_op_finish(op, status, ucs_container_of(op, uct_srq_tx_desc_t, op));
 }
 
 static void uct_srq_get_bcopy_done(uct_srq_iface_t *iface, uct_srq_op_t *op,
