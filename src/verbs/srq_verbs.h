@@ -150,6 +150,25 @@ int srq_verbs_get_async_event(srq_verbs_dev_t *dev,
 void srq_verbs_ack_async_event(srq_verbs_dev_t *dev,
                                struct ibv_async_event *event);
 
+/* ---- counters --------------------------------------------------------- */
+
+/*
+ * Receive-not-ready events of a port: how many times its responder found a
+ * receive queue (SRQ or RQ) empty and sent an RNR NAK, since the device was
+ * opened or since boot - only the difference of two readings is meaningful.
+ * Tells a receiver that it posts too few buffers, without the senders' help.
+ *
+ * 0, EINVAL (no such port), ENOTSUP where the device exposes no such
+ * counter, or an errno of reading it.
+ *  - soft: the device's rnr_naks_sent statistic (srq_soft.h); no syscall,
+ *    no lock: cheap enough for a progress path.
+ *  - rdma-core: the port's hw_counters/out_of_buffer in sysfs, read with
+ *    open/read/close each call (and, per driver, a firmware query behind
+ *    it): call it rarely, from a timer, never per operation.
+ */
+int srq_verbs_query_rnr(srq_verbs_dev_t *dev, uint8_t port_num,
+                        uint64_t *count_p);
+
 #ifdef __cplusplus
 }
 #endif

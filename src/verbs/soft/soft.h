@@ -397,6 +397,24 @@ static inline bool srq_soft_owns(srq_soft_dev_t *dev, struct ibv_context *ctx)
     return ctx == &dev->ibv_ctx;
 }
 
+/*
+ * A statistic also read without dev->lock (srq_verbs_query_rnr): writers
+ * hold the lock, so a relaxed load + store is a race-free increment (no
+ * locked read-modify-write), and a relaxed load never sees a torn value.
+ */
+static inline void srq_soft_stat_inc_shared(uint64_t *stat)
+{
+    _Atomic uint64_t *a = (_Atomic uint64_t*)stat;
+
+    atomic_store_explicit(a, atomic_load_explicit(a, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+static inline uint64_t srq_soft_stat_read_shared(const uint64_t *stat)
+{
+    return atomic_load_explicit((_Atomic uint64_t*)stat, memory_order_relaxed);
+}
+
 /* 24-bit PSN arithmetic */
 static inline uint32_t srq_soft_psn_add(uint32_t psn, uint32_t n)
 {

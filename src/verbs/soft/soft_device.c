@@ -359,6 +359,19 @@ static int srq_soft_dealloc_pd(srq_verbs_dev_t *dev, struct ibv_pd *pd)
     return 0;
 }
 
+/* Cheap enough for a progress path: no syscall, no lock (soft.h) */
+static int srq_soft_query_rnr(srq_verbs_dev_t *dev, uint8_t port_num,
+                              uint64_t *count_p)
+{
+    srq_soft_stats_t *stats = &srq_soft_dev(dev)->stats;
+
+    if (srq_soft_check_port(port_num) != 0) {
+        return EINVAL;
+    }
+    *count_p = srq_soft_stat_read_shared(&stats->rnr_naks_sent);
+    return 0;
+}
+
 /* ---- soft-specific queries (srq_soft.h) -------------------------------- */
 
 int srq_soft_query_stats(srq_verbs_dev_t *vdev, srq_soft_stats_t *stats)
@@ -440,4 +453,5 @@ static const srq_verbs_dev_ops_t srq_soft_ops = {
     .async_fd             = srq_soft_async_fd,
     .get_async_event      = srq_soft_get_async_event,
     .ack_async_event      = srq_soft_ack_async_event,
+    .query_rnr            = srq_soft_query_rnr,
 };

@@ -360,7 +360,7 @@ static void srq_soft_resp_rc(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
         return; /* ahead: dropped until the requester resends in order */
     }
     if (!srq_soft_rview_peek(qp, &v)) {
-        ++dev->stats.rnr_naks_sent;
+        srq_soft_stat_inc_shared(&dev->stats.rnr_naks_sent);
         srq_soft_resp_sched_nak(qp, SRQ_SOFT_NAK_RNR, pkt->psn);
         return;
     }
