@@ -221,6 +221,92 @@ err_free:
     return status;
 }
 
+/* ---- RC QPs ------------------------------------------------------------- */
+
+ucs_status_t uct_srq_rc_qp_create(uct_srq_iface_t *iface, unsigned tx_len,
+                                  struct ibv_qp **qp_p)
+{
+    struct ibv_qp_init_attr init = {};
+    struct ibv_qp_attr attr      = {};
+    struct ibv_qp *qp;
+    int ret;
+
+    init.send_cq             = iface->send_cq;
+    init.recv_cq             = iface->recv_cq;
+    init.srq                 = iface->rx.srq;
+    init.qp_type             = IBV_QPT_RC;
+    init.cap.max_send_wr     = tx_len;
+    init.cap.max_send_sge    = iface->config.max_send_sge;
+    init.cap.max_inline_data = iface->config.max_inline;
+    if (init.srq == NULL) {
+        /* per-QP mode: the QP's own receive queue */
+        init.cap.max_recv_wr  = iface->rx.depth;
+        init.cap.max_recv_sge = 1;
+    }
+    qp = srq_verbs_create_qp(iface->dev, iface->pd, &init);
+    if (qp == NULL) {
+        ucs_error("srq: failed to create an RC QP: %m");
+        return UCS_ERR_IO_ERROR;
+    }
+
+    attr.qp_state        = IBV_QPS_INIT;
+    attr.pkey_index      = 0;
+    attr.port_num        = iface->port_num;
+    attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                           IBV_ACCESS_REMOTE_READ;
+    ret = srq_verbs_modify_qp(iface->dev, qp, &attr,
+                              IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                              IBV_QP_ACCESS_FLAGS);
+    if (ret != 0) {
+        ucs_error("srq: failed to move an RC QP to INIT: %s", strerror(ret));
+        srq_verbs_destroy_qp(iface->dev, qp);
+        return UCS_ERR_IO_ERROR;
+    }
+    *qp_p = qp;
+    return UCS_OK;
+}
+
+ucs_status_t uct_srq_rc_qp_connect(uct_srq_iface_t *iface, struct ibv_qp *qp,
+                                   const srq_verbs_port_addr_t *addr,
+                                   uint32_t remote_qpn)
+{
+    struct ibv_qp_attr attr = {};
+    int ret;
+
+    attr.qp_state           = IBV_QPS_RTR;
+    attr.path_mtu           = iface->port_attr.active_mtu;
+    attr.dest_qp_num        = remote_qpn;
+    attr.rq_psn             = 0;
+    attr.max_dest_rd_atomic = ucs_max(1, iface->dev_attr.max_qp_rd_atom);
+    attr.min_rnr_timer      = iface->config.rnr_timer;
+    ret = srq_verbs_ah_attr(iface->dev, iface->port_num, addr, &attr.ah_attr);
+    if (ret == 0) {
+        ret = srq_verbs_modify_qp(iface->dev, qp, &attr,
+                                  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+                                  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                                  IBV_QP_MAX_DEST_RD_ATOMIC |
+                                  IBV_QP_MIN_RNR_TIMER);
+    }
+    if (ret == 0) {
+        attr.qp_state      = IBV_QPS_RTS;
+        attr.sq_psn        = 0;
+        attr.timeout       = iface->config.timeout;
+        attr.retry_cnt     = 7;
+        attr.rnr_retry     = 7; /* a dry SRQ stalls a sender, never fails it */
+        attr.max_rd_atomic = ucs_max(1, iface->dev_attr.max_qp_init_rd_atom);
+        ret = srq_verbs_modify_qp(iface->dev, qp, &attr,
+                                  IBV_QP_STATE | IBV_QP_SQ_PSN |
+                                  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+    }
+    if (ret != 0) {
+        ucs_error("srq: failed to connect QP 0x%x to 0x%x: %s", qp->qp_num,
+                  remote_qpn, strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
 /* ---- connections ------------------------------------------------------ */
 
 static void uct_srq_conn_destroy(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
@@ -237,6 +323,9 @@ static void uct_srq_conn_destroy(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
     uct_srq_conn_complete_ops(iface, conn, UCS_ERR_CANCELED);
     if (conn->ah != NULL) {
         srq_verbs_destroy_ah(iface->dev, conn->ah);
+    }
+    if (iface->rx.srq == NULL) {
+        uct_srq_rx_rq_cleanup(&iface->rx, &conn->rq);
     }
     srq_verbs_destroy_qp(iface->dev, conn->qp);
     ucs_free(conn);
@@ -266,8 +355,6 @@ static ucs_status_t uct_srq_conn_create(uct_srq_iface_t *iface,
                                         uct_srq_conn_t **conn_p)
 {
     uct_srq_cm_t *cm            = &iface->cm;
-    struct ibv_qp_init_attr init = {};
-    struct ibv_qp_attr attr      = {};
     struct ibv_ah_attr ah_attr;
     uct_srq_conn_t *conn;
     khiter_t it;
@@ -296,29 +383,13 @@ static ucs_status_t uct_srq_conn_create(uct_srq_iface_t *iface,
         goto err_free;
     }
 
-    init.send_cq             = iface->send_cq;
-    init.recv_cq             = iface->recv_cq;
-    init.srq                 = iface->rx.srq;
-    init.qp_type             = IBV_QPT_RC;
-    init.cap.max_send_wr     = iface->config.tx_queue_len;
-    init.cap.max_send_sge    = iface->config.max_send_sge;
-    init.cap.max_inline_data = iface->config.max_inline;
-    conn->qp = srq_verbs_create_qp(iface->dev, iface->pd, &init);
-    if (conn->qp == NULL) {
-        ucs_error("srq: failed to create an RC QP: %m");
+    if (uct_srq_rc_qp_create(iface, iface->config.tx_queue_len,
+                             &conn->qp) != UCS_OK) {
         goto err_ah;
     }
-
-    attr.qp_state        = IBV_QPS_INIT;
-    attr.pkey_index      = 0;
-    attr.port_num        = iface->port_num;
-    attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-                           IBV_ACCESS_REMOTE_READ;
-    ret = srq_verbs_modify_qp(iface->dev, conn->qp, &attr,
-                              IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-                              IBV_QP_ACCESS_FLAGS);
-    if (ret != 0) {
-        ucs_error("srq: failed to move an RC QP to INIT: %s", strerror(ret));
+    if ((iface->rx.srq == NULL) &&
+        (uct_srq_rx_rq_init(&iface->rx, iface, &conn->rq, conn->qp) !=
+         UCS_OK)) {
         goto err_qp;
     }
 
@@ -336,6 +407,9 @@ static ucs_status_t uct_srq_conn_create(uct_srq_iface_t *iface,
     return UCS_OK;
 
 err_qp:
+    if (conn->rq.qp != NULL) {
+        uct_srq_rx_rq_cleanup(&iface->rx, &conn->rq);
+    }
     srq_verbs_destroy_qp(iface->dev, conn->qp);
 err_ah:
     srq_verbs_destroy_ah(iface->dev, conn->ah);
@@ -349,43 +423,14 @@ static ucs_status_t uct_srq_conn_connect_qp(uct_srq_iface_t *iface,
                                             uct_srq_conn_t *conn,
                                             uint32_t remote_qpn)
 {
-    struct ibv_qp_attr attr = {};
-    int ret;
+    ucs_status_t status;
 
-    attr.qp_state           = IBV_QPS_RTR;
-    attr.path_mtu           = iface->port_attr.active_mtu;
-    attr.dest_qp_num        = remote_qpn;
-    attr.rq_psn             = 0;
-    attr.max_dest_rd_atomic = ucs_max(1, iface->dev_attr.max_qp_rd_atom);
-    attr.min_rnr_timer      = iface->config.rnr_timer;
-    ret = srq_verbs_ah_attr(iface->dev, iface->port_num, &conn->key.dev,
-                            &attr.ah_attr);
-    if (ret == 0) {
-        ret = srq_verbs_modify_qp(iface->dev, conn->qp, &attr,
-                                  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-                                  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                  IBV_QP_MAX_DEST_RD_ATOMIC |
-                                  IBV_QP_MIN_RNR_TIMER);
+    status = uct_srq_rc_qp_connect(iface, conn->qp, &conn->key.dev,
+                                   remote_qpn);
+    if (status == UCS_OK) {
+        conn->remote_qpn = remote_qpn;
     }
-    if (ret == 0) {
-        attr.qp_state      = IBV_QPS_RTS;
-        attr.sq_psn        = 0;
-        attr.timeout       = iface->config.timeout;
-        attr.retry_cnt     = 7;
-        attr.rnr_retry     = 7; /* a dry SRQ stalls a sender, never fails it */
-        attr.max_rd_atomic = ucs_max(1, iface->dev_attr.max_qp_init_rd_atom);
-        ret = srq_verbs_modify_qp(iface->dev, conn->qp, &attr,
-                                  IBV_QP_STATE | IBV_QP_SQ_PSN |
-                                  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                                  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-    }
-    if (ret != 0) {
-        ucs_error("srq: failed to connect QP 0x%x to 0x%x: %s",
-                  conn->qp->qp_num, remote_qpn, strerror(ret));
-        return UCS_ERR_IO_ERROR;
-    }
-    conn->remote_qpn = remote_qpn;
-    return UCS_OK;
+    return status;
 }
 
 static void uct_srq_cm_send(uct_srq_iface_t *iface, uct_srq_conn_t *conn,

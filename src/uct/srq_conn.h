@@ -7,6 +7,8 @@
 #ifndef UCT_SRQ_CONN_H_
 #define UCT_SRQ_CONN_H_
 
+#include "srq_rx.h"
+
 #include <verbs/srq_verbs.h>
 #include <uct/api/uct.h>
 #include <ucs/datastruct/khash.h>
@@ -58,6 +60,7 @@ typedef struct uct_srq_conn {
     ucs_list_link_t       eps;          /* uct_srq_ep_t on this connection */
     ucs_list_link_t       list;         /* in cm->connecting or cm->dead */
     struct ibv_ah        *ah;           /* for handshake datagrams */
+    uct_srq_rx_rq_t       rq;           /* per-QP mode: its receive queue */
     ucs_time_t            next_retry;
     ucs_time_t            retry_interval;
     ucs_time_t            deadline;
@@ -111,6 +114,16 @@ typedef struct uct_srq_cm {
 } uct_srq_cm_t;
 
 extern ucs_config_field_t uct_srq_cm_config_table[];
+
+/* An RC QP of the interface (on its SRQ, or with its own receive queue in
+ * per-QP mode), in INIT */
+ucs_status_t uct_srq_rc_qp_create(uct_srq_iface_t *iface, unsigned tx_len,
+                                  struct ibv_qp **qp_p);
+
+/* RTR and RTS towards QP @remote_qpn at @addr */
+ucs_status_t uct_srq_rc_qp_connect(uct_srq_iface_t *iface, struct ibv_qp *qp,
+                                   const srq_verbs_port_addr_t *addr,
+                                   uint32_t remote_qpn);
 
 ucs_status_t uct_srq_cm_init(uct_srq_cm_t *cm, uct_srq_iface_t *iface,
                              const uct_srq_cm_config_t *config);

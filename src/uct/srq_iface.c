@@ -171,6 +171,7 @@ static unsigned uct_srq_iface_poll_rx(uct_srq_iface_t *iface)
         if (ucs_unlikely(n < 0)) {
             ucs_error("srq: polling the receive CQ failed: %s", strerror(-n));
         }
+        uct_srq_rx_idle(&iface->rx, iface);
         return 0;
     }
 
@@ -204,6 +205,8 @@ static unsigned uct_srq_iface_poll_tx(uct_srq_iface_t *iface)
         conn = (uct_srq_conn_t*)(uintptr_t)wc[i].wr_id;
         if (ucs_unlikely(conn == NULL)) {
             ++iface->cm.ud_tx_avail; /* a handshake datagram went out */
+        } else if (ucs_unlikely(wc[i].wr_id == UCT_SRQ_RX_RETIRE_WRID)) {
+            uct_srq_rx_retire_complete(&iface->rx, iface, &wc[i]);
         } else {
             uct_srq_conn_tx_complete(iface, conn, &wc[i]);
         }
@@ -474,7 +477,7 @@ static ucs_status_t uct_srq_iface_create_cqs(uct_srq_iface_t *iface,
 
     /* every posted receive, shared or handshake, completes at most once */
     iface->recv_cq = srq_verbs_create_cq(iface->dev,
-                                         config->rx.queue_len +
+                                         uct_srq_rx_cq_len(&config->rx) +
                                          config->cm.queue_len, iface,
                                          iface->channel, 0);
     if (iface->recv_cq == NULL) {
@@ -679,7 +682,7 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
     }
     ucs_arbiter_init(&self->arbiter);
     uct_srq_rx_refill(&self->rx, self);
-    if (self->rx.posted == 0) {
+    if ((self->rx.srq != NULL) && (self->rx.posted == 0)) {
         ucs_error("srq: could not post any receive buffer");
         status = UCS_ERR_NO_MEMORY;
         goto err_cm;
@@ -716,9 +719,13 @@ static void uct_srq_iface_dump_counters(uct_srq_iface_t *iface)
     uct_srq_iface_query_counters(&iface->super.super, &c);
     fprintf(f, "rc_srq %s:%d pid %d rx_msgs %lu rx_bytes %lu tx_wrs %lu "
             "tx_bytes %lu conns %lu rx_refills %lu rx_queue %lu rx_bytes_held "
-            "%lu\n", srq_verbs_dev_name(iface->dev), iface->port_num,
-            (int)getpid(), c.rx_consumed, c.rx_bytes, c.tx_wrs, c.tx_bytes,
-            c.conns, c.rx_refills, c.rx_queue_target, c.rx_bytes_held);
+            "%lu rx_srq %lu rx_queue_peak %lu rx_limit_events %lu rx_rnr %lu "
+            "rx_grows %lu rx_shrinks %lu rx_retired %lu rx_starved %lu\n",
+            srq_verbs_dev_name(iface->dev), iface->port_num, (int)getpid(),
+            c.rx_consumed, c.rx_bytes, c.tx_wrs, c.tx_bytes, c.conns,
+            c.rx_refills, c.rx_queue_target, c.rx_bytes_held, c.rx_srq,
+            c.rx_queue_peak, c.rx_limit_events, c.rx_rnr, c.rx_grows,
+            c.rx_shrinks, c.rx_retired, c.rx_starved);
     fclose(f);
 }
 
@@ -766,9 +773,21 @@ ucs_status_t uct_srq_iface_query_counters(uct_iface_h tl_iface,
     counters->rx_dropped      = iface->rx.stats.dropped;
     counters->rx_bytes        = iface->rx.stats.bytes;
     counters->rx_queue_now    = iface->rx.posted;
-    counters->rx_queue_target = iface->rx.depth;
-    counters->rx_bytes_held   = uct_srq_mpool_bytes(&iface->rx.mp);
+    counters->rx_queue_target = (iface->rx.srq != NULL) ? iface->rx.depth :
+                                iface->rx.depth * iface->rx.num_rqs;
+    counters->rx_bytes_held   = uct_srq_rx_pool_bytes(&iface->rx.pool);
     counters->rx_ring         = iface->rx.use_ring;
+    counters->rx_srq          = (iface->rx.srq != NULL);
+    counters->rx_queue_peak   = iface->rx.stats.peak;
+    counters->rx_queue_min    = iface->rx.config.min;
+    counters->rx_queue_max    = iface->rx.config.max;
+    counters->rx_limit_events = iface->rx.stats.limit_events;
+    counters->rx_rnr          = iface->rx.stats.rnr;
+    counters->rx_grows        = iface->rx.stats.grows;
+    counters->rx_shrinks      = iface->rx.stats.shrinks;
+    counters->rx_retired      = iface->rx.stats.retired;
+    counters->rx_held         = iface->rx.stats.held;
+    counters->rx_starved      = iface->rx.stats.starved;
     counters->conns           = kh_size(&iface->cm.conns);
     counters->conn_sent       = iface->cm.stats.sent;
     counters->conn_retries    = iface->cm.stats.retries;

@@ -3,7 +3,9 @@
  * Registration is advertised only when the device really registers memory.
  */
 #include "srq_md.h"
+#include "srq_rx.h"
 
+#include <ucs/async/async_fwd.h>
 #include <ucs/debug/log_def.h>
 #include <ucs/debug/memtrack.h>
 #include <ucs/sys/string.h>
@@ -110,10 +112,87 @@ ucs_status_t uct_srq_query_md_resources(uct_component_t *component,
     return UCS_OK;
 }
 
+/* ---- asynchronous events ------------------------------------------------ */
+
+/*
+ * The device's async events are per device, so per md, while SRQs belong to
+ * interfaces: UCX's async thread reads them and hands an SRQ limit event to
+ * the interface owning the SRQ, if it still exists.
+ */
+static void uct_srq_md_async_event(int fd, ucs_event_set_types_t events,
+                                   void *arg)
+{
+    uct_srq_md_t *md = arg;
+    struct ibv_async_event event;
+    uct_srq_rx_t *rx;
+
+    while (srq_verbs_get_async_event(md->dev, &event) == 0) {
+        if (event.event_type == IBV_EVENT_SRQ_LIMIT_REACHED) {
+            pthread_mutex_lock(&md->srqs_lock);
+            ucs_list_for_each(rx, &md->srqs, md_list) {
+                if (rx->srq == event.element.srq) {
+                    uct_srq_rx_limit_reached(rx);
+                }
+            }
+            pthread_mutex_unlock(&md->srqs_lock);
+        } else {
+            ucs_debug("srq: %s: async event %s", srq_verbs_dev_name(md->dev),
+                      ibv_event_type_str(event.event_type));
+        }
+        srq_verbs_ack_async_event(md->dev, &event);
+    }
+}
+
+static void uct_srq_md_async_init(uct_srq_md_t *md)
+{
+    ucs_status_t status;
+
+    pthread_mutex_init(&md->srqs_lock, NULL);
+    ucs_list_head_init(&md->srqs);
+    md->async_fd = srq_verbs_async_fd(md->dev);
+    status       = ucs_async_set_event_handler(UCS_ASYNC_MODE_THREAD_MUTEX,
+                                               md->async_fd,
+                                               UCS_EVENT_SET_EVREAD,
+                                               uct_srq_md_async_event, md,
+                                               NULL);
+    if (status != UCS_OK) {
+        ucs_diag("srq: %s: no async events (%s): SRQ limit events are not "
+                 "seen", srq_verbs_dev_name(md->dev),
+                 ucs_status_string(status));
+        md->async_fd = -1;
+    }
+}
+
+static void uct_srq_md_async_cleanup(uct_srq_md_t *md)
+{
+    if (md->async_fd >= 0) {
+        ucs_async_remove_handler(md->async_fd, 1);
+    }
+    pthread_mutex_destroy(&md->srqs_lock);
+}
+
+void uct_srq_md_add_srq(uct_srq_md_t *md, uct_srq_rx_t *rx)
+{
+    pthread_mutex_lock(&md->srqs_lock);
+    ucs_list_add_tail(&md->srqs, &rx->md_list);
+    pthread_mutex_unlock(&md->srqs_lock);
+}
+
+void uct_srq_md_remove_srq(uct_srq_md_t *md, uct_srq_rx_t *rx)
+{
+    /* after this, no event reaches @rx: its SRQ may go */
+    pthread_mutex_lock(&md->srqs_lock);
+    ucs_list_del(&rx->md_list);
+    pthread_mutex_unlock(&md->srqs_lock);
+}
+
+/* ---- open and close ----------------------------------------------------- */
+
 static void uct_srq_md_close(uct_md_h uct_md)
 {
     uct_srq_md_t *md = ucs_derived_of(uct_md, uct_srq_md_t);
 
+    uct_srq_md_async_cleanup(md);
     srq_verbs_dealloc_pd(md->dev, md->pd);
     srq_verbs_close(md->dev);
     ucs_free(md);
@@ -314,6 +393,7 @@ ucs_status_t uct_srq_md_open(uct_component_t *component, const char *md_name,
     }
     md->atomic_access = (dev_attr.atomic_cap != IBV_ATOMIC_NONE);
     md->cap_flags     = uct_srq_md_probe_flags(md);
+    uct_srq_md_async_init(md);
     md->super.ops = &uct_srq_md_ops;
     md->super.component = component;
     *md_p               = &md->super;

@@ -8,6 +8,10 @@
 
 #include <uct/base/uct_md.h>
 #include <verbs/srq_verbs.h>
+#include <ucs/datastruct/list.h>
+#include <pthread.h>
+
+typedef struct uct_srq_rx uct_srq_rx_t;
 
 typedef struct uct_srq_md_config {
     uct_md_config_t           super;
@@ -20,6 +24,9 @@ typedef struct uct_srq_md {
     struct ibv_pd    *pd;
     uint64_t          cap_flags;    /* UCT_MD_FLAG_xx this device really has */
     int               atomic_access;/* the device takes IBV_ACCESS_REMOTE_ATOMIC */
+    int               async_fd;     /* watched for async events, or -1 */
+    pthread_mutex_t   srqs_lock;    /* the async thread reads srqs */
+    ucs_list_link_t   srqs;         /* uct_srq_rx_t of the device's ifaces */
 } uct_srq_md_t;
 
 /* Packed remote key: the device rkey, little endian on the wire */
@@ -37,6 +44,10 @@ ucs_status_t uct_srq_md_open(uct_component_t *component, const char *md_name,
 ucs_status_t uct_srq_rkey_unpack(uct_component_t *component,
                                  const void *rkey_buffer, uct_rkey_t *rkey_p,
                                  void **handle_p);
+
+/* Async events of an SRQ go to @rx while it is on the md's list */
+void uct_srq_md_add_srq(uct_srq_md_t *md, uct_srq_rx_t *rx);
+void uct_srq_md_remove_srq(uct_srq_md_t *md, uct_srq_rx_t *rx);
 
 /* The verbs device list as configured by UCX_SRQ_SOFT */
 ucs_status_t uct_srq_md_device_list(srq_verbs_dev_info_t **list_p, int *num_p);

@@ -1,7 +1,9 @@
 /*
- * ucx-srq: receive-queue management.
+ * ucx-srq: receive-queue management: configuration, posting and refill,
+ * delivery of received active messages. The depth policy (growing under
+ * pressure, shrinking when idle) is in srq_rx_depth.c.
  *
- * A receive descriptor: [ uct_srq_desc_t | ... | buffer ]. The buffer
+ * A receive descriptor: [ uct_srq_rx_desc_t | ... | buffer ]. The buffer
  * (seg_size bytes, posted to the SRQ) receives [ am_id | payload ]. Before
  * the payload handed to an AM handler lie the user's rx_headroom and, right
  * before that, the release pointer of a kept descriptor: UCT's convention
@@ -14,7 +16,7 @@
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
 #include <ucs/arch/cpu.h>
-#include <ucs/datastruct/mpool.inl>
+#include <limits.h>
 
 /* At most this many WRs in one chain */
 #define UCT_SRQ_RX_MAX_BATCH  64
@@ -27,6 +29,13 @@ static const char *uct_srq_rx_post_names[] = {
 };
 
 ucs_config_field_t uct_srq_rx_config_table[] = {
+    {"SRQ", "y",
+     "Receive on one shared receive queue for all the connections of the\n"
+     "interface (y), or give every QP its own receive queue of RX_QP_LEN\n"
+     "buffers, posted with ibv_post_recv (n): the baseline the shared queue\n"
+     "is measured against, whose memory grows with the number of peers.",
+     ucs_offsetof(uct_srq_rx_config_t, srq), UCS_CONFIG_TYPE_BOOL},
+
     {"RX_POST", "auto",
      "How receive buffers are posted to the shared receive queue:\n"
      " verbs - ibv_post_srq_recv, one call per batch\n"
@@ -38,21 +47,60 @@ ucs_config_field_t uct_srq_rx_config_table[] = {
      ucs_offsetof(uct_srq_rx_config_t, post_mode),
      UCS_CONFIG_TYPE_ENUM(uct_srq_rx_post_names)},
 
-    {"RX_QUEUE_LEN", "256",
-     "Receive buffers kept posted on the interface's shared receive queue.\n"
-     "All connections of the interface share them: the receive memory of an\n"
-     "interface is RX_QUEUE_LEN x SEG_SIZE, whatever the number of peers.",
-     ucs_offsetof(uct_srq_rx_config_t, queue_len), UCS_CONFIG_TYPE_UINT},
+    {"RX_QUEUE_MIN", "128",
+     "Depth floor of the shared receive queue: the buffers it keeps posted\n"
+     "when idle, and where it starts. All connections share them, so the\n"
+     "receive memory of an interface does not depend on the number of peers.",
+     ucs_offsetof(uct_srq_rx_config_t, queue_min), UCS_CONFIG_TYPE_UINT},
+
+    {"RX_QUEUE_MAX", "4096",
+     "Depth ceiling of the shared receive queue (the size it is created\n"
+     "with): under pressure (SRQ limit events, RNR NAKs, refills that keep\n"
+     "finding it below the watermark) the depth doubles up to this.\n"
+     "RX_QUEUE_MIN = RX_QUEUE_MAX gives a fixed depth.",
+     ucs_offsetof(uct_srq_rx_config_t, queue_max), UCS_CONFIG_TYPE_UINT},
+
+    {"RX_QP_LEN", "64",
+     "With SRQ=n: receive buffers posted on each QP's own receive queue.",
+     ucs_offsetof(uct_srq_rx_config_t, qp_len), UCS_CONFIG_TYPE_UINT},
 
     {"RX_BATCH", "32",
-     "Receive buffers posted with one ibv_post_srq_recv call (a chain of WRs)\n"
-     "when the progress loop refills the shared receive queue (1..64).",
+     "Receive buffers posted with one post call (a chain of WRs) when the\n"
+     "progress loop refills a receive queue (1..64). A queue is refilled once\n"
+     "a batch is missing, or at once below the low watermark.",
      ucs_offsetof(uct_srq_rx_config_t, batch), UCS_CONFIG_TYPE_UINT},
+
+    {"RX_LOW_WATERMARK", "25",
+     "Low watermark of a receive queue, in percent of its depth (1..90).\n"
+     "Below it the queue is refilled without waiting for a full batch, the\n"
+     "SRQ limit (IBV_EVENT_SRQ_LIMIT_REACHED) is armed there, and refills\n"
+     "that find the queue below it count as pressure.",
+     ucs_offsetof(uct_srq_rx_config_t, low_wm), UCS_CONFIG_TYPE_UINT},
+
+    {"RX_GROW_AFTER", "4",
+     "Refills in a row that find the shared receive queue below its low\n"
+     "watermark before its depth doubles (1..1000). An SRQ limit event or an\n"
+     "RNR NAK doubles it at once.",
+     ucs_offsetof(uct_srq_rx_config_t, grow_after), UCS_CONFIG_TYPE_UINT},
+
+    {"RX_ADAPT_INTERVAL", "10ms",
+     "How often the depth of the shared receive queue is reconsidered: RNR\n"
+     "counters read, load measured, idle memory given back.",
+     ucs_offsetof(uct_srq_rx_config_t, interval), UCS_CONFIG_TYPE_TIME},
+
+    {"RX_SHRINK_DELAY", "1s",
+     "Quiet time (no pressure, little traffic) after which the depth of the\n"
+     "shared receive queue halves, down to RX_QUEUE_MIN; at least\n"
+     "RX_ADAPT_INTERVAL. Posted buffers are never dropped: the surplus is\n"
+     "retired by messages the interface sends itself, and pool memory no\n"
+     "longer needed is unregistered and freed.",
+     ucs_offsetof(uct_srq_rx_config_t, shrink_delay), UCS_CONFIG_TYPE_TIME},
 
     {"RX_MAX_BUFS", "-1",
      "Receive descriptors the interface may allocate, posted or held by\n"
      "active-message handlers that keep them (UCT_CB_PARAM_FLAG_DESC).\n"
-     "-1 is unlimited.",
+     "-1 is unlimited. When the handlers hold so many that the queue cannot\n"
+     "be refilled, a warning says so.",
      ucs_offsetof(uct_srq_rx_config_t, max_bufs), UCS_CONFIG_TYPE_UINT},
 
     {NULL}
@@ -70,8 +118,60 @@ static void uct_srq_rx_release_desc(uct_recv_desc_t *self, void *desc)
 
     /* the payload is rx_headroom after it, one byte (the am_id) into the
      * buffer */
-    ucs_mpool_put(UCS_PTR_BYTE_OFFSET(desc, (ptrdiff_t)rx->rx_headroom - 1 -
-                                            (ptrdiff_t)rx->data_offset));
+    --rx->stats.held;
+    uct_srq_rx_pool_put(&rx->pool,
+                        UCS_PTR_BYTE_OFFSET(desc, (ptrdiff_t)rx->rx_headroom -
+                                                  1 -
+                                                  (ptrdiff_t)rx->data_offset));
+}
+
+#define UCT_SRQ_RX_CHECK_RANGE(_name, _val, _min, _max) \
+    do { \
+        if (((_val) < (_min)) || ((_val) > (_max))) { \
+            ucs_error("srq: UCX_RC_SRQ_" _name "=%u is out of range (%u..%u)", \
+                      (unsigned)(_val), (unsigned)(_min), (unsigned)(_max)); \
+            return UCS_ERR_INVALID_PARAM; \
+        } \
+    } while (0)
+
+static ucs_status_t uct_srq_rx_check_config(const uct_srq_rx_config_t *config,
+                                            const struct ibv_device_attr *attr)
+{
+    UCT_SRQ_RX_CHECK_RANGE("RX_BATCH", config->batch, 1, UCT_SRQ_RX_MAX_BATCH);
+    UCT_SRQ_RX_CHECK_RANGE("RX_LOW_WATERMARK", config->low_wm, 1, 90);
+    UCT_SRQ_RX_CHECK_RANGE("RX_GROW_AFTER", config->grow_after, 1, 1000);
+    if (config->srq) {
+        UCT_SRQ_RX_CHECK_RANGE("RX_QUEUE_MAX", config->queue_max,
+                               config->batch, attr->max_srq_wr);
+        UCT_SRQ_RX_CHECK_RANGE("RX_QUEUE_MIN", config->queue_min,
+                               config->batch, config->queue_max);
+        UCT_SRQ_RX_CHECK_RANGE("RX_MAX_BUFS", config->max_bufs,
+                               config->queue_min, UINT_MAX);
+    } else {
+        UCT_SRQ_RX_CHECK_RANGE("RX_QP_LEN", config->qp_len, config->batch,
+                               attr->max_qp_wr);
+        UCT_SRQ_RX_CHECK_RANGE("RX_MAX_BUFS", config->max_bufs,
+                               config->qp_len, UINT_MAX);
+    }
+    if ((config->interval <= 0) || (config->interval > 60)) {
+        ucs_error("srq: UCX_RC_SRQ_RX_ADAPT_INTERVAL=%gs is out of range "
+                  "(0..60s)", config->interval);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((config->shrink_delay < config->interval) ||
+        (config->shrink_delay > 3600)) {
+        ucs_error("srq: UCX_RC_SRQ_RX_SHRINK_DELAY=%gs is out of range "
+                  "(RX_ADAPT_INTERVAL..3600s)", config->shrink_delay);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return UCS_OK;
+}
+
+unsigned uct_srq_rx_cq_len(const uct_srq_rx_config_t *config)
+{
+    /* per-QP mode: every QP's buffers may complete before one is polled;
+     * uct_srq_rx_rq_init refuses QPs beyond what the CQ holds */
+    return config->srq ? config->queue_max : UCT_SRQ_RX_QP_CQ_LEN;
 }
 
 /* The ring path needs a ring the device shares with its verbs: completions
@@ -83,7 +183,7 @@ static ucs_status_t uct_srq_rx_init_post_mode(uct_srq_rx_t *rx,
     int ret;
 
     rx->use_ring = 0;
-    if (mode == UCT_SRQ_RX_POST_VERBS) {
+    if ((mode == UCT_SRQ_RX_POST_VERBS) || (rx->srq == NULL)) {
         return UCS_OK;
     }
 
@@ -104,93 +204,138 @@ static ucs_status_t uct_srq_rx_init_post_mode(uct_srq_rx_t *rx,
     return UCS_ERR_UNSUPPORTED;
 }
 
-ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
-                             const uct_srq_rx_config_t *config,
-                             size_t seg_size, unsigned rx_headroom)
+static ucs_status_t uct_srq_rx_create_srq(uct_srq_rx_t *rx,
+                                          uct_srq_iface_t *iface)
 {
     struct ibv_srq_init_attr srq_attr = {};
-    uct_srq_md_t *md = ucs_derived_of(iface->super.md, uct_srq_md_t);
-    ucs_status_t status;
 
-    if ((config->batch < 1) || (config->batch > UCT_SRQ_RX_MAX_BATCH)) {
-        ucs_error("srq: UCX_RC_SRQ_RX_BATCH=%u is out of range (1..%d)",
-                  config->batch, UCT_SRQ_RX_MAX_BATCH);
-        return UCS_ERR_INVALID_PARAM;
-    }
-    if ((config->queue_len < config->batch) ||
-        (config->queue_len > (unsigned)iface->dev_attr.max_srq_wr)) {
-        ucs_error("srq: UCX_RC_SRQ_RX_QUEUE_LEN=%u is out of range (%u..%d)",
-                  config->queue_len, config->batch,
-                  iface->dev_attr.max_srq_wr);
-        return UCS_ERR_INVALID_PARAM;
-    }
-
-    rx->depth       = config->queue_len;
-    rx->batch       = config->batch;
-    rx->seg_size    = seg_size;
-    rx->posted      = 0;
-    rx->rx_headroom = rx_headroom;
-    /* room for the user's headroom and the release pointer before the
-     * payload; the payload, one byte (the am_id) into the buffer, starts a
-     * cache line */
-    rx->data_offset = ucs_align_up(sizeof(uct_srq_desc_t) + rx_headroom +
-                                   sizeof(uct_recv_desc_t*) + 1,
-                                   UCS_SYS_CACHE_LINE_SIZE) - 1;
-    rx->release.cb  = uct_srq_rx_release_desc;
-    memset(&rx->stats, 0, sizeof(rx->stats));
-
-    status = uct_srq_mpool_init(&rx->mp, md, rx->data_offset + seg_size,
-                                rx->data_offset + 1, config->batch * 4,
-                                config->max_bufs, "srq_rx_desc");
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    srq_attr.attr.max_wr  = rx->depth;
+    /* created at the ceiling: growing is posting more, never resizing */
+    srq_attr.srq_context  = rx;
+    srq_attr.attr.max_wr  = rx->config.max;
     srq_attr.attr.max_sge = 1;
     rx->srq = srq_verbs_create_srq(iface->dev, iface->pd, &srq_attr);
     if (rx->srq == NULL) {
         ucs_error("srq: failed to create a shared receive queue of %u on %s: %m",
-                  rx->depth, srq_verbs_dev_name(iface->dev));
-        ucs_mpool_cleanup(&rx->mp, 0);
+                  rx->config.max, srq_verbs_dev_name(iface->dev));
         return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
+ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
+                             const uct_srq_rx_config_t *config,
+                             size_t seg_size, unsigned rx_headroom)
+{
+    uct_srq_md_t *md = ucs_derived_of(iface->super.md, uct_srq_md_t);
+    ucs_status_t status;
+
+    status = uct_srq_rx_check_config(config, &iface->dev_attr);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    memset(rx, 0, sizeof(*rx));
+    rx->config.min          = config->srq ? config->queue_min : config->qp_len;
+    rx->config.max          = config->srq ? config->queue_max : config->qp_len;
+    rx->config.low_wm       = config->low_wm;
+    rx->config.grow_after   = config->grow_after;
+    rx->config.interval     = ucs_time_from_sec(config->interval);
+    rx->config.shrink_delay = ucs_time_from_sec(config->shrink_delay);
+    rx->batch               = config->batch;
+    rx->seg_size            = seg_size;
+    rx->rx_headroom         = rx_headroom;
+    rx->release.cb          = uct_srq_rx_release_desc;
+    ucs_list_head_init(&rx->refill_rqs);
+    ucs_list_head_init(&rx->md_list);
+    uct_srq_rx_set_depth(rx, rx->config.min);
+
+    /* room for the user's headroom and the release pointer before the
+     * payload; the payload, one byte (the am_id) into the buffer, starts a
+     * cache line */
+    rx->data_offset = ucs_align_up(sizeof(uct_srq_rx_desc_t) + rx_headroom +
+                                   sizeof(uct_recv_desc_t*) + 1,
+                                   UCS_SYS_CACHE_LINE_SIZE) - 1;
+    /* the first tier covers the floor (one QP's queue in per-QP mode) and a
+     * batch in the handlers' hands; the pool doubles from there */
+    uct_srq_rx_pool_init(&rx->pool, md, rx->data_offset + seg_size,
+                         rx->data_offset + 1, rx->config.min + rx->batch,
+                         config->max_bufs);
+
+    if (config->srq) {
+        status = uct_srq_rx_create_srq(rx, iface);
+        if (status != UCS_OK) {
+            return status;
+        }
     }
 
     status = uct_srq_rx_init_post_mode(rx, iface, config->post_mode);
     if (status != UCS_OK) {
+        goto err;
+    }
+
+    status = uct_srq_rx_adapt_init(rx, iface);
+    if (status != UCS_OK) {
+        goto err_ring;
+    }
+    return UCS_OK;
+
+err_ring:
+    if (rx->use_ring) {
+        srq_verbs_srq_ring_release(&rx->ring);
+    }
+err:
+    if (rx->srq != NULL) {
         srq_verbs_destroy_srq(iface->dev, rx->srq);
-        ucs_mpool_cleanup(&rx->mp, 0);
     }
     return status;
 }
 
 void uct_srq_rx_cleanup(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
 {
+    uct_srq_rx_adapt_cleanup(rx, iface);
     if (rx->use_ring) {
         srq_verbs_srq_ring_release(&rx->ring);
     }
     /* Destroying the SRQ returns its buffers; they go with the pool */
-    srq_verbs_destroy_srq(iface->dev, rx->srq);
-    ucs_mpool_cleanup(&rx->mp, 0);
+    if (rx->srq != NULL) {
+        srq_verbs_destroy_srq(iface->dev, rx->srq);
+    }
+    uct_srq_rx_pool_cleanup(&rx->pool);
 }
 
-/* Post up to @count buffers as one chain; returns how many were posted */
-static unsigned uct_srq_rx_post(uct_srq_rx_t *rx, unsigned count)
+static int uct_srq_rx_post_chain(uct_srq_rx_t *rx, uct_srq_rx_rq_t *rq,
+                                 struct ibv_recv_wr *wrs,
+                                 struct ibv_recv_wr **bad_wr)
+{
+    if (rq != NULL) {
+        return ibv_post_recv(rq->qp, wrs, bad_wr);
+    } else if (rx->use_ring) {
+        return srq_verbs_ring_post(&rx->ring, wrs, bad_wr);
+    } else {
+        return ibv_post_srq_recv(rx->srq, wrs, bad_wr);
+    }
+}
+
+/* Post up to @count buffers as one chain to the SRQ (@rq NULL) or to @rq;
+ * returns how many were posted */
+static unsigned uct_srq_rx_post(uct_srq_rx_t *rx, uct_srq_rx_rq_t *rq,
+                                unsigned count)
 {
     struct ibv_recv_wr wrs[UCT_SRQ_RX_MAX_BATCH], *bad_wr, *wr;
     struct ibv_sge sges[UCT_SRQ_RX_MAX_BATCH];
-    uct_srq_desc_t *desc;
+    uct_srq_rx_desc_t *desc;
     unsigned i, n;
     int ret;
 
     for (n = 0; n < count; ++n) {
-        desc = ucs_mpool_get_inline(&rx->mp);
+        desc = uct_srq_rx_pool_get(&rx->pool);
         if (desc == NULL) {
             break;
         }
+        desc->rq       = rq;
         sges[n].addr   = (uintptr_t)uct_srq_rx_buffer(rx, desc);
         sges[n].length = rx->seg_size;
-        sges[n].lkey   = desc->lkey;
+        sges[n].lkey   = desc->super.lkey;
         wrs[n].wr_id   = (uintptr_t)desc;
         wrs[n].sg_list = &sges[n];
         wrs[n].num_sge = 1;
@@ -201,15 +346,14 @@ static unsigned uct_srq_rx_post(uct_srq_rx_t *rx, unsigned count)
     }
     wrs[n - 1].next = NULL;
 
-    /* both paths: one chain, one doorbell, the same bad_wr contract */
-    ret = rx->use_ring ? srq_verbs_ring_post(&rx->ring, wrs, &bad_wr) :
-                         ibv_post_srq_recv(rx->srq, wrs, &bad_wr);
+    /* all paths: one chain, one doorbell, the same bad_wr contract */
+    ret = uct_srq_rx_post_chain(rx, rq, wrs, &bad_wr);
     if (ret != 0) {
         /* the WRs before bad_wr are posted; the rest go back to the pool */
         ucs_debug("srq: posting receives failed at WR %zd of %u: %s",
                   bad_wr - wrs, n, strerror(ret));
         for (wr = bad_wr; wr != NULL; wr = wr->next) {
-            ucs_mpool_put_inline((void*)(uintptr_t)wr->wr_id);
+            uct_srq_rx_pool_put(&rx->pool, (void*)(uintptr_t)wr->wr_id);
         }
         i = bad_wr - wrs;
     } else {
@@ -219,25 +363,150 @@ static unsigned uct_srq_rx_post(uct_srq_rx_t *rx, unsigned count)
     rx->posted        += i;
     rx->stats.posted  += i;
     rx->stats.refills += 1;
+    rx->stats.peak     = ucs_max(rx->stats.peak, rx->posted);
+    if (rq != NULL) {
+        rq->posted += i;
+    }
     return i;
+}
+
+/* Bring a queue holding @posted of @depth buffers back to its depth, in
+ * chains of a batch; 0 when it could not (no descriptor, queue full) */
+static int uct_srq_rx_fill(uct_srq_rx_t *rx, uct_srq_rx_rq_t *rq,
+                           const unsigned *posted)
+{
+    unsigned want;
+
+    while (*posted < rx->depth) {
+        want = ucs_min(rx->depth - *posted, rx->batch);
+        if (uct_srq_rx_post(rx, rq, want) < want) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Worth a post call: a whole batch missing, below the watermark, or
+ * buffers being retired (each one retired is replaced at once, so the
+ * queue stays near its depth while it moves to other buffers) */
+static int uct_srq_rx_needs_fill(const uct_srq_rx_t *rx, unsigned posted)
+{
+    return (posted + rx->batch <= rx->depth) || (posted < rx->low) ||
+           ((rx->retire.outstanding > 0) && (posted < rx->depth));
+}
+
+static void uct_srq_rx_refill_rqs(uct_srq_rx_t *rx)
+{
+    uct_srq_rx_rq_t *rq, *tmp;
+
+    ucs_list_for_each_safe(rq, tmp, &rx->refill_rqs, list) {
+        if (!rq->failed && !uct_srq_rx_fill(rx, rq, &rq->posted)) {
+            uct_srq_rx_starved(rx);
+            return; /* out of descriptors: keep the rest queued */
+        }
+        ucs_list_del(&rq->list);
+        rq->queued = 0;
+    }
 }
 
 void uct_srq_rx_refill(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
 {
-    unsigned want;
-
-    while (rx->posted < rx->depth) {
-        want = ucs_min(rx->depth - rx->posted, rx->batch);
-        if (uct_srq_rx_post(rx, want) < want) {
-            break; /* no descriptor or queue full: try again next progress */
-        }
+    if (rx->srq == NULL) {
+        uct_srq_rx_refill_rqs(rx);
+        return;
     }
+
+    if (uct_srq_rx_needs_fill(rx, rx->posted)) {
+        uct_srq_rx_adapt_pressure(rx, iface);
+        if (uct_srq_rx_fill(rx, NULL, &rx->posted)) {
+            rx->adapt.starved = 0;
+        } else {
+            uct_srq_rx_starved(rx);
+        }
+        uct_srq_rx_adapt_refilled(rx, iface);
+    }
+}
+
+ucs_status_t uct_srq_rx_rq_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
+                                uct_srq_rx_rq_t *rq, struct ibv_qp *qp)
+{
+    if (((rx->num_rqs + 1) * rx->depth) > UCT_SRQ_RX_QP_CQ_LEN) {
+        ucs_error("srq: UCX_RC_SRQ_SRQ=n: %u QPs of RX_QP_LEN=%u would "
+                  "overflow the receive CQ (%u entries)", rx->num_rqs + 1,
+                  rx->depth, UCT_SRQ_RX_QP_CQ_LEN);
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+
+    rq->qp     = qp;
+    rq->posted = 0;
+    rq->failed = 0;
+    rq->queued = 0;
+    if (!uct_srq_rx_fill(rx, rq, &rq->posted) && (rq->posted == 0)) {
+        ucs_error("srq: could not post receive buffers to QP 0x%x",
+                  qp->qp_num);
+        rq->qp = NULL;
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    ++rx->num_rqs;
+    if (rq->posted < rx->depth) {
+        ucs_list_add_tail(&rx->refill_rqs, &rq->list);
+        rq->queued = 1;
+    }
+    return UCS_OK;
+}
+
+void uct_srq_rx_rq_cleanup(uct_srq_rx_t *rx, uct_srq_rx_rq_t *rq)
+{
+    if (rq->queued) {
+        ucs_list_del(&rq->list);
+        rq->queued = 0;
+    }
+    /* its buffers go with the QP; the pool reclaims them at cleanup */
+    --rx->num_rqs;
+    rx->posted -= rq->posted;
+    rq->posted  = 0;
+    rq->failed  = 1;
+}
+
+/* Per-QP mode: the queue lost a buffer; queue it for a refill once that
+ * is worth a post call */
+static void uct_srq_rx_rq_consumed(uct_srq_rx_t *rx, uct_srq_rx_rq_t *rq,
+                                   int flushed)
+{
+    --rq->posted;
+    rq->failed |= flushed;
+    if (!rq->queued && !rq->failed && uct_srq_rx_needs_fill(rx, rq->posted)) {
+        ucs_list_add_tail(&rx->refill_rqs, &rq->list);
+        rq->queued = 1;
+    }
+}
+
+/* Not an active message: a failed receive, a retire send, garbage */
+static void uct_srq_rx_complete_other(uct_srq_rx_t *rx,
+                                      const struct ibv_wc *wc,
+                                      uct_srq_rx_desc_t *desc, uint8_t am_id)
+{
+    if (wc->status != IBV_WC_SUCCESS) {
+        if (wc->status != IBV_WC_WR_FLUSH_ERR) {
+            ucs_diag("srq: receive completed with error: %s",
+                     ibv_wc_status_str(wc->status));
+        }
+    } else if ((wc->byte_len == 0) && (rx->retire.qp != NULL) &&
+               (wc->qp_num == rx->retire.qp->qp_num)) {
+        ++rx->stats.retired;
+    } else if ((wc->byte_len < 1) || (am_id != UCT_SRQ_AM_ID_KEEPALIVE)) {
+        ++rx->stats.dropped;
+        ucs_diag("srq: dropped a malformed message (%u bytes, am_id %u)",
+                 wc->byte_len, wc->byte_len ? am_id : 0);
+    }
+    uct_srq_rx_pool_put(&rx->pool, desc);
 }
 
 void uct_srq_rx_complete(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
                          const struct ibv_wc *wc)
 {
-    void *desc = (void*)(uintptr_t)wc->wr_id;
+    uct_srq_rx_desc_t *desc = (void*)(uintptr_t)wc->wr_id;
     uct_recv_desc_t *release;
     uint8_t *buf, am_id;
     void *payload;
@@ -245,25 +514,15 @@ void uct_srq_rx_complete(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
 
     --rx->posted;
     ++rx->stats.consumed;
-
-    if (ucs_unlikely(wc->status != IBV_WC_SUCCESS)) {
-        if (wc->status != IBV_WC_WR_FLUSH_ERR) {
-            ucs_diag("srq: receive completed with error: %s",
-                     ibv_wc_status_str(wc->status));
-        }
-        ucs_mpool_put_inline(desc);
-        return;
+    if (desc->rq != NULL) {
+        uct_srq_rx_rq_consumed(rx, desc->rq, wc->status != IBV_WC_SUCCESS);
     }
 
     buf   = uct_srq_rx_buffer(rx, desc);
     am_id = buf[0];
-    if (ucs_unlikely((wc->byte_len < 1) || (am_id >= UCT_AM_ID_MAX))) {
-        if ((wc->byte_len < 1) || (am_id != UCT_SRQ_AM_ID_KEEPALIVE)) {
-            ++rx->stats.dropped;
-            ucs_diag("srq: dropped a malformed message (%u bytes, am_id %u)",
-                     wc->byte_len, wc->byte_len ? am_id : 0);
-        }
-        ucs_mpool_put_inline(desc);
+    if (ucs_unlikely((wc->status != IBV_WC_SUCCESS) || (wc->byte_len < 1) ||
+                     (am_id >= UCT_AM_ID_MAX))) {
+        uct_srq_rx_complete_other(rx, wc, desc, am_id);
         return;
     }
 
@@ -272,10 +531,11 @@ void uct_srq_rx_complete(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
     status  = uct_iface_invoke_am(&iface->super, am_id, payload,
                                   wc->byte_len - 1, UCT_CB_PARAM_FLAG_DESC);
     if (status == UCS_OK) {
-        ucs_mpool_put_inline(desc);
+        uct_srq_rx_pool_put(&rx->pool, desc);
     } else {
         /* kept: the handler may have used its headroom, not what is before;
          * with an odd-sized headroom the pointer is not aligned */
+        ++rx->stats.held;
         release = &rx->release;
         memcpy(UCS_PTR_BYTE_OFFSET(payload, -(ptrdiff_t)rx->rx_headroom -
                                             (ptrdiff_t)sizeof(release)),

@@ -1,17 +1,19 @@
 /*
  * ucx-srq: receive-queue management: the interface's one shared receive
- * queue, its descriptors, posting and refill, and delivery of received
- * active messages.
+ * queue (or, as the baseline, one receive queue per QP), its descriptors,
+ * posting and refill against thresholds, adaptive depth, and delivery of
+ * received active messages.
  */
 #ifndef UCT_SRQ_RX_H_
 #define UCT_SRQ_RX_H_
 
-#include "srq_mem.h"
+#include "srq_rx_pool.h"
 
 #include <verbs/srq_verbs_ring.h>
 
 #include <uct/api/uct.h>
-#include <ucs/datastruct/mpool.h>
+#include <ucs/datastruct/list.h>
+#include <ucs/time/time.h>
 
 typedef struct uct_srq_iface uct_srq_iface_t;
 
@@ -23,31 +25,89 @@ typedef enum uct_srq_rx_post_mode {
     UCT_SRQ_RX_POST_LAST
 } uct_srq_rx_post_mode_t;
 
+/* Per-QP mode: receive CQ entries, so at most this / RX_QP_LEN QPs */
+#define UCT_SRQ_RX_QP_CQ_LEN    65536
+
+/* wr_id of the sends that retire SRQ buffers (never a connection) */
+#define UCT_SRQ_RX_RETIRE_WRID  ((uint64_t)1)
+
 typedef struct uct_srq_rx_config {
-    unsigned  post_mode;   /* uct_srq_rx_post_mode_t */
-    unsigned  queue_len;   /* receive buffers kept posted */
-    unsigned  batch;       /* buffers posted per ibv_post_srq_recv */
-    unsigned  max_bufs;    /* receive descriptors, at most */
+    int       srq;          /* one shared queue (else one per QP) */
+    unsigned  post_mode;    /* uct_srq_rx_post_mode_t */
+    unsigned  queue_min;    /* depth floor: the SRQ starts here */
+    unsigned  queue_max;    /* depth ceiling: the SRQ's size */
+    unsigned  qp_len;       /* per-QP mode: buffers posted per QP */
+    unsigned  batch;        /* buffers posted per post call */
+    unsigned  low_wm;       /* % of the depth: refill at once, limit event */
+    unsigned  grow_after;   /* refills below the watermark that grow */
+    double    interval;     /* adaptation period */
+    double    shrink_delay; /* quiet time before the depth halves */
+    unsigned  max_bufs;     /* receive descriptors, at most */
 } uct_srq_rx_config_t;
 
+/* A QP's own receive queue (per-QP mode) */
+struct uct_srq_rx_rq {
+    struct ibv_qp    *qp;
+    unsigned          posted;   /* buffers posted now */
+    int               failed;   /* flushed: post no more */
+    int               queued;   /* in rx->refill_rqs */
+    ucs_list_link_t   list;
+};
+
 typedef struct uct_srq_rx {
-    struct ibv_srq   *srq;
-    int               use_ring;   /* post through the ring, not the verb */
-    srq_verbs_srq_ring_t ring;
-    ucs_mpool_t       mp;         /* registered receive descriptors */
-    unsigned          posted;     /* buffers the SRQ owns now */
-    unsigned          depth;      /* buffers to keep posted */
-    unsigned          batch;
-    size_t            seg_size;   /* bytes one buffer receives */
-    size_t            data_offset;/* descriptor start -> receive buffer */
-    unsigned          rx_headroom;/* the user's, before the payload */
-    uct_recv_desc_t   release;    /* returns kept descriptors */
+    struct ibv_srq       *srq;        /* NULL in per-QP mode */
+    int                   use_ring;   /* post through the ring, not the verb */
+    srq_verbs_srq_ring_t  ring;
+    uct_srq_rx_pool_t     pool;       /* registered receive descriptors */
+    unsigned              posted;     /* buffers posted now, all queues */
+    unsigned              depth;      /* buffers to keep posted (per QP in
+                                         per-QP mode) */
+    unsigned              low;        /* low watermark, in buffers */
+    unsigned              batch;
+    size_t                seg_size;   /* bytes one buffer receives */
+    size_t                data_offset;/* descriptor start -> receive buffer */
+    unsigned              rx_headroom;/* the user's, before the payload */
+    uct_recv_desc_t       release;    /* returns kept descriptors */
+    ucs_list_link_t       refill_rqs; /* per-QP mode: queues below depth */
+    unsigned              num_rqs;    /* per-QP mode: QPs with a queue */
+    ucs_list_link_t       md_list;    /* in the md's SRQs (limit events) */
     struct {
-        uint64_t      posted;     /* buffers posted in total */
-        uint64_t      consumed;   /* receive completions */
-        uint64_t      refills;    /* post calls (or ring doorbells) */
-        uint64_t      dropped;    /* malformed messages dropped */
-        uint64_t      bytes;      /* received into the buffers */
+        unsigned          min, max, low_wm, grow_after;
+        ucs_time_t        interval, shrink_delay;
+    } config;
+    struct {
+        volatile uint32_t limit_events; /* counted by the async handler */
+        uint32_t          limit_seen;
+        int               limit_armed;
+        unsigned          low_fills;    /* refills in a row below low */
+        int               rnr_ok;       /* the device counts RNR NAKs */
+        uint64_t          rnr_last;
+        uint64_t          consumed_last;
+        ucs_time_t        next_tick;
+        ucs_time_t        last_change;  /* grown, shrunk or busy */
+        unsigned          idle_polls;
+        int               starved;      /* reported; until refilled */
+    } adapt;
+    struct {
+        struct ibv_qp    *qp;           /* sends to itself, on the SRQ */
+        unsigned          pending;      /* buffers still to retire */
+        unsigned          outstanding;  /* sends posted, not completed */
+        int               failed;
+    } retire;
+    struct {
+        uint64_t          posted;     /* buffers posted in total */
+        uint64_t          consumed;   /* receive completions */
+        uint64_t          refills;    /* post calls (or ring doorbells) */
+        uint64_t          dropped;    /* malformed messages dropped */
+        uint64_t          bytes;      /* received into the buffers */
+        uint64_t          limit_events;
+        uint64_t          rnr;        /* RNR NAKs the device reported */
+        uint64_t          grows;
+        uint64_t          shrinks;
+        uint64_t          retired;    /* buffers consumed by retire sends */
+        uint64_t          starved;    /* times the pool ran out */
+        unsigned          peak;       /* most buffers posted at once */
+        unsigned          held;       /* descriptors kept by AM handlers */
     } stats;
 } uct_srq_rx_t;
 
@@ -58,11 +118,61 @@ ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
                              size_t seg_size, unsigned rx_headroom);
 void uct_srq_rx_cleanup(uct_srq_rx_t *rx, uct_srq_iface_t *iface);
 
-/* Post buffers until the SRQ holds its depth again */
+/* Receive CQ entries the configuration needs, besides the handshake's */
+unsigned uct_srq_rx_cq_len(const uct_srq_rx_config_t *config);
+
+/* Post buffers where queues are below their thresholds */
 void uct_srq_rx_refill(uct_srq_rx_t *rx, uct_srq_iface_t *iface);
 
-/* Handle one receive completion of the SRQ */
+/* Handle one receive completion of a connection's QP */
 void uct_srq_rx_complete(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
                          const struct ibv_wc *wc);
+
+/* Adapt the depth to what the last period saw (srq_rx_depth.c) */
+void uct_srq_rx_tick(uct_srq_rx_t *rx, uct_srq_iface_t *iface);
+
+/* The receive CQ had nothing: refill a queue the pool could not fill (its
+ * descriptors were held), and adapt the depth now and then */
+static inline void uct_srq_rx_idle(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
+{
+    if (ucs_unlikely(((rx->srq != NULL) && (rx->posted < rx->low)) ||
+                     !ucs_list_is_empty(&rx->refill_rqs))) {
+        uct_srq_rx_refill(rx, iface);
+    }
+    if (ucs_unlikely(++rx->adapt.idle_polls >= 256)) {
+        rx->adapt.idle_polls = 0;
+        uct_srq_rx_tick(rx, iface);
+    }
+}
+
+/* Per-QP mode: give a new QP its receive queue, filled */
+ucs_status_t uct_srq_rx_rq_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
+                                uct_srq_rx_rq_t *rq, struct ibv_qp *qp);
+void uct_srq_rx_rq_cleanup(uct_srq_rx_t *rx, uct_srq_rx_rq_t *rq);
+
+/* Async handler (any thread): the SRQ reached its limit */
+void uct_srq_rx_limit_reached(uct_srq_rx_t *rx);
+
+/* A send completion of the retire QP */
+void uct_srq_rx_retire_complete(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
+                                const struct ibv_wc *wc);
+
+
+/* ---- between srq_rx.c and srq_rx_depth.c ---- */
+
+/* Set the depth and the watermark that goes with it */
+void uct_srq_rx_set_depth(uct_srq_rx_t *rx, unsigned depth);
+
+ucs_status_t uct_srq_rx_adapt_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface);
+void uct_srq_rx_adapt_cleanup(uct_srq_rx_t *rx, uct_srq_iface_t *iface);
+
+/* Before a refill of the SRQ: grow on limit events and sustained low fill */
+void uct_srq_rx_adapt_pressure(uct_srq_rx_t *rx, uct_srq_iface_t *iface);
+
+/* After a refill of the SRQ: re-arm the limit, adapt when it is time */
+void uct_srq_rx_adapt_refilled(uct_srq_rx_t *rx, uct_srq_iface_t *iface);
+
+/* A queue could not be refilled: report it if the pool is exhausted */
+void uct_srq_rx_starved(uct_srq_rx_t *rx);
 
 #endif

@@ -23,7 +23,8 @@ typedef struct uct_srq_iface_counters {
     uint64_t  rx_dropped;       /* malformed messages dropped */
     uint64_t  rx_bytes;         /* bytes received into the SRQ's buffers */
     uint64_t  rx_queue_now;     /* buffers posted now */
-    uint64_t  rx_queue_target;  /* buffers the interface keeps posted */
+    uint64_t  rx_queue_target;  /* buffers the interface keeps posted now
+                                   (its depth; all QPs' in per-QP mode) */
     uint64_t  rx_bytes_held;    /* registered receive memory, posted or not */
     uint64_t  rx_ring;          /* 1: posting writes the SRQ ring directly */
     /* connections */
@@ -35,6 +36,18 @@ typedef struct uct_srq_iface_counters {
     uint64_t  tx_wrs;           /* send WRs posted (sends, RDMA writes/reads) */
     uint64_t  tx_bytes;         /* bytes they carried */
     uint64_t  tx_outstanding;   /* WRs posted and not completed */
+    /* receive-queue management (appended: older fields keep their place) */
+    uint64_t  rx_srq;           /* 1: one shared queue; 0: per-QP queues */
+    uint64_t  rx_queue_peak;    /* most buffers posted at once */
+    uint64_t  rx_queue_min;     /* depth floor (per QP in per-QP mode) */
+    uint64_t  rx_queue_max;     /* depth ceiling */
+    uint64_t  rx_limit_events;  /* IBV_EVENT_SRQ_LIMIT_REACHED seen */
+    uint64_t  rx_rnr;           /* RNR NAKs the device sent (queue was dry) */
+    uint64_t  rx_grows;         /* times the depth doubled */
+    uint64_t  rx_shrinks;       /* times it halved */
+    uint64_t  rx_retired;       /* posted buffers retired by self-sends */
+    uint64_t  rx_held;          /* descriptors kept by AM handlers now */
+    uint64_t  rx_starved;       /* times the pool could not refill the queue */
 } uct_srq_iface_counters_t;
 
 /*

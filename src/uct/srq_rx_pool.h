@@ -1,0 +1,69 @@
+/*
+ * ucx-srq: the pool of receive descriptors, a stack of ucs_mpools ("tiers")
+ * that can give memory back.
+ *
+ * A ucs_mpool never frees a chunk before it is destroyed, so one pool would
+ * keep the peak of a burst forever. Here each tier is a ucs_mpool of one
+ * registered chunk; a new tier (as large as all before it) is added when the
+ * others are exhausted, descriptors are taken from the lowest tier that has
+ * one, and the top tier is destroyed once none of its descriptors is in use
+ * and the tiers below hold enough.
+ */
+#ifndef UCT_SRQ_RX_POOL_H_
+#define UCT_SRQ_RX_POOL_H_
+
+#include "srq_mem.h"
+
+#define UCT_SRQ_RX_POOL_TIERS  20
+
+typedef struct uct_srq_rx_rq uct_srq_rx_rq_t;
+
+/* Head of every receive descriptor */
+typedef struct uct_srq_rx_desc {
+    uct_srq_desc_t    super;  /* lkey of its chunk */
+    uint32_t          tier;   /* the tier it belongs to */
+    uct_srq_rx_rq_t  *rq;     /* per-QP mode: the queue it is posted to */
+} uct_srq_rx_desc_t;
+
+typedef struct uct_srq_rx_tier {
+    ucs_mpool_t  mp;
+    unsigned     size;    /* descriptors */
+    unsigned     in_use;  /* taken and not returned */
+} uct_srq_rx_tier_t;
+
+typedef struct uct_srq_rx_pool {
+    uct_srq_rx_tier_t  tiers[UCT_SRQ_RX_POOL_TIERS];
+    unsigned           num_tiers;
+    unsigned           cur;       /* no free descriptor below this tier */
+    unsigned           capacity;  /* descriptors in all tiers */
+    unsigned           in_use;    /* of them, taken */
+    unsigned           max;       /* capacity limit */
+    unsigned           first;     /* size of tier 0 */
+    size_t             elem_size;
+    size_t             align_offset;
+    uct_srq_md_t      *md;
+} uct_srq_rx_pool_t;
+
+/* Tier 0 holds @first descriptors; the pool never exceeds @max (UINT_MAX:
+ * no limit). Nothing is allocated until the first get. */
+void uct_srq_rx_pool_init(uct_srq_rx_pool_t *pool, uct_srq_md_t *md,
+                          size_t elem_size, size_t align_offset,
+                          unsigned first, unsigned max);
+void uct_srq_rx_pool_cleanup(uct_srq_rx_pool_t *pool);
+
+/* A descriptor, or NULL when the pool is at its limit (or out of memory) */
+uct_srq_rx_desc_t *uct_srq_rx_pool_get(uct_srq_rx_pool_t *pool);
+
+void uct_srq_rx_pool_put(uct_srq_rx_pool_t *pool, uct_srq_rx_desc_t *desc);
+
+/* Destroy unused top tiers as long as at least @keep descriptors remain;
+ * returns how many tiers went */
+unsigned uct_srq_rx_pool_trim(uct_srq_rx_pool_t *pool, unsigned keep);
+
+/* Would trimming to @keep free a tier, were its descriptors back? */
+int uct_srq_rx_pool_can_shrink(const uct_srq_rx_pool_t *pool, unsigned keep);
+
+/* Registered bytes the pool holds */
+size_t uct_srq_rx_pool_bytes(uct_srq_rx_pool_t *pool);
+
+#endif

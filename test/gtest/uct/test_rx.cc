@@ -1,0 +1,331 @@
+/*
+ * Receive-queue management of rc_srq: incast into a tiny SRQ (fixed and
+ * adaptive), SRQ limit events, shrinking without dropping a posted buffer,
+ * per-QP receive queues, partial post failures, and descriptors kept by
+ * handlers beyond the pool's limit.
+ */
+#include "srq_uct_fixture.h"
+
+#include <dlfcn.h>
+#include <iostream>
+#include <thread>
+
+using namespace srq_test;
+
+namespace {
+
+/* Every buffer ever posted was consumed (its completion seen) or is still
+ * posted: none was dropped */
+void expect_no_buffer_lost(const uct_srq_iface_counters_t &c)
+{
+    EXPECT_EQ(c.rx_posted, c.rx_consumed + c.rx_queue_now)
+        << "posted " << c.rx_posted << " consumed " << c.rx_consumed
+        << " posted now " << c.rx_queue_now;
+}
+
+/* @senders interfaces (sharing one md and worker) flooding @receiver */
+class incast {
+public:
+    incast(entity &receiver, int senders, uint8_t am_id = 1,
+           const config_t &sender_config = {
+               {"RX_QUEUE_MIN", "16"}, {"RX_QUEUE_MAX", "16"},
+               {"RX_BATCH", "16"}, {"TX_QUEUE_LEN", "64"}})
+        : m_receiver(receiver), m_am_id(am_id), m_got(senders),
+          m_next(senders, 0)
+    {
+        entity_params params;
+        params.config = sender_config;
+        for (int i = 0; i < senders; ++i) {
+            m_senders.emplace_back(new entity(params));
+            params.share = m_senders.front().get();
+            m_eps.push_back(m_senders.back()->connect(receiver));
+        }
+        EXPECT_EQ(UCS_OK, uct_iface_set_am_handler(receiver.iface(), am_id,
+                                                   am_cb, this, 0));
+    }
+
+    ~incast()
+    {
+        /* the first sender owns the md and worker the others use */
+        while (!m_senders.empty()) {
+            m_senders.pop_back();
+        }
+    }
+
+    /* Each sender sends @per_sender more; true when all arrived */
+    bool run(uint32_t per_sender, double seconds = 120.0,
+             const std::function<void()> &between = {})
+    {
+        size_t target = m_total + m_eps.size() * per_sender;
+        std::vector<uint32_t> end(m_next);
+        for (auto &e : end) {
+            e += per_sender;
+        }
+        return progress_until({&m_receiver, m_senders.front().get()}, [&] {
+            for (size_t s = 0; s < m_eps.size(); ++s) {
+                while (m_next[s] < end[s]) {
+                    uint32_t v[2] = {(uint32_t)s, m_next[s]};
+                    if (uct_ep_am_short(m_eps[s], m_am_id, 0, v,
+                                        sizeof(v)) != UCS_OK) {
+                        break;
+                    }
+                    ++m_next[s];
+                }
+            }
+            if (between) {
+                between();
+            }
+            return m_total == target;
+        }, seconds);
+    }
+
+    /* Exactly once, in order, per connection */
+    void check() const
+    {
+        for (size_t s = 0; s < m_got.size(); ++s) {
+            ASSERT_EQ((size_t)m_next[s], m_got[s].size()) << "sender " << s;
+            for (size_t i = 0; i < m_got[s].size(); ++i) {
+                ASSERT_EQ((uint32_t)i, m_got[s][i]) << "sender " << s
+                                                    << " message " << i;
+            }
+        }
+    }
+
+    size_t total() const { return m_total; }
+    entity &sender(int i) { return *m_senders[i]; }
+
+private:
+    static ucs_status_t am_cb(void *arg, void *data, size_t length,
+                              unsigned flags)
+    {
+        incast *self = static_cast<incast*>(arg);
+        uint32_t v[2];
+        memcpy(v, static_cast<char*>(data) + 8, sizeof(v));
+        self->m_got.at(v[0]).push_back(v[1]);
+        ++self->m_total;
+        return UCS_OK;
+    }
+
+    entity                               &m_receiver;
+    uint8_t                               m_am_id;
+    std::vector<std::unique_ptr<entity>>  m_senders;
+    std::vector<uct_ep_h>                 m_eps;
+    std::vector<std::vector<uint32_t>>    m_got;
+    std::vector<uint32_t>                 m_next;
+    size_t                                m_total = 0;
+};
+
+void print(const char *what, const uct_srq_iface_counters_t &c)
+{
+    std::cout << what << ": consumed " << c.rx_consumed << ", refills "
+              << c.rx_refills << ", depth " << c.rx_queue_target << " (peak "
+              << c.rx_queue_peak << "), limit events " << c.rx_limit_events
+              << ", RNR " << c.rx_rnr << ", grows " << c.rx_grows
+              << ", shrinks " << c.rx_shrinks << ", retired " << c.rx_retired
+              << ", " << c.rx_bytes_held << " bytes held" << std::endl;
+}
+
+} // namespace
+
+/*
+ * Incast: 16 senders flood one receiver whose SRQ holds 16 buffers, at a
+ * fixed depth. The queue runs dry again and again; senders wait (RNR) and
+ * retry, nothing is lost or duplicated, every connection's messages arrive
+ * in order, and the run ends.
+ */
+TEST(rc_srq_rx, incast_fixed_16)
+{
+    entity receiver(config_t{{"RX_QUEUE_MIN", "16"}, {"RX_QUEUE_MAX", "16"},
+                             {"RX_BATCH", "16"}});
+    incast flood(receiver, 16);
+    ASSERT_TRUE(flood.run(2000)) << "received " << flood.total();
+    flood.check();
+
+    uct_srq_iface_counters_t c = receiver.counters();
+    EXPECT_EQ(16u, c.rx_queue_target);
+    EXPECT_EQ(16u, c.rx_queue_peak);
+    EXPECT_EQ(0u, c.rx_grows);
+    /* every buffer the SRQ gave up carried exactly one of the messages */
+    EXPECT_EQ(16u * 2000, c.rx_consumed);
+    EXPECT_EQ(0u, c.rx_dropped);
+    expect_no_buffer_lost(c);
+    print("fixed 16", c);
+}
+
+/* The same flood into an SRQ that starts at 16 and may grow */
+TEST(rc_srq_rx, incast_adaptive_from_16)
+{
+    entity receiver(config_t{{"RX_QUEUE_MIN", "16"}, {"RX_QUEUE_MAX", "1024"},
+                             {"RX_BATCH", "16"}});
+    EXPECT_EQ(16u, receiver.counters().rx_queue_target);
+    incast flood(receiver, 16);
+    ASSERT_TRUE(flood.run(2000)) << "received " << flood.total();
+    flood.check();
+
+    uct_srq_iface_counters_t c = receiver.counters();
+    EXPECT_GE(c.rx_grows, 1u);
+    EXPECT_GT(c.rx_queue_target, 16u);
+    EXPECT_GT(c.rx_queue_peak, 16u);
+    EXPECT_LE(c.rx_queue_peak, 1024u);
+    EXPECT_EQ(16u * 2000, c.rx_consumed);
+    EXPECT_EQ(0u, c.rx_dropped);
+    expect_no_buffer_lost(c);
+    print("adaptive 16..1024", c);
+}
+
+/* Only the SRQ limit event may grow the queue here (low fill needs 1000
+ * refills in a row, RNR is read once a minute): it fires, is handled and
+ * is re-armed, again and again */
+TEST(rc_srq_rx, limit_event_grows_and_rearms)
+{
+    entity receiver(config_t{{"RX_QUEUE_MIN", "16"}, {"RX_QUEUE_MAX", "256"},
+                             {"RX_BATCH", "16"}, {"RX_GROW_AFTER", "1000"},
+                             {"RX_ADAPT_INTERVAL", "60s"},
+                             {"RX_SHRINK_DELAY", "60s"}});
+    incast flood(receiver, 8);
+    ASSERT_TRUE(flood.run(3000)) << "received " << flood.total();
+    flood.check();
+
+    uct_srq_iface_counters_t c = receiver.counters();
+    EXPECT_GE(c.rx_limit_events, 2u) << "the limit was not re-armed";
+    EXPECT_GE(c.rx_grows, 2u);
+    EXPECT_EQ(0u, c.rx_rnr) << "RNR was read before a minute passed";
+    expect_no_buffer_lost(c);
+    print("limit events", c);
+}
+
+/*
+ * Grow under a flood, then go quiet: the depth halves back to the floor,
+ * the surplus buffers are retired (consumed by the interface's own empty
+ * messages, never dropped) while a trickle of traffic goes on, the pool
+ * gives memory back, and every message still arrives once and in order.
+ */
+TEST(rc_srq_rx, shrink_never_drops_posted_buffers)
+{
+    entity receiver(config_t{{"RX_QUEUE_MIN", "16"}, {"RX_QUEUE_MAX", "1024"},
+                             {"RX_BATCH", "16"}, {"RX_ADAPT_INTERVAL", "2ms"},
+                             {"RX_SHRINK_DELAY", "30ms"}});
+    incast flood(receiver, 16);
+    ASSERT_TRUE(flood.run(2000)) << "received " << flood.total();
+    uct_srq_iface_counters_t grown = receiver.counters();
+    ASSERT_GT(grown.rx_queue_target, 16u) << "the flood did not grow it";
+    print("grown", grown);
+
+    /* quiet but for one message per millisecond from one sender */
+    incast trickle(receiver, 1, 2);
+    auto last = std::chrono::steady_clock::now();
+    uct_srq_iface_counters_t c;
+    ASSERT_TRUE(progress_until({&receiver, &flood.sender(0),
+                                &trickle.sender(0)}, [&] {
+        if (std::chrono::steady_clock::now() - last >
+            std::chrono::milliseconds(1)) {
+            trickle.run(1, 1.0);
+            last = std::chrono::steady_clock::now();
+        }
+        c = receiver.counters();
+        return (c.rx_queue_target == 16) && (c.rx_queue_now <= 16) &&
+               (c.rx_bytes_held < grown.rx_bytes_held);
+    }, 60.0)) << "depth " << c.rx_queue_target << ", posted "
+              << c.rx_queue_now << ", held " << c.rx_bytes_held;
+    print("quiet", c);
+    EXPECT_GE(c.rx_shrinks, 1u);
+    EXPECT_GT(c.rx_retired, 0u);
+    expect_no_buffer_lost(c);
+
+    /* and traffic goes on */
+    ASSERT_TRUE(flood.run(500));
+    flood.check();
+    trickle.check();
+
+    c = receiver.counters();
+    print("flooded again", c);
+    EXPECT_EQ(0u, c.rx_dropped);
+    /* every completion is a message or a retired buffer */
+    EXPECT_EQ(c.rx_consumed, flood.total() + trickle.total() + c.rx_retired);
+    expect_no_buffer_lost(c);
+}
+
+/* SRQ=n: every QP has its own receive queue of RX_QP_LEN buffers */
+TEST(rc_srq_rx, per_qp_receive_queues)
+{
+    entity receiver(config_t{{"SRQ", "n"}, {"RX_QP_LEN", "16"},
+                             {"RX_BATCH", "8"}});
+    uct_srq_iface_counters_t c0 = receiver.counters();
+    EXPECT_EQ(0u, c0.rx_srq);
+    EXPECT_EQ(0u, c0.rx_queue_now);
+
+    incast flood(receiver, 8);
+    ASSERT_TRUE(flood.run(1000)) << "received " << flood.total();
+    flood.check();
+
+    uct_srq_iface_counters_t c = receiver.counters();
+    EXPECT_EQ(8u, c.conns);
+    /* receive memory grows with the peers */
+    EXPECT_EQ(8u * 16, c.rx_queue_target);
+    EXPECT_EQ(8u * 16, c.rx_queue_now);
+    EXPECT_EQ(8u * 1000, c.rx_consumed);
+    expect_no_buffer_lost(c);
+    print("per-QP", c);
+}
+
+/*
+ * Handlers keep every descriptor: the pool reaches RX_MAX_BUFS, the
+ * condition is counted (and warned about), the senders wait; releasing the
+ * descriptors lets the rest of the traffic in.
+ */
+TEST(rc_srq_rx, kept_descriptors_beyond_max_bufs_reported)
+{
+    entity receiver(config_t{{"RX_QUEUE_MIN", "16"}, {"RX_QUEUE_MAX", "16"},
+                             {"RX_BATCH", "16"}, {"RX_MAX_BUFS", "32"}});
+    entity sender;
+    std::vector<void*> kept;
+    ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(receiver.iface(), 1,
+            [](void *arg, void *data, size_t length, unsigned flags) {
+                static_cast<std::vector<void*>*>(arg)->push_back(data);
+                return (flags & UCT_CB_PARAM_FLAG_DESC) ? UCS_INPROGRESS :
+                                                          UCS_OK;
+            }, &kept, 0));
+    uct_ep_h ep = sender.connect(receiver);
+
+    const uint64_t count = 48;
+    uint64_t sent = 0;
+    auto send_all = [&] {
+        while ((sent < count) &&
+               (uct_ep_am_short(ep, 1, sent, NULL, 0) == UCS_OK)) {
+            ++sent;
+        }
+    };
+    /* 32 descriptors: 16 held + 16 posted, then they are all held */
+    ASSERT_TRUE(progress_until({&receiver, &sender}, [&] {
+        send_all();
+        return kept.size() == 32;
+    }));
+    for (int i = 0; i < 50; ++i) {
+        receiver.progress();
+        sender.progress();
+    }
+    uct_srq_iface_counters_t c = receiver.counters();
+    EXPECT_EQ(32u, kept.size()) << "more than RX_MAX_BUFS descriptors";
+    EXPECT_EQ(32u, c.rx_held);
+    EXPECT_EQ(1u, c.rx_starved);
+    EXPECT_EQ(0u, c.rx_queue_now);
+
+    for (size_t i = 0; i < kept.size(); ++i) {
+        uint64_t v;
+        memcpy(&v, kept[i], sizeof(v));
+        EXPECT_EQ(i, v) << "out of order";
+        uct_iface_release_desc(kept[i]);
+    }
+    size_t released = kept.size();
+    ASSERT_TRUE(progress_until({&receiver, &sender}, [&] {
+        send_all();
+        while (kept.size() > released) {
+            uct_iface_release_desc(kept[released++]);
+        }
+        return (sent == count) && (kept.size() == count);
+    })) << kept.size() << " of " << count << " received";
+    c = receiver.counters();
+    EXPECT_EQ(0u, c.rx_held);
+    EXPECT_EQ(count, c.rx_consumed);
+    expect_no_buffer_lost(c);
+}
