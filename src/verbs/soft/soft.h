@@ -355,6 +355,10 @@ struct srq_soft_dev {
     int                  async_efd;
 
     srq_soft_stats_t    stats;
+
+    /* srq_soft_test_fail_post: wr_index << 32 | (uint32_t)err, 0: none.
+     * Atomic, without dev->lock: the SRQ post path does not take it */
+    _Atomic uint64_t    fail_post;
 };
 
 static inline srq_soft_dev_t *srq_soft_dev(srq_verbs_dev_t *dev)
@@ -543,6 +547,8 @@ int  srq_soft_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
                         struct ibv_send_wr **bad_wr);
 int  srq_soft_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
                         struct ibv_recv_wr **bad_wr);
+bool srq_soft_post_fault(srq_soft_dev_t *dev, const struct ibv_recv_wr *wr,
+                         unsigned *index_p, int *err_p);
 
 /* ---- soft_req.c: requester -------------------------------------------- */
 void srq_soft_req_progress(srq_soft_qp_t *qp);

@@ -424,6 +424,17 @@ int srq_soft_inject(srq_verbs_dev_t *from, const srq_verbs_port_addr_t *to,
     return ret;
 }
 
+int srq_soft_test_fail_post(srq_verbs_dev_t *vdev, unsigned wr_index, int err)
+{
+    if ((vdev == NULL) || (vdev->kind != SRQ_VERBS_DEV_SOFT) || (err == 0)) {
+        return EINVAL;
+    }
+    atomic_store_explicit(&srq_soft_dev(vdev)->fail_post,
+                          ((uint64_t)wr_index << 32) | (uint32_t)err,
+                          memory_order_relaxed);
+    return 0;
+}
+
 static const srq_verbs_dev_ops_t srq_soft_ops = {
     .close                = srq_soft_close,
     .query_device         = srq_soft_query_device,

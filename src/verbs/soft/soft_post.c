@@ -163,6 +163,44 @@ int srq_soft_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
     return ret;
 }
 
+/* Has the chain a WR number @index? */
+static bool srq_soft_chain_reaches(const struct ibv_recv_wr *wr,
+                                   unsigned index)
+{
+    for (; wr != NULL; wr = wr->next) {
+        if (index-- == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Test hook (srq_soft_test_fail_post): does this receive post hit the armed
+ * fault? If so it is disarmed (only one of racing posts wins it) and its
+ * WR index and error are returned. One relaxed load when none is armed.
+ */
+bool srq_soft_post_fault(srq_soft_dev_t *dev, const struct ibv_recv_wr *wr,
+                         unsigned *index_p, int *err_p)
+{
+    uint64_t armed = atomic_load_explicit(&dev->fail_post,
+                                          memory_order_relaxed);
+
+    while (armed != 0) {
+        if (!srq_soft_chain_reaches(wr, (unsigned)(armed >> 32))) {
+            return false; /* too short: stays armed */
+        }
+        if (atomic_compare_exchange_weak_explicit(&dev->fail_post, &armed, 0,
+                                                  memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            *index_p = (unsigned)(armed >> 32);
+            *err_p   = (int)(uint32_t)armed;
+            return true;
+        }
+    }
+    return false;
+}
+
 static int srq_soft_check_recv_wr(srq_soft_qp_t *qp,
                                   const struct ibv_recv_wr *wr)
 {
@@ -197,11 +235,14 @@ int srq_soft_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 {
     srq_soft_qp_t *qp   = srq_soft_qp(ibqp);
     srq_soft_dev_t *dev = qp->dev;
-    int ret = 0;
+    unsigned fail_at    = 0, i;
+    int ret = 0, err    = 0;
+    bool fault;
 
+    fault = srq_soft_post_fault(dev, wr, &fail_at, &err);
     srq_soft_dev_lock(dev);
-    for (; wr != NULL; wr = wr->next) {
-        ret = srq_soft_check_recv_wr(qp, wr);
+    for (i = 0; wr != NULL; wr = wr->next, ++i) {
+        ret = (fault && (i == fail_at)) ? err : srq_soft_check_recv_wr(qp, wr);
         if (ret != 0) {
             *bad_wr = wr;
             break;

@@ -202,10 +202,45 @@ int srq_soft_destroy_srq(srq_verbs_dev_t *vdev, struct ibv_srq *ibsrq)
     return 0;
 }
 
+/*
+ * Test hook (srq_soft_test_fail_post): post the WRs before @fail_at one at
+ * a time, each a copy ending the chain - the shared ring code stays as it
+ * is and the caller's list is never written - then fail as a post-time
+ * check would.
+ */
+static int srq_soft_post_srq_recv_fault(srq_soft_srq_t *srq,
+                                        struct ibv_recv_wr *wr,
+                                        struct ibv_recv_wr **bad_wr,
+                                        unsigned fail_at, int err)
+{
+    struct ibv_recv_wr one, *bad;
+    unsigned i;
+    int ret;
+
+    for (i = 0; i < fail_at; ++i, wr = wr->next) {
+        one      = *wr;
+        one.next = NULL;
+        ret      = srq_verbs_ring_post(&srq->ring, &one, &bad);
+        if (ret != 0) {
+            *bad_wr = wr;
+            return ret;
+        }
+    }
+    *bad_wr = wr;
+    return err;
+}
+
 int srq_soft_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
                            struct ibv_recv_wr **bad_wr)
 {
-    return srq_verbs_ring_post(&srq_soft_srq(ibsrq)->ring, wr, bad_wr);
+    srq_soft_srq_t *srq = srq_soft_srq(ibsrq);
+    unsigned fail_at;
+    int err;
+
+    if (srq_soft_post_fault(srq->dev, wr, &fail_at, &err)) {
+        return srq_soft_post_srq_recv_fault(srq, wr, bad_wr, fail_at, err);
+    }
+    return srq_verbs_ring_post(&srq->ring, wr, bad_wr);
 }
 
 int srq_soft_srq_ring(srq_verbs_dev_t *vdev, struct ibv_srq *ibsrq,

@@ -52,6 +52,18 @@ int srq_soft_inject(srq_verbs_dev_t *from, const srq_verbs_port_addr_t *to,
  * that producers take over a dead holder's lock. */
 int srq_soft_test_hold_lock(const char *seg_name);
 
+/*
+ * Test hook: arm a one-shot fault. The next ibv_post_srq_recv or
+ * ibv_post_recv on this device whose WR chain has more than @wr_index WRs
+ * fails at WR number @wr_index (0-based) as a post-time check would: it
+ * returns @err with *bad_wr pointing at that WR, the WRs before it are
+ * posted, it and the ones after it are not. That post disarms the fault
+ * even when one of its earlier WRs fails on its own; shorter chains leave
+ * it armed. Arming again replaces an armed fault. Safe to call while other
+ * threads post. EINVAL: not a soft device, or @err is 0.
+ */
+int srq_soft_test_fail_post(srq_verbs_dev_t *dev, unsigned wr_index, int err);
+
 #ifdef __cplusplus
 }
 #endif
