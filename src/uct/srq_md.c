@@ -399,3 +399,9 @@ ucs_status_t uct_srq_md_open(uct_component_t *component, const char *md_name,
     *md_p               = &md->super;
     return UCS_OK;
 }
+
+srq_verbs_dev_t *uct_srq_md_verbs_dev(uct_md_h uct_md)
+{
+    return (uct_md->ops == &uct_srq_md_ops) ?
+           ucs_derived_of(uct_md, uct_srq_md_t)->dev : NULL;
+}

@@ -6,6 +6,11 @@
  */
 #include "srq_uct_fixture.h"
 
+extern "C" {
+#include <verbs/srq_verbs.h>
+}
+
+#include <cerrno>
 #include <dlfcn.h>
 #include <iostream>
 #include <thread>
@@ -327,5 +332,52 @@ TEST(rc_srq_rx, kept_descriptors_beyond_max_bufs_reported)
     c = receiver.counters();
     EXPECT_EQ(0u, c.rx_held);
     EXPECT_EQ(count, c.rx_consumed);
+    expect_no_buffer_lost(c);
+}
+
+/*
+ * A post of a refill chain fails at WR k (soft device fault hook): the WRs
+ * before it are posted, it and the rest go back to the pool, and a later
+ * refill posts them. With RX_MAX_BUFS leaving 8 spare descriptors, three
+ * faults would exhaust the pool if any descriptor were lost.
+ */
+TEST(rc_srq_rx, partial_post_failure_loses_nothing)
+{
+    typedef srq_verbs_dev_t *(*md_dev_func_t)(uct_md_h);
+    typedef int (*fail_post_func_t)(srq_verbs_dev_t*, unsigned, int);
+    auto md_dev    = (md_dev_func_t)dlsym(RTLD_DEFAULT, "uct_srq_md_verbs_dev");
+    auto fail_post = (fail_post_func_t)dlsym(RTLD_DEFAULT,
+                                             "srq_soft_test_fail_post");
+    ASSERT_TRUE((md_dev != NULL) && (fail_post != NULL))
+        << "the plugin's test hooks are not exported";
+
+    entity receiver(config_t{{"RX_POST", "verbs"}, {"RX_QUEUE_MIN", "32"},
+                             {"RX_QUEUE_MAX", "32"}, {"RX_BATCH", "8"},
+                             {"RX_MAX_BUFS", "40"}});
+    srq_verbs_dev_t *dev = md_dev(receiver.md());
+    ASSERT_NE(nullptr, dev);
+    incast flow(receiver, 1);
+    ASSERT_EQ(32u, receiver.counters().rx_queue_now);
+
+    for (unsigned k : {3u, 5u, 7u}) {
+        SCOPED_TRACE("fault at WR " + std::to_string(k));
+        ASSERT_EQ(0, fail_post(dev, k, ENOMEM));
+        /* 8 consumed: the refill chain of 8 stops at WR k */
+        ASSERT_TRUE(flow.run(8));
+        for (int i = 0; i < 10; ++i) {
+            receiver.progress();
+        }
+        EXPECT_EQ(32u - 8 + k, receiver.counters().rx_queue_now);
+        /* the next refills post the rest */
+        ASSERT_TRUE(flow.run(200));
+        ASSERT_TRUE(progress_until({&receiver}, [&] {
+            return receiver.counters().rx_queue_now == 32;
+        })) << receiver.counters().rx_queue_now << " posted";
+    }
+    flow.check();
+
+    uct_srq_iface_counters_t c = receiver.counters();
+    EXPECT_EQ(0u, c.rx_starved);
+    EXPECT_EQ(3u * 208, c.rx_consumed);
     expect_no_buffer_lost(c);
 }
