@@ -41,6 +41,17 @@ perf "put_bw zcopy"   -t put_bw -D zcopy  "${uct[@]}" -s 1048576
 perf "get bcopy"      -t get    -D bcopy  "${uct[@]}" -s 4096
 perf "get zcopy"      -t get    -D zcopy  "${uct[@]}" -s 65536
 
+# srq-run prints the counters of every rc_srq interface when asked
+out=$(SRQ_RUN_COUNTERS=1 "$pair" -n "$iters" -t am_lat "${uct[@]}" 2>&1)
+line=$(grep "^srq-run:   rc_srq soft0:1 pid " <<<"$out" | tail -1)
+if grep -qE "rx_msgs ($iters|[0-9]{5,}) .*rx_queue_peak [1-9][0-9]* .*rx_limit_events [0-9]+ rx_rnr [0-9]+ rx_grows" <<<"$line"; then
+    echo "PASS: SRQ_RUN_COUNTERS: $line"
+else
+    echo "FAIL: SRQ_RUN_COUNTERS printed no counters for $iters messages"
+    echo "$out" | tail -5
+    fail=1
+fi
+
 export UCX_TLS=rc_srq,self
 perf "ucp tag_lat"    -t tag_lat
 perf "ucp tag_bw"     -t tag_bw -s 65536
