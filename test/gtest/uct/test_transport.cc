@@ -6,6 +6,10 @@
  */
 #include "srq_uct_fixture.h"
 
+extern "C" {
+#include <ucs/debug/log_def.h>
+}
+
 #include <poll.h>
 #include <algorithm>
 #include <numeric>
@@ -916,10 +920,32 @@ TEST(rc_srq_config, invalid_values_rejected)
     uct_md_close(md);
     uct_config_release(md_config);
 
+    /* refused with an error naming the variable */
+    static std::vector<std::string> errors;
+    ucs_log_push_handler([](const char *file, unsigned line, const char *func,
+                            ucs_log_level_t level,
+                            const ucs_log_component_config_t *comp,
+                            const char *fmt, va_list ap) {
+        char buf[512];
+        if (level <= UCS_LOG_LEVEL_ERROR) {
+            vsnprintf(buf, sizeof(buf), fmt, ap);
+            errors.push_back(buf);
+        }
+        return UCS_LOG_FUNC_RC_CONTINUE;
+    });
     for (auto &kv : bad) {
+        errors.clear();
         EXPECT_THROW(entity(config_t{{kv.first, kv.second}}), std::runtime_error)
             << kv.first << "=" << kv.second << " was accepted";
+        std::string expected = "UCX_RC_SRQ_" + kv.first + "=";
+        bool named = false;
+        for (auto &e : errors) {
+            named |= (e.find(expected) != std::string::npos) &&
+                     (e.find("out of range") != std::string::npos);
+        }
+        EXPECT_TRUE(named) << "no error naming " << expected << " and its range";
     }
+    ucs_log_pop_handler();
 }
 
 /* Many connections on one shared receive queue */
