@@ -83,6 +83,7 @@ typedef struct uct_srq_rx {
         int               rnr_ok;       /* the device counts RNR NAKs */
         uint64_t          rnr_last;
         uint64_t          consumed_last;
+        ucs_time_t        last_tick;
         ucs_time_t        next_tick;
         ucs_time_t        last_change;  /* grown, shrunk or busy */
         unsigned          idle_polls;

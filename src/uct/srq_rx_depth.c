@@ -57,7 +57,8 @@ ucs_status_t uct_srq_rx_adapt_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
     rx->adapt.rnr_ok      = (srq_verbs_query_rnr(iface->dev, iface->port_num,
                                                  &count) == 0);
     rx->adapt.rnr_last    = rx->adapt.rnr_ok ? count : 0;
-    rx->adapt.next_tick   = ucs_get_time() + rx->config.interval;
+    rx->adapt.last_tick   = ucs_get_time();
+    rx->adapt.next_tick   = rx->adapt.last_tick + rx->config.interval;
     rx->adapt.last_change = ucs_get_time();
     if (rx->srq != NULL) {
         uct_srq_md_add_srq(md, rx);
@@ -286,11 +287,15 @@ void uct_srq_rx_tick(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
     if (ucs_likely(now < rx->adapt.next_tick)) {
         return;
     }
-    rx->adapt.next_tick = now + rx->config.interval;
 
-    /* buffers the traffic took in the last period */
+    /* buffers the traffic took per period, since the last look (which may
+     * be more than a period ago: progress is not called at a fixed rate) */
     used = (rx->stats.consumed - rx->stats.retired) - rx->adapt.consumed_last;
+    used = used * rx->config.interval /
+           ucs_max(now - rx->adapt.last_tick, rx->config.interval);
     rx->adapt.consumed_last = rx->stats.consumed - rx->stats.retired;
+    rx->adapt.last_tick     = now;
+    rx->adapt.next_tick     = now + rx->config.interval;
     uct_srq_rx_read_rnr(rx, iface, &rnr);
     if (rx->srq == NULL) {
         return; /* per-QP mode: fixed depth */
