@@ -1,17 +1,34 @@
 /*
- * rx_memory: receive memory of one rc_srq interface with N connected peers.
+ * rx_memory: receive memory of one rc_srq interface with N connected peers,
+ * idle, under a many-to-one flood, and quiet again after it.
  *
- *   rx_memory N [N...]
+ *   rx_memory [-f TOTAL] [-q MAX_QUIET_MS] srq|qp N [N...]
+ *
+ * srq: the receiver keeps its defaults (one shared receive queue, adaptive
+ * depth); qp: the receiver gives every QP its own queue (UCX_RC_SRQ_SRQ=n),
+ * the baseline. In both modes the receiver reconsiders its depth every 5 ms
+ * and shrinks after 100 ms of quiet (RX_ADAPT_INTERVAL, RX_SHRINK_DELAY),
+ * so that the quiet phase fits in a benchmark; the other defaults stay.
  *
  * For each N: one receiving interface and N peer interfaces (sharing one
  * memory domain and worker, as many interfaces of one process would) on
- * soft0:1; every peer connects and sends one active message; then the
- * receiver's counters (uct_srq_iface_query_counters) are read. Prints one
- * line per N:
+ * soft0:1; the peers have small queues, they receive nothing. Phases:
+ *   idle  - every peer connected and sent one active message
+ *   flood - every peer sent a burst of max(4, TOTAL / N) messages (TOTAL
+ *           default 20000), as fast as its send queue takes them, while the
+ *           receiver progresses in the same loop; read as the last arrives
+ *   quiet - the worker progresses with no traffic until the receiver's
+ *           memory and depth have not moved for 3 shrink delays (at most
+ *           MAX_QUIET_MS, default 5000)
+ * Prints one line per phase, the receiver's counters (the event counters
+ * count since the receiver opened):
  *
- *   peers <N> conns <connections> rx_bytes_held <bytes> rx_queue <buffers>
+ *   mode <m> peers <N> phase <p> conns <c> held <bytes> target <buffers>
+ *     now <buffers> peak <buffers> limit <n> rnr <n> grows <n> shrinks <n>
+ *     retired <n> msgs <n> ms <phase duration>
  *
- * Run it under srq-run (the plugin must be loaded).
+ * Run it under srq-run (the plugin must be loaded). It measures, never
+ * judges: the exit status is non-zero only when the run itself fails.
  */
 #include <uct/api/uct.h>
 #include <uct/ucx_srq.h>
@@ -22,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define CHECK(_e) \
     do { \
@@ -32,14 +50,42 @@
         } \
     } while (0)
 
+/* the receiver's pace, for the benchmark only (see the header) */
+#define RXM_ADAPT_INTERVAL  "5ms"
+#define RXM_SHRINK_DELAY    "100ms"
+#define RXM_SHRINK_DELAY_MS 100
+/* any phase that has not finished by then is a hang, not a measurement */
+#define RXM_PHASE_LIMIT_S   60
+
 typedef ucs_status_t (*query_func_t)(uct_iface_h, uct_srq_iface_counters_t*);
 
+typedef struct {
+    const char    *mode;        /* "srq" or "qp" */
+    int           peers;
+    uct_md_h      md;
+    ucs_async_context_t *async;
+    uct_worker_h  worker;
+    uct_iface_h   server;
+    uct_iface_h   *clients;
+    uct_ep_h      *eps;
+    unsigned long *left;        /* messages each peer has still to send */
+} rxm_run_t;
+
+static query_func_t query;
 static unsigned long received;
 
 static ucs_status_t am_cb(void *arg, void *data, size_t length, unsigned flags)
 {
     ++received;
     return UCS_OK;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static uct_component_h find_srq(void)
@@ -64,21 +110,40 @@ static uct_component_h find_srq(void)
     return srq;
 }
 
+/* The peers receive nothing: the smallest queues the transport allows
+ * (RX_QUEUE_MIN must be >= RX_BATCH), so that only the receiver's memory
+ * grows with the number of peers */
+static void config_peer(uct_iface_config_t *config)
+{
+    CHECK(uct_config_modify(config, "RX_BATCH", "8"));
+    CHECK(uct_config_modify(config, "RX_QUEUE_MIN", "8"));
+    CHECK(uct_config_modify(config, "RX_QUEUE_MAX", "8"));
+    CHECK(uct_config_modify(config, "TX_QUEUE_LEN", "16"));
+    CHECK(uct_config_modify(config, "TX_CQ_LEN", "64"));
+    CHECK(uct_config_modify(config, "CONN_QUEUE_LEN", "8"));
+}
+
+static void config_receiver(uct_iface_config_t *config, const char *mode)
+{
+    CHECK(uct_config_modify(config, "RX_ADAPT_INTERVAL", RXM_ADAPT_INTERVAL));
+    CHECK(uct_config_modify(config, "RX_SHRINK_DELAY", RXM_SHRINK_DELAY));
+    if (!strcmp(mode, "qp")) {
+        CHECK(uct_config_modify(config, "SRQ", "n"));
+    }
+}
+
 static uct_iface_h open_iface(uct_md_h md, uct_worker_h worker,
-                              const char *rx_queue_len)
+                              const char *receiver_mode)
 {
     uct_iface_params_t params = {};
     uct_iface_config_t *config;
     uct_iface_h iface;
 
     CHECK(uct_md_iface_config_read(md, "rc_srq", NULL, NULL, &config));
-    if (rx_queue_len != NULL) {
-        /* the senders receive nothing: keep them small */
-        CHECK(uct_config_modify(config, "RX_QUEUE_LEN", rx_queue_len));
-        CHECK(uct_config_modify(config, "RX_BATCH", "8"));
-        CHECK(uct_config_modify(config, "TX_QUEUE_LEN", "16"));
-        CHECK(uct_config_modify(config, "TX_CQ_LEN", "64"));
-        CHECK(uct_config_modify(config, "CONN_QUEUE_LEN", "8"));
+    if (receiver_mode != NULL) {
+        config_receiver(config, receiver_mode);
+    } else {
+        config_peer(config);
     }
     params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
                                   UCT_IFACE_PARAM_FIELD_DEVICE;
@@ -91,97 +156,190 @@ static uct_iface_h open_iface(uct_md_h md, uct_worker_h worker,
     return iface;
 }
 
-static void run(uct_component_h srq, query_func_t query, int peers)
+static void report(const rxm_run_t *r, const char *phase, unsigned long msgs,
+                   double ms)
+{
+    uct_srq_iface_counters_t c;
+
+    CHECK(query(r->server, &c));
+    printf("mode %s peers %d phase %s conns %lu held %lu target %lu now %lu "
+           "peak %lu limit %lu rnr %lu grows %lu shrinks %lu retired %lu "
+           "msgs %lu ms %.0f\n", r->mode, r->peers, phase,
+           (unsigned long)c.conns, (unsigned long)c.rx_bytes_held,
+           (unsigned long)c.rx_queue_target, (unsigned long)c.rx_queue_now,
+           (unsigned long)c.rx_queue_peak, (unsigned long)c.rx_limit_events,
+           (unsigned long)c.rx_rnr, (unsigned long)c.rx_grows,
+           (unsigned long)c.rx_shrinks, (unsigned long)c.rx_retired, msgs, ms);
+    fflush(stdout);
+}
+
+/* Every peer with messages left sends until its send queue is full; then
+ * one progress call, for the receiver and the peers alike, as one process
+ * with all these interfaces would. Returns when all @total arrived. */
+static void send_all(rxm_run_t *r, unsigned long total, const char *phase)
+{
+    double deadline = now_ms() + RXM_PHASE_LIMIT_S * 1e3;
+
+    received = 0;
+    while (received < total) {
+        for (int i = 0; i < r->peers; ++i) {
+            while ((r->left[i] > 0) &&
+                   (uct_ep_am_short(r->eps[i], 1, r->left[i], NULL, 0) == UCS_OK)) {
+                --r->left[i];
+            }
+        }
+        uct_worker_progress(r->worker);
+        if (now_ms() > deadline) {
+            fprintf(stderr, "rx_memory: %s %d peers %s: %lu of %lu messages "
+                    "after %d s\n", r->mode, r->peers, phase, received, total,
+                    RXM_PHASE_LIMIT_S);
+            exit(1);
+        }
+    }
+}
+
+/* Quiet until the receiver's memory and depth stay put for 3 shrink
+ * delays: by then it has shrunk as far as it will */
+static void quiet(rxm_run_t *r, double max_ms)
+{
+    double start = now_ms(), stable_since = start, now;
+    uct_srq_iface_counters_t c;
+    uint64_t held = 0, target = 0;
+
+    do {
+        uct_worker_progress(r->worker);
+        CHECK(query(r->server, &c));
+        now = now_ms();
+        if ((c.rx_bytes_held != held) || (c.rx_queue_target != target)) {
+            held         = c.rx_bytes_held;
+            target       = c.rx_queue_target;
+            stable_since = now;
+        }
+    } while ((now - stable_since < 3 * RXM_SHRINK_DELAY_MS) &&
+             (now - start < max_ms));
+    report(r, "quiet", 0, now - start);
+}
+
+static void setup(rxm_run_t *r, uct_component_h srq)
 {
     uct_md_config_t *md_config;
-    ucs_async_context_t *async;
-    uct_worker_h worker;
-    uct_iface_h server, *clients;
-    uct_ep_h *eps;
-    uct_iface_attr_t attr;
     uct_ep_params_t ep_params = {};
-    uct_srq_iface_counters_t c;
     char dev[64], addr[64];
-    int *sent, pending = peers;
-    time_t deadline = time(NULL) + 120;
-    uct_md_h md;
 
     CHECK(uct_md_config_read(srq, NULL, NULL, &md_config));
-    CHECK(uct_md_open(srq, "soft0", md_config, &md));
-    CHECK(ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &async));
-    CHECK(uct_worker_create(async, UCS_THREAD_MODE_SINGLE, &worker));
+    CHECK(uct_md_open(srq, "soft0", md_config, &r->md));
+    uct_config_release(md_config);
+    CHECK(ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &r->async));
+    CHECK(uct_worker_create(r->async, UCS_THREAD_MODE_SINGLE, &r->worker));
 
-    server = open_iface(md, worker, NULL);
-    CHECK(uct_iface_set_am_handler(server, 1, am_cb, NULL, 0));
-    CHECK(uct_iface_query(server, &attr));
-    CHECK(uct_iface_get_device_address(server, (uct_device_addr_t*)dev));
-    CHECK(uct_iface_get_address(server, (uct_iface_addr_t*)addr));
+    r->server = open_iface(r->md, r->worker, r->mode);
+    CHECK(uct_iface_set_am_handler(r->server, 1, am_cb, NULL, 0));
+    CHECK(uct_iface_get_device_address(r->server, (uct_device_addr_t*)dev));
+    CHECK(uct_iface_get_address(r->server, (uct_iface_addr_t*)addr));
 
-    clients = calloc(peers, sizeof(*clients));
-    eps     = calloc(peers, sizeof(*eps));
-    sent    = calloc(peers, sizeof(*sent));
+    r->clients = calloc(r->peers, sizeof(*r->clients));
+    r->eps     = calloc(r->peers, sizeof(*r->eps));
+    r->left    = calloc(r->peers, sizeof(*r->left));
+    if ((r->clients == NULL) || (r->eps == NULL) || (r->left == NULL)) {
+        fprintf(stderr, "rx_memory: out of memory\n");
+        exit(1);
+    }
     ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR |
                            UCT_EP_PARAM_FIELD_IFACE_ADDR;
     ep_params.dev_addr   = (uct_device_addr_t*)dev;
     ep_params.iface_addr = (uct_iface_addr_t*)addr;
+    for (int i = 0; i < r->peers; ++i) {
+        r->clients[i]   = open_iface(r->md, r->worker, NULL);
+        ep_params.iface = r->clients[i];
+        CHECK(uct_ep_create(&ep_params, &r->eps[i]));
+    }
+}
+
+static void teardown(rxm_run_t *r)
+{
+    for (int i = 0; i < r->peers; ++i) {
+        uct_ep_destroy(r->eps[i]);
+        uct_iface_close(r->clients[i]);
+    }
+    uct_iface_close(r->server);
+    free(r->clients);
+    free(r->eps);
+    free(r->left);
+    uct_worker_destroy(r->worker);
+    ucs_async_context_destroy(r->async);
+    uct_md_close(r->md);
+}
+
+static void run(uct_component_h srq, const char *mode, int peers,
+                unsigned long flood_total, double max_quiet_ms)
+{
+    rxm_run_t r = {.mode = mode, .peers = peers};
+    unsigned long burst = (flood_total + peers - 1) / peers;
+    double start;
+
+    setup(&r, srq);
+
+    start = now_ms();
     for (int i = 0; i < peers; ++i) {
-        clients[i]      = open_iface(md, worker, "8");
-        ep_params.iface = clients[i];
-        CHECK(uct_ep_create(&ep_params, &eps[i]));
+        r.left[i] = 1;
     }
+    send_all(&r, peers, "connecting");
+    report(&r, "idle", peers, now_ms() - start);
 
-    received = 0;
-    while ((pending > 0) || (received < (unsigned long)peers)) {
-        for (int i = 0; i < peers; ++i) {
-            if (!sent[i] && (uct_ep_am_short(eps[i], 1, i, NULL, 0) == UCS_OK)) {
-                sent[i] = 1;
-                --pending;
-            }
-        }
-        uct_worker_progress(worker);
-        if (time(NULL) > deadline) {
-            fprintf(stderr, "rx_memory: %d peers did not all connect\n", peers);
-            exit(1);
-        }
+    if (burst < 4) {
+        burst = 4;
     }
-
-    CHECK(query(server, &c));
-    printf("peers %d conns %lu rx_bytes_held %lu rx_queue %lu\n", peers,
-           (unsigned long)c.conns, (unsigned long)c.rx_bytes_held,
-           (unsigned long)c.rx_queue_target);
-    fflush(stdout);
-
     for (int i = 0; i < peers; ++i) {
-        uct_ep_destroy(eps[i]);
-        uct_iface_close(clients[i]);
+        r.left[i] = burst;
     }
-    uct_iface_close(server);
-    free(clients);
-    free(eps);
-    free(sent);
-    uct_worker_destroy(worker);
-    ucs_async_context_destroy(async);
-    uct_md_close(md);
-    uct_config_release(md_config);
+    start = now_ms();
+    send_all(&r, burst * peers, "flood");
+    report(&r, "flood", burst * peers, now_ms() - start);
+
+    quiet(&r, max_quiet_ms);
+    teardown(&r);
+}
+
+static void usage(const char *prog)
+{
+    fprintf(stderr, "usage: %s [-f TOTAL] [-q MAX_QUIET_MS] srq|qp N [N...]\n",
+            prog);
+    exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    query_func_t query;
+    unsigned long flood_total = 20000;
+    double max_quiet_ms       = 5000;
     uct_component_h srq;
+    const char *mode;
+    int opt;
 
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s N [N...]\n", argv[0]);
-        return 2;
+    while ((opt = getopt(argc, argv, "f:q:")) != -1) {
+        switch (opt) {
+        case 'f':
+            flood_total = strtoul(optarg, NULL, 0);
+            break;
+        case 'q':
+            max_quiet_ms = atof(optarg);
+            break;
+        default:
+            usage(argv[0]);
+        }
     }
+    if ((argc - optind < 2) ||
+        (strcmp(argv[optind], "srq") && strcmp(argv[optind], "qp"))) {
+        usage(argv[0]);
+    }
+    mode  = argv[optind];
     srq   = find_srq();
     query = (query_func_t)dlsym(RTLD_DEFAULT, "uct_srq_iface_query_counters");
     if (query == NULL) {
         fprintf(stderr, "rx_memory: uct_srq_iface_query_counters not found\n");
         return 1;
     }
-    for (int i = 1; i < argc; ++i) {
-        run(srq, query, atoi(argv[i]));
+    for (int i = optind + 1; i < argc; ++i) {
+        run(srq, mode, atoi(argv[i]), flood_total, max_quiet_ms);
     }
     return 0;
 }
