@@ -258,7 +258,7 @@ ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
     /* the first tier covers the floor (one QP's queue in per-QP mode) and a
      * batch in the handlers' hands; the pool doubles from there */
     uct_srq_rx_pool_init(&rx->pool, md, rx->data_offset + seg_size,
-                         rx->data_offset + 1, rx->config.min + rx->batch,
+                         rx->data_offset + 1, rx->config.min, rx->batch,
                          config->max_bufs);
 
     if (config->srq) {

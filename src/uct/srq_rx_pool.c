@@ -10,14 +10,15 @@
 
 void uct_srq_rx_pool_init(uct_srq_rx_pool_t *pool, uct_srq_md_t *md,
                           size_t elem_size, size_t align_offset,
-                          unsigned first, unsigned max)
+                          unsigned floor, unsigned spare, unsigned max)
 {
     pool->num_tiers    = 0;
     pool->cur          = 0;
     pool->capacity     = 0;
     pool->in_use       = 0;
     pool->max          = max;
-    pool->first        = ucs_min(first, max);
+    pool->first        = ucs_min(floor + spare, max);
+    pool->spare        = pool->first - ucs_min(floor, pool->first);
     pool->elem_size    = elem_size;
     pool->align_offset = align_offset;
     pool->md           = md;
@@ -32,7 +33,8 @@ void uct_srq_rx_pool_cleanup(uct_srq_rx_pool_t *pool)
     pool->capacity = 0;
 }
 
-/* A new top tier, as large as all below it (doubling the pool) */
+/* A new top tier, as large as all below it but the spare: the part that
+ * follows the queue's depth doubles */
 static ucs_status_t uct_srq_rx_pool_add_tier(uct_srq_rx_pool_t *pool)
 {
     uct_srq_rx_tier_t *tier;
@@ -44,7 +46,8 @@ static ucs_status_t uct_srq_rx_pool_add_tier(uct_srq_rx_pool_t *pool)
         return UCS_ERR_EXCEEDS_LIMIT;
     }
 
-    size = (pool->num_tiers == 0) ? pool->first : pool->capacity;
+    size = (pool->num_tiers == 0) ? pool->first :
+                                    ucs_max(pool->capacity - pool->spare, 1);
     size = ucs_min(size, pool->max - pool->capacity);
     tier = &pool->tiers[pool->num_tiers];
     /* one chunk, one registration: the tier can go as a whole */

@@ -4,10 +4,12 @@
  *
  * A ucs_mpool never frees a chunk before it is destroyed, so one pool would
  * keep the peak of a burst forever. Here each tier is a ucs_mpool of one
- * registered chunk; a new tier (as large as all before it) is added when the
- * others are exhausted, descriptors are taken from the lowest tier that has
- * one, and the top tier is destroyed once none of its descriptors is in use
- * and the tiers below hold enough.
+ * registered chunk. Tier 0 holds a queue's floor plus some spare; each tier
+ * after it doubles the rest (floor, floor, 2 floor, 4 floor...), so the pool
+ * follows a queue depth that doubles and halves, with the same spare on
+ * top. A tier is added when the others are exhausted, descriptors are taken
+ * from the lowest tier that has one, and the top tier is destroyed once
+ * none of its descriptors is in use and the tiers below hold enough.
  */
 #ifndef UCT_SRQ_RX_POOL_H_
 #define UCT_SRQ_RX_POOL_H_
@@ -39,16 +41,17 @@ typedef struct uct_srq_rx_pool {
     unsigned           in_use;    /* of them, taken */
     unsigned           max;       /* capacity limit */
     unsigned           first;     /* size of tier 0 */
+    unsigned           spare;     /* of it, beyond the queue's floor */
     size_t             elem_size;
     size_t             align_offset;
     uct_srq_md_t      *md;
 } uct_srq_rx_pool_t;
 
-/* Tier 0 holds @first descriptors; the pool never exceeds @max (UINT_MAX:
- * no limit). Nothing is allocated until the first get. */
+/* Tier 0 holds @floor + @spare descriptors; the pool never exceeds @max
+ * (UINT_MAX: no limit). Nothing is allocated until the first get. */
 void uct_srq_rx_pool_init(uct_srq_rx_pool_t *pool, uct_srq_md_t *md,
                           size_t elem_size, size_t align_offset,
-                          unsigned first, unsigned max);
+                          unsigned floor, unsigned spare, unsigned max);
 void uct_srq_rx_pool_cleanup(uct_srq_rx_pool_t *pool);
 
 /* A descriptor, or NULL when the pool is at its limit (or out of memory) */
