@@ -4,8 +4,9 @@
  * The SRQ is created at its ceiling (RX_QUEUE_MAX) and kept filled to a
  * depth between RX_QUEUE_MIN and that ceiling:
  *  - grow (double) under pressure: an SRQ limit event (the device found the
- *    queue below the low watermark), RNR NAKs the device had to send, or
- *    RX_GROW_AFTER refills in a row that found the queue below the watermark;
+ *    queue below the low watermark), RNR NAKs the device had to send, a
+ *    refill that finds the queue empty, or RX_GROW_AFTER refills in a row
+ *    that found it below the watermark;
  *  - shrink (halve) after RX_SHRINK_DELAY without pressure and with little
  *    traffic. Verbs cannot take back a posted WR, so the surplus is retired:
  *    the interface sends itself empty messages over a QP connected to
@@ -127,6 +128,9 @@ void uct_srq_rx_adapt_pressure(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
         rx->adapt.limit_seen    = events;
         rx->adapt.limit_armed   = 0; /* one shot: re-armed after the refill */
         uct_srq_rx_grow(rx, iface, "SRQ limit event");
+    } else if ((rx->posted == 0) && (rx->stats.posted > 0)) {
+        /* ran dry (not the first fill): whatever arrives now is refused */
+        uct_srq_rx_grow(rx, iface, "ran dry");
     } else if (rx->posted < rx->low) {
         if (++rx->adapt.low_fills >= rx->config.grow_after) {
             uct_srq_rx_grow(rx, iface, "low fill");

@@ -178,9 +178,10 @@ TEST(rc_srq_rx, incast_adaptive_from_16)
     print("adaptive 16..1024", c);
 }
 
-/* Only the SRQ limit event may grow the queue here (low fill needs 1000
- * refills in a row, RNR is read once a minute): it fires, is handled and
- * is re-armed, again and again */
+/* Low fill cannot grow the queue here (it needs 1000 refills in a row) nor
+ * RNR (read once a minute): the SRQ limit event fires, is handled and is
+ * re-armed, again and again (a refill finding the queue empty may grow it
+ * too) */
 TEST(rc_srq_rx, limit_event_grows_and_rearms)
 {
     entity receiver(config_t{{"RX_QUEUE_MIN", "16"}, {"RX_QUEUE_MAX", "256"},
