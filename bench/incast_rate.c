@@ -24,8 +24,8 @@
  * flood message to its last. SIGTERM ends either role through its normal
  * cleanup, so that no soft-device segment outlives it. Run under srq-run.
  */
-#include <uct/api/uct.h>
-#include <uct/ucx_srq.h>
+#include "bench_uct.h"
+
 #include <ucs/async/async_fwd.h>
 
 #include <dlfcn.h>
@@ -43,18 +43,6 @@
 #define INCAST_ADDR_MAX  64
 /* a run that has not ended by then is a hang, not a measurement */
 #define INCAST_LIMIT_S   90
-
-#define CHECK(_e) \
-    do { \
-        ucs_status_t _s = (_e); \
-        if (_s != UCS_OK) { \
-            fprintf(stderr, "incast_rate[%d]: %s: %s\n", (int)getpid(), #_e, \
-                    ucs_status_string(_s)); \
-            exit(1); \
-        } \
-    } while (0)
-
-typedef ucs_status_t (*query_func_t)(uct_iface_h, uct_srq_iface_counters_t*);
 
 typedef struct {
     uct_component_h     srq;
@@ -108,28 +96,6 @@ static ucs_status_t flood_cb(void *arg, void *data, size_t length,
     return UCS_OK;
 }
 
-static uct_component_h find_srq(void)
-{
-    uct_component_h *components, srq = NULL;
-    uct_component_attr_t attr;
-    unsigned num;
-
-    CHECK(uct_query_components(&components, &num));
-    for (unsigned i = 0; i < num; ++i) {
-        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
-        if ((uct_component_query(components[i], &attr) == UCS_OK) &&
-            !strcmp(attr.name, "srq")) {
-            srq = components[i];
-        }
-    }
-    uct_release_component_list(components);
-    if (srq == NULL) {
-        fprintf(stderr, "incast_rate: component srq not registered (use srq-run)\n");
-        exit(1);
-    }
-    return srq;
-}
-
 /* @sender: the senders receive nothing, give them the smallest receive
  * queue (RX_QUEUE_MIN >= RX_BATCH); the receiver takes the environment's */
 static void ctx_open(incast_ctx_t *ctx, int sender)
@@ -138,7 +104,7 @@ static void ctx_open(incast_ctx_t *ctx, int sender)
     uct_md_config_t *md_config;
     uct_iface_config_t *config;
 
-    ctx->srq = find_srq();
+    ctx->srq = bench_srq_component();
     CHECK(uct_md_config_read(ctx->srq, NULL, NULL, &md_config));
     CHECK(uct_md_open(ctx->srq, "soft0", md_config, &ctx->md));
     uct_config_release(md_config);
@@ -222,11 +188,7 @@ static int run_receiver(int senders, unsigned long msgs)
     query_func_t query;
     uint8_t dev[INCAST_ADDR_MAX], addr[INCAST_ADDR_MAX];
 
-    query = (query_func_t)dlsym(RTLD_DEFAULT, "uct_srq_iface_query_counters");
-    if (query == NULL) {
-        fprintf(stderr, "incast_rate: uct_srq_iface_query_counters not found\n");
-        return 1;
-    }
+    query = bench_counters_query();
     ctx_open(&ctx, 0);
     CHECK(uct_iface_set_am_handler(ctx.iface, INCAST_AM_HELLO, hello_cb, NULL, 0));
     CHECK(uct_iface_set_am_handler(ctx.iface, INCAST_AM_FLOOD, flood_cb, NULL, 0));
@@ -352,6 +314,7 @@ out:
 
 int main(int argc, char **argv)
 {
+    bench_prog = "incast_rate";
     catch_signals();
     if ((argc == 4) && !strcmp(argv[1], "recv")) {
         return run_receiver(atoi(argv[2]), strtoul(argv[3], NULL, 0));

@@ -30,8 +30,8 @@
  * Run it under srq-run (the plugin must be loaded). It measures, never
  * judges: the exit status is non-zero only when the run itself fails.
  */
-#include <uct/api/uct.h>
-#include <uct/ucx_srq.h>
+#include "bench_uct.h"
+
 #include <ucs/async/async_fwd.h>
 
 #include <dlfcn.h>
@@ -41,23 +41,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(_e) \
-    do { \
-        ucs_status_t _s = (_e); \
-        if (_s != UCS_OK) { \
-            fprintf(stderr, "rx_memory: %s: %s\n", #_e, ucs_status_string(_s)); \
-            exit(1); \
-        } \
-    } while (0)
-
 /* the receiver's pace, for the benchmark only (see the header) */
 #define RXM_ADAPT_INTERVAL  "5ms"
 #define RXM_SHRINK_DELAY    "100ms"
 #define RXM_SHRINK_DELAY_MS 100
 /* any phase that has not finished by then is a hang, not a measurement */
 #define RXM_PHASE_LIMIT_S   60
-
-typedef ucs_status_t (*query_func_t)(uct_iface_h, uct_srq_iface_counters_t*);
 
 typedef struct {
     const char    *mode;        /* "srq" or "qp" */
@@ -86,28 +75,6 @@ static double now_ms(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static uct_component_h find_srq(void)
-{
-    uct_component_h *components, srq = NULL;
-    uct_component_attr_t attr;
-    unsigned num;
-
-    CHECK(uct_query_components(&components, &num));
-    for (unsigned i = 0; i < num; ++i) {
-        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
-        if ((uct_component_query(components[i], &attr) == UCS_OK) &&
-            !strcmp(attr.name, "srq")) {
-            srq = components[i];
-        }
-    }
-    uct_release_component_list(components);
-    if (srq == NULL) {
-        fprintf(stderr, "rx_memory: component srq not registered (use srq-run)\n");
-        exit(1);
-    }
-    return srq;
 }
 
 /* The peers receive nothing: the smallest queues the transport allows
@@ -315,6 +282,7 @@ int main(int argc, char **argv)
     const char *mode;
     int opt;
 
+    bench_prog = "rx_memory";
     while ((opt = getopt(argc, argv, "f:q:")) != -1) {
         switch (opt) {
         case 'f':
@@ -332,12 +300,8 @@ int main(int argc, char **argv)
         usage(argv[0]);
     }
     mode  = argv[optind];
-    srq   = find_srq();
-    query = (query_func_t)dlsym(RTLD_DEFAULT, "uct_srq_iface_query_counters");
-    if (query == NULL) {
-        fprintf(stderr, "rx_memory: uct_srq_iface_query_counters not found\n");
-        return 1;
-    }
+    srq   = bench_srq_component();
+    query = bench_counters_query();
     for (int i = optind + 1; i < argc; ++i) {
         run(srq, mode, atoi(argv[i]), flood_total, max_quiet_ms);
     }
