@@ -154,16 +154,8 @@ ucs_status_t uct_srq_cm_init(uct_srq_cm_t *cm, uct_srq_iface_t *iface,
     unsigned i;
     int ret;
 
-    if ((config->queue_len < 8) || (config->queue_len > 4096)) {
-        ucs_error("srq: UCX_RC_SRQ_CONN_QUEUE_LEN=%u is out of range (8..4096)",
-                  config->queue_len);
-        return UCS_ERR_INVALID_PARAM;
-    }
-    if (config->drop > 100) {
-        ucs_error("srq: UCX_RC_SRQ_CONN_DROP=%u is out of range (0..100)",
-                  config->drop);
-        return UCS_ERR_INVALID_PARAM;
-    }
+    UCT_SRQ_CHECK_RANGE("CONN_QUEUE_LEN", config->queue_len, 8, 4096);
+    UCT_SRQ_CHECK_RANGE("CONN_DROP", config->drop, 0, 100);
     if ((config->retry <= 0) || (config->timeout < config->retry)) {
         ucs_error("srq: UCX_RC_SRQ_CONN_RETRY (%g s) must be positive and at "
                   "most UCX_RC_SRQ_CONN_TIMEOUT (%g s)", config->retry,
@@ -324,9 +316,7 @@ static void uct_srq_conn_destroy(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
     if (conn->ah != NULL) {
         srq_verbs_destroy_ah(iface->dev, conn->ah);
     }
-    if (iface->rx.srq == NULL) {
-        uct_srq_rx_rq_cleanup(&iface->rx, &conn->rq);
-    }
+    uct_srq_rx_rq_cleanup(&iface->rx, &conn->rq);
     srq_verbs_destroy_qp(iface->dev, conn->qp);
     ucs_free(conn);
 }
@@ -407,9 +397,7 @@ static ucs_status_t uct_srq_conn_create(uct_srq_iface_t *iface,
     return UCS_OK;
 
 err_qp:
-    if (conn->rq.qp != NULL) {
-        uct_srq_rx_rq_cleanup(&iface->rx, &conn->rq);
-    }
+    uct_srq_rx_rq_cleanup(&iface->rx, &conn->rq);
     srq_verbs_destroy_qp(iface->dev, conn->qp);
 err_ah:
     srq_verbs_destroy_ah(iface->dev, conn->ah);

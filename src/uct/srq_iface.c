@@ -413,39 +413,15 @@ static ucs_status_t uct_srq_iface_query(uct_iface_h tl_iface,
 static ucs_status_t uct_srq_iface_check_config(uct_srq_iface_t *iface,
                                                const uct_srq_iface_config_t *config)
 {
-    if ((config->tx_queue_len < 16) ||
-        (config->tx_queue_len > (unsigned)iface->dev_attr.max_qp_wr)) {
-        ucs_error("srq: UCX_RC_SRQ_TX_QUEUE_LEN=%u is out of range (16..%d)",
-                  config->tx_queue_len, iface->dev_attr.max_qp_wr);
-        return UCS_ERR_INVALID_PARAM;
-    }
-    if ((config->tx_cq_len < config->tx_queue_len) ||
-        (config->tx_cq_len > (unsigned)iface->dev_attr.max_cqe)) {
-        ucs_error("srq: UCX_RC_SRQ_TX_CQ_LEN=%u is out of range (%u..%d)",
-                  config->tx_cq_len, config->tx_queue_len,
-                  iface->dev_attr.max_cqe);
-        return UCS_ERR_INVALID_PARAM;
-    }
-    if ((config->seg_size < 256) || (config->seg_size > UCS_MBYTE)) {
-        ucs_error("srq: UCX_RC_SRQ_SEG_SIZE=%zu is out of range (256..1M)",
-                  config->seg_size);
-        return UCS_ERR_INVALID_PARAM;
-    }
-    if ((config->max_inline < 16) || (config->max_inline > config->seg_size)) {
-        ucs_error("srq: UCX_RC_SRQ_MAX_INLINE=%zu is out of range (16..%zu)",
-                  config->max_inline, config->seg_size);
-        return UCS_ERR_INVALID_PARAM;
-    }
-    if (config->rnr_timer > 31) {
-        ucs_error("srq: UCX_RC_SRQ_RNR_TIMER=%u is out of range (0..31)",
-                  config->rnr_timer);
-        return UCS_ERR_INVALID_PARAM;
-    }
-    if ((config->timeout < 1) || (config->timeout > 31)) {
-        ucs_error("srq: UCX_RC_SRQ_TIMEOUT=%u is out of range (1..31)",
-                  config->timeout);
-        return UCS_ERR_INVALID_PARAM;
-    }
+    UCT_SRQ_CHECK_RANGE("TX_QUEUE_LEN", config->tx_queue_len, 16,
+                        iface->dev_attr.max_qp_wr);
+    UCT_SRQ_CHECK_RANGE("TX_CQ_LEN", config->tx_cq_len, config->tx_queue_len,
+                        iface->dev_attr.max_cqe);
+    UCT_SRQ_CHECK_RANGE("SEG_SIZE", config->seg_size, 256, UCS_MBYTE);
+    UCT_SRQ_CHECK_RANGE("MAX_INLINE", config->max_inline, 16,
+                        config->seg_size);
+    UCT_SRQ_CHECK_RANGE("RNR_TIMER", config->rnr_timer, 0, 31);
+    UCT_SRQ_CHECK_RANGE("TIMEOUT", config->timeout, 1, 31);
     return UCS_OK;
 }
 

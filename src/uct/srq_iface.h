@@ -73,6 +73,18 @@ typedef struct uct_srq_iface_addr {
 
 extern ucs_config_field_t uct_srq_iface_config_table[];
 
+/* Refuse the interface (return UCS_ERR_INVALID_PARAM from the caller) with an
+ * error naming UCX_RC_SRQ_<_name>, when @_val is outside [@_min, @_max] */
+#define UCT_SRQ_CHECK_RANGE(_name, _val, _min, _max) \
+    do { \
+        if (((_val) < (_min)) || ((_val) > (_max))) { \
+            ucs_error("srq: UCX_RC_SRQ_" _name "=%lu is out of range " \
+                      "(%lu..%lu)", (unsigned long)(_val), \
+                      (unsigned long)(_min), (unsigned long)(_max)); \
+            return UCS_ERR_INVALID_PARAM; \
+        } \
+    } while (0)
+
 /* Give endpoints with pending requests their turn */
 void uct_srq_iface_dispatch_pending(uct_srq_iface_t *iface);
 

@@ -125,32 +125,23 @@ static void uct_srq_rx_release_desc(uct_recv_desc_t *self, void *desc)
                                                   (ptrdiff_t)rx->data_offset));
 }
 
-#define UCT_SRQ_RX_CHECK_RANGE(_name, _val, _min, _max) \
-    do { \
-        if (((_val) < (_min)) || ((_val) > (_max))) { \
-            ucs_error("srq: UCX_RC_SRQ_" _name "=%u is out of range (%u..%u)", \
-                      (unsigned)(_val), (unsigned)(_min), (unsigned)(_max)); \
-            return UCS_ERR_INVALID_PARAM; \
-        } \
-    } while (0)
-
 static ucs_status_t uct_srq_rx_check_config(const uct_srq_rx_config_t *config,
                                             const struct ibv_device_attr *attr)
 {
-    UCT_SRQ_RX_CHECK_RANGE("RX_BATCH", config->batch, 1, UCT_SRQ_RX_MAX_BATCH);
-    UCT_SRQ_RX_CHECK_RANGE("RX_LOW_WATERMARK", config->low_wm, 1, 90);
-    UCT_SRQ_RX_CHECK_RANGE("RX_GROW_AFTER", config->grow_after, 1, 1000);
+    UCT_SRQ_CHECK_RANGE("RX_BATCH", config->batch, 1, UCT_SRQ_RX_MAX_BATCH);
+    UCT_SRQ_CHECK_RANGE("RX_LOW_WATERMARK", config->low_wm, 1, 90);
+    UCT_SRQ_CHECK_RANGE("RX_GROW_AFTER", config->grow_after, 1, 1000);
     if (config->srq) {
-        UCT_SRQ_RX_CHECK_RANGE("RX_QUEUE_MAX", config->queue_max,
+        UCT_SRQ_CHECK_RANGE("RX_QUEUE_MAX", config->queue_max,
                                config->batch, attr->max_srq_wr);
-        UCT_SRQ_RX_CHECK_RANGE("RX_QUEUE_MIN", config->queue_min,
+        UCT_SRQ_CHECK_RANGE("RX_QUEUE_MIN", config->queue_min,
                                config->batch, config->queue_max);
-        UCT_SRQ_RX_CHECK_RANGE("RX_MAX_BUFS", config->max_bufs,
+        UCT_SRQ_CHECK_RANGE("RX_MAX_BUFS", config->max_bufs,
                                config->queue_min, UINT_MAX);
     } else {
-        UCT_SRQ_RX_CHECK_RANGE("RX_QP_LEN", config->qp_len, config->batch,
+        UCT_SRQ_CHECK_RANGE("RX_QP_LEN", config->qp_len, config->batch,
                                attr->max_qp_wr);
-        UCT_SRQ_RX_CHECK_RANGE("RX_MAX_BUFS", config->max_bufs,
+        UCT_SRQ_CHECK_RANGE("RX_MAX_BUFS", config->max_bufs,
                                config->qp_len, UINT_MAX);
     }
     if ((config->interval <= 0) || (config->interval > 60)) {
@@ -273,16 +264,9 @@ ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
         goto err;
     }
 
-    status = uct_srq_rx_adapt_init(rx, iface);
-    if (status != UCS_OK) {
-        goto err_ring;
-    }
+    uct_srq_rx_adapt_init(rx, iface);
     return UCS_OK;
 
-err_ring:
-    if (rx->use_ring) {
-        srq_verbs_srq_ring_release(&rx->ring);
-    }
 err:
     if (rx->srq != NULL) {
         srq_verbs_destroy_srq(iface->dev, rx->srq);
@@ -458,6 +442,9 @@ ucs_status_t uct_srq_rx_rq_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
 
 void uct_srq_rx_rq_cleanup(uct_srq_rx_t *rx, uct_srq_rx_rq_t *rq)
 {
+    if (rq->qp == NULL) {
+        return; /* SRQ mode, or never set up */
+    }
     if (rq->queued) {
         ucs_list_del(&rq->list);
         rq->queued = 0;
@@ -467,6 +454,7 @@ void uct_srq_rx_rq_cleanup(uct_srq_rx_t *rx, uct_srq_rx_rq_t *rq)
     rx->posted -= rq->posted;
     rq->posted  = 0;
     rq->failed  = 1;
+    rq->qp      = NULL;
 }
 
 /* Per-QP mode: the queue lost a buffer; queue it for a refill once that

@@ -146,7 +146,8 @@ static inline void uct_srq_rx_idle(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
     }
 }
 
-/* Per-QP mode: give a new QP its receive queue, filled */
+/* Per-QP mode: give a new QP its receive queue, filled; cleanup is a no-op
+ * for a queue never set up (SRQ mode) */
 ucs_status_t uct_srq_rx_rq_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
                                 uct_srq_rx_rq_t *rq, struct ibv_qp *qp);
 void uct_srq_rx_rq_cleanup(uct_srq_rx_t *rx, uct_srq_rx_rq_t *rq);
@@ -164,7 +165,7 @@ void uct_srq_rx_retire_complete(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
 /* Set the depth and the watermark that goes with it */
 void uct_srq_rx_set_depth(uct_srq_rx_t *rx, unsigned depth);
 
-ucs_status_t uct_srq_rx_adapt_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface);
+void uct_srq_rx_adapt_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface);
 void uct_srq_rx_adapt_cleanup(uct_srq_rx_t *rx, uct_srq_iface_t *iface);
 
 /* Before a refill of the SRQ: grow on limit events and sustained low fill */

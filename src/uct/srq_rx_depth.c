@@ -50,7 +50,7 @@ static void uct_srq_rx_read_rnr(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
     }
 }
 
-ucs_status_t uct_srq_rx_adapt_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
+void uct_srq_rx_adapt_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
 {
     uct_srq_md_t *md = ucs_derived_of(iface->super.md, uct_srq_md_t);
     uint64_t count;
@@ -64,7 +64,6 @@ ucs_status_t uct_srq_rx_adapt_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
     if (rx->srq != NULL) {
         uct_srq_md_add_srq(md, rx);
     }
-    return UCS_OK;
 }
 
 void uct_srq_rx_adapt_cleanup(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
@@ -94,8 +93,6 @@ static void uct_srq_rx_change_depth(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
     struct ibv_srq_attr attr = {};
 
     uct_srq_rx_set_depth(rx, depth);
-    rx->adapt.low_fills   = 0;
-    rx->adapt.last_change = ucs_get_time();
     if ((rx->adapt.limit_armed == 1) &&
         (srq_verbs_modify_srq(iface->dev, rx->srq, &attr, IBV_SRQ_LIMIT) == 0)) {
         rx->adapt.limit_armed = 0;
@@ -266,6 +263,8 @@ static void uct_srq_rx_shrink(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
 
     ucs_debug("srq: receive queue %p shrinks %u -> %u", rx, rx->depth, depth);
     uct_srq_rx_change_depth(rx, iface, depth);
+    rx->adapt.low_fills   = 0;
+    rx->adapt.last_change = ucs_get_time();
     ++rx->stats.shrinks;
     if (rx->retire.failed) {
         return; /* the surplus goes as traffic consumes it */

@@ -106,17 +106,10 @@ void uct_srq_rx_pool_put(uct_srq_rx_pool_t *pool, uct_srq_rx_desc_t *desc)
     }
 }
 
-static int uct_srq_rx_pool_top_spare(const uct_srq_rx_pool_t *pool,
-                                     unsigned keep)
-{
-    const uct_srq_rx_tier_t *top = &pool->tiers[pool->num_tiers - 1];
-
-    return (pool->num_tiers > 1) && (pool->capacity - top->size >= keep);
-}
-
 int uct_srq_rx_pool_can_shrink(const uct_srq_rx_pool_t *pool, unsigned keep)
 {
-    return (pool->num_tiers > 0) && uct_srq_rx_pool_top_spare(pool, keep);
+    return (pool->num_tiers > 1) &&
+           (pool->capacity - pool->tiers[pool->num_tiers - 1].size >= keep);
 }
 
 unsigned uct_srq_rx_pool_trim(uct_srq_rx_pool_t *pool, unsigned keep)
@@ -124,7 +117,7 @@ unsigned uct_srq_rx_pool_trim(uct_srq_rx_pool_t *pool, unsigned keep)
     uct_srq_rx_tier_t *top;
     unsigned n = 0;
 
-    while ((pool->num_tiers > 0) && uct_srq_rx_pool_top_spare(pool, keep)) {
+    while (uct_srq_rx_pool_can_shrink(pool, keep)) {
         top = &pool->tiers[pool->num_tiers - 1];
         if (top->in_use != 0) {
             break;
