@@ -752,7 +752,6 @@ ucs_status_t uct_srq_iface_query_counters(uct_iface_h tl_iface,
     counters->rx_queue_target = (iface->rx.srq != NULL) ? iface->rx.depth :
                                 iface->rx.depth * iface->rx.num_rqs;
     counters->rx_bytes_held   = uct_srq_rx_pool_bytes(&iface->rx.pool);
-    counters->rx_ring         = iface->rx.use_ring;
     counters->rx_srq          = (iface->rx.srq != NULL);
     counters->rx_queue_peak   = iface->rx.stats.peak;
     counters->rx_queue_min    = iface->rx.config.min;

@@ -21,13 +21,6 @@
 /* At most this many WRs in one chain */
 #define UCT_SRQ_RX_MAX_BATCH  64
 
-static const char *uct_srq_rx_post_names[] = {
-    [UCT_SRQ_RX_POST_VERBS] = "verbs",
-    [UCT_SRQ_RX_POST_RING]  = "ring",
-    [UCT_SRQ_RX_POST_AUTO]  = "auto",
-    [UCT_SRQ_RX_POST_LAST]  = NULL
-};
-
 ucs_config_field_t uct_srq_rx_config_table[] = {
     {"SRQ", "y",
      "Receive on one shared receive queue for all the connections of the\n"
@@ -35,17 +28,6 @@ ucs_config_field_t uct_srq_rx_config_table[] = {
      "buffers, posted with ibv_post_recv (n): the baseline the shared queue\n"
      "is measured against, whose memory grows with the number of peers.",
      ucs_offsetof(uct_srq_rx_config_t, srq), UCS_CONFIG_TYPE_BOOL},
-
-    {"RX_POST", "auto",
-     "How receive buffers are posted to the shared receive queue:\n"
-     " verbs - ibv_post_srq_recv, one call per batch\n"
-     " ring  - WQEs written straight into the SRQ's ring (mlx5 linked-list\n"
-     "         layout), one doorbell-record update per batch; refused where\n"
-     "         the device does not share its ring with the verbs (mlx5 would\n"
-     "         need direct CQ polling, not implemented)\n"
-     " auto  - ring where the device shares it (soft0), else verbs",
-     ucs_offsetof(uct_srq_rx_config_t, post_mode),
-     UCS_CONFIG_TYPE_ENUM(uct_srq_rx_post_names)},
 
     {"RX_QUEUE_MIN", "128",
      "Depth floor of the shared receive queue: the buffers it keeps posted\n"
@@ -165,36 +147,6 @@ unsigned uct_srq_rx_cq_len(const uct_srq_rx_config_t *config)
     return config->srq ? config->queue_max : UCT_SRQ_RX_QP_CQ_LEN;
 }
 
-/* The ring path needs a ring the device shares with its verbs: completions
- * then come back through ibv_poll_cq with the right wr_id */
-static ucs_status_t uct_srq_rx_init_post_mode(uct_srq_rx_t *rx,
-                                              uct_srq_iface_t *iface,
-                                              unsigned mode)
-{
-    int ret;
-
-    rx->use_ring = 0;
-    if ((mode == UCT_SRQ_RX_POST_VERBS) || (rx->srq == NULL)) {
-        return UCS_OK;
-    }
-
-    ret = srq_verbs_srq_ring(iface->dev, rx->srq, &rx->ring);
-    if ((ret == 0) && (rx->ring.flags & SRQ_VERBS_RING_F_SHARED)) {
-        rx->use_ring = 1;
-        return UCS_OK;
-    }
-    if (ret == 0) {
-        srq_verbs_srq_ring_release(&rx->ring);
-    }
-    if (mode == UCT_SRQ_RX_POST_AUTO) {
-        return UCS_OK;
-    }
-    ucs_error("srq: UCX_RC_SRQ_RX_POST=ring is not supported on %s (%s)",
-              srq_verbs_dev_name(iface->dev),
-              ret ? strerror(ret) : "the ring is not shared with the verbs");
-    return UCS_ERR_UNSUPPORTED;
-}
-
 static ucs_status_t uct_srq_rx_create_srq(uct_srq_rx_t *rx,
                                           uct_srq_iface_t *iface)
 {
@@ -259,27 +211,13 @@ ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
         }
     }
 
-    status = uct_srq_rx_init_post_mode(rx, iface, config->post_mode);
-    if (status != UCS_OK) {
-        goto err;
-    }
-
     uct_srq_rx_adapt_init(rx, iface);
     return UCS_OK;
-
-err:
-    if (rx->srq != NULL) {
-        srq_verbs_destroy_srq(iface->dev, rx->srq);
-    }
-    return status;
 }
 
 void uct_srq_rx_cleanup(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
 {
     uct_srq_rx_adapt_cleanup(rx, iface);
-    if (rx->use_ring) {
-        srq_verbs_srq_ring_release(&rx->ring);
-    }
     /* Destroying the SRQ returns its buffers; they go with the pool */
     if (rx->srq != NULL) {
         srq_verbs_destroy_srq(iface->dev, rx->srq);
@@ -293,8 +231,6 @@ static int uct_srq_rx_post_chain(uct_srq_rx_t *rx, uct_srq_rx_rq_t *rq,
 {
     if (rq != NULL) {
         return ibv_post_recv(rq->qp, wrs, bad_wr);
-    } else if (rx->use_ring) {
-        return srq_verbs_ring_post(&rx->ring, wrs, bad_wr);
     } else {
         return ibv_post_srq_recv(rx->srq, wrs, bad_wr);
     }

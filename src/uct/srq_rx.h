@@ -9,21 +9,13 @@
 
 #include "srq_rx_pool.h"
 
-#include <verbs/srq_verbs_ring.h>
+#include <verbs/srq_verbs.h>
 
 #include <uct/api/uct.h>
 #include <ucs/datastruct/list.h>
 #include <ucs/time/time.h>
 
 typedef struct uct_srq_iface uct_srq_iface_t;
-
-/* How receive WRs reach the SRQ (UCX_RC_SRQ_RX_POST) */
-typedef enum uct_srq_rx_post_mode {
-    UCT_SRQ_RX_POST_VERBS,  /* ibv_post_srq_recv */
-    UCT_SRQ_RX_POST_RING,   /* WQEs written into the ring, one doorbell */
-    UCT_SRQ_RX_POST_AUTO,   /* the ring where the device shares it */
-    UCT_SRQ_RX_POST_LAST
-} uct_srq_rx_post_mode_t;
 
 /* Per-QP mode: receive CQ entries, so at most this / RX_QP_LEN QPs */
 #define UCT_SRQ_RX_QP_CQ_LEN    65536
@@ -33,7 +25,6 @@ typedef enum uct_srq_rx_post_mode {
 
 typedef struct uct_srq_rx_config {
     int       srq;          /* one shared queue (else one per QP) */
-    unsigned  post_mode;    /* uct_srq_rx_post_mode_t */
     unsigned  queue_min;    /* depth floor: the SRQ starts here */
     unsigned  queue_max;    /* depth ceiling: the SRQ's size */
     unsigned  qp_len;       /* per-QP mode: buffers posted per QP */
@@ -56,8 +47,6 @@ struct uct_srq_rx_rq {
 
 typedef struct uct_srq_rx {
     struct ibv_srq       *srq;        /* NULL in per-QP mode */
-    int                   use_ring;   /* post through the ring, not the verb */
-    srq_verbs_srq_ring_t  ring;
     uct_srq_rx_pool_t     pool;       /* registered receive descriptors */
     unsigned              posted;     /* buffers posted now, all queues */
     unsigned              depth;      /* buffers to keep posted (per QP in

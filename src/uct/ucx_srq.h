@@ -26,7 +26,6 @@ typedef struct uct_srq_iface_counters {
     uint64_t  rx_queue_target;  /* buffers the interface keeps posted now
                                    (its depth; all QPs' in per-QP mode) */
     uint64_t  rx_bytes_held;    /* registered receive memory, posted or not */
-    uint64_t  rx_ring;          /* 1: posting writes the SRQ ring directly */
     /* connections */
     uint64_t  conns;            /* live connections (one per peer interface) */
     uint64_t  conn_sent;        /* handshake datagrams sent */

@@ -352,7 +352,7 @@ TEST(rc_srq_rx, partial_post_failure_loses_nothing)
     ASSERT_TRUE((md_dev != NULL) && (fail_post != NULL))
         << "the plugin's test hooks are not exported";
 
-    entity receiver(config_t{{"RX_POST", "verbs"}, {"RX_QUEUE_MIN", "32"},
+    entity receiver(config_t{{"RX_QUEUE_MIN", "32"},
                              {"RX_QUEUE_MAX", "32"}, {"RX_BATCH", "8"},
                              {"RX_MAX_BUFS", "40"}});
     srq_verbs_dev_t *dev = md_dev(receiver.md());
