@@ -14,8 +14,8 @@
  * waiting for the RTU); duplicates are answered again and change nothing.
  */
 #include "srq_conn.h"
+#include "srq_qp.h"
 #include "srq_iface.h"
-#include "srq_ep.h"
 
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
@@ -147,7 +147,8 @@ static ucs_status_t uct_srq_cm_ud_qp_init(uct_srq_cm_t *cm,
 }
 
 ucs_status_t uct_srq_cm_init(uct_srq_cm_t *cm, uct_srq_iface_t *iface,
-                             const uct_srq_cm_config_t *config)
+                             const uct_srq_cm_config_t *config,
+                             const uct_srq_conn_hooks_t *hooks)
 {
     size_t size;
     ucs_status_t status;
@@ -173,6 +174,7 @@ ucs_status_t uct_srq_cm_init(uct_srq_cm_t *cm, uct_srq_iface_t *iface,
     cm->seed           = ucs_get_time();
     cm->num_bufs       = config->queue_len;
     cm->ud_tx_avail    = UCT_SRQ_CM_UD_TX_LEN;
+    cm->hooks          = hooks;
 
     size     = (size_t)cm->num_bufs * UCT_SRQ_CM_BUF_LEN;
     cm->bufs = ucs_malloc(size, "srq handshake buffers");
@@ -213,102 +215,12 @@ err_free:
     return status;
 }
 
-/* ---- RC QPs ------------------------------------------------------------- */
-
-ucs_status_t uct_srq_rc_qp_create(uct_srq_iface_t *iface, unsigned tx_len,
-                                  struct ibv_qp **qp_p)
-{
-    struct ibv_qp_init_attr init = {};
-    struct ibv_qp_attr attr      = {};
-    struct ibv_qp *qp;
-    int ret;
-
-    init.send_cq             = iface->send_cq;
-    init.recv_cq             = iface->recv_cq;
-    init.srq                 = iface->rx.srq;
-    init.qp_type             = IBV_QPT_RC;
-    init.cap.max_send_wr     = tx_len;
-    init.cap.max_send_sge    = iface->config.max_send_sge;
-    init.cap.max_inline_data = iface->config.max_inline;
-    if (init.srq == NULL) {
-        /* per-QP mode: the QP's own receive queue */
-        init.cap.max_recv_wr  = iface->rx.depth;
-        init.cap.max_recv_sge = 1;
-    }
-    qp = srq_verbs_create_qp(iface->dev, iface->pd, &init);
-    if (qp == NULL) {
-        ucs_error("srq: failed to create an RC QP: %m");
-        return UCS_ERR_IO_ERROR;
-    }
-
-    attr.qp_state        = IBV_QPS_INIT;
-    attr.pkey_index      = 0;
-    attr.port_num        = iface->port_num;
-    attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-                           IBV_ACCESS_REMOTE_READ;
-    ret = srq_verbs_modify_qp(iface->dev, qp, &attr,
-                              IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-                              IBV_QP_ACCESS_FLAGS);
-    if (ret != 0) {
-        ucs_error("srq: failed to move an RC QP to INIT: %s", strerror(ret));
-        srq_verbs_destroy_qp(iface->dev, qp);
-        return UCS_ERR_IO_ERROR;
-    }
-    *qp_p = qp;
-    return UCS_OK;
-}
-
-ucs_status_t uct_srq_rc_qp_connect(uct_srq_iface_t *iface, struct ibv_qp *qp,
-                                   const srq_verbs_port_addr_t *addr,
-                                   uint32_t remote_qpn)
-{
-    struct ibv_qp_attr attr = {};
-    int ret;
-
-    attr.qp_state           = IBV_QPS_RTR;
-    attr.path_mtu           = iface->port_attr.active_mtu;
-    attr.dest_qp_num        = remote_qpn;
-    attr.rq_psn             = 0;
-    attr.max_dest_rd_atomic = ucs_max(1, iface->dev_attr.max_qp_rd_atom);
-    attr.min_rnr_timer      = iface->config.rnr_timer;
-    ret = srq_verbs_ah_attr(iface->dev, iface->port_num, addr, &attr.ah_attr);
-    if (ret == 0) {
-        ret = srq_verbs_modify_qp(iface->dev, qp, &attr,
-                                  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-                                  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                  IBV_QP_MAX_DEST_RD_ATOMIC |
-                                  IBV_QP_MIN_RNR_TIMER);
-    }
-    if (ret == 0) {
-        attr.qp_state      = IBV_QPS_RTS;
-        attr.sq_psn        = 0;
-        attr.timeout       = iface->config.timeout;
-        attr.retry_cnt     = 7;
-        attr.rnr_retry     = 7; /* a dry SRQ stalls a sender, never fails it */
-        attr.max_rd_atomic = ucs_max(1, iface->dev_attr.max_qp_init_rd_atom);
-        ret = srq_verbs_modify_qp(iface->dev, qp, &attr,
-                                  IBV_QP_STATE | IBV_QP_SQ_PSN |
-                                  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                                  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-    }
-    if (ret != 0) {
-        ucs_error("srq: failed to connect QP 0x%x to 0x%x: %s", qp->qp_num,
-                  remote_qpn, strerror(ret));
-        return UCS_ERR_IO_ERROR;
-    }
-    return UCS_OK;
-}
-
 /* ---- connections ------------------------------------------------------ */
 
 static void uct_srq_conn_destroy(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
 {
-    uct_srq_ep_t *ep;
-
     /* endpoints outliving the interface lose their connection */
-    ucs_list_for_each(ep, &conn->eps, list) {
-        ep->conn = NULL;
-    }
+    iface->cm.hooks->closed(iface, conn);
     /* operations still queued complete with an error, their memory is
      * about to go away */
     conn->sn_done = conn->sn_posted;
@@ -373,8 +285,8 @@ static ucs_status_t uct_srq_conn_create(uct_srq_iface_t *iface,
         goto err_free;
     }
 
-    if (uct_srq_rc_qp_create(iface, iface->config.tx_queue_len,
-                             &conn->qp) != UCS_OK) {
+    if (uct_srq_qp_create(iface, iface->config.tx_queue_len,
+                          &conn->qp) != UCS_OK) {
         goto err_ah;
     }
     if ((iface->rx.srq == NULL) &&
@@ -413,8 +325,7 @@ static ucs_status_t uct_srq_conn_connect_qp(uct_srq_iface_t *iface,
 {
     ucs_status_t status;
 
-    status = uct_srq_rc_qp_connect(iface, conn->qp, &conn->key.dev,
-                                   remote_qpn);
+    status = uct_srq_qp_connect(iface, conn->qp, &conn->key.dev, remote_qpn);
     if (status == UCS_OK) {
         conn->remote_qpn = remote_qpn;
     }
@@ -475,18 +386,11 @@ static void uct_srq_cm_send(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
 static void uct_srq_conn_established(uct_srq_iface_t *iface,
                                      uct_srq_conn_t *conn)
 {
-    uct_srq_ep_t *ep;
-
     ucs_list_del(&conn->list);
     conn->state = UCT_SRQ_CONN_CONNECTED;
     ucs_debug("srq: connection QP 0x%x <-> 0x%x is up", conn->qp->qp_num,
               conn->remote_qpn);
-
-    /* requests queued while connecting may go now */
-    ucs_list_for_each(ep, &conn->eps, list) {
-        ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
-    }
-    uct_srq_iface_dispatch_pending(iface);
+    iface->cm.hooks->established(iface, conn);
 }
 
 ucs_status_t uct_srq_cm_get_conn(uct_srq_iface_t *iface,
@@ -679,56 +583,12 @@ void uct_srq_cm_progress(uct_srq_iface_t *iface)
     }
 }
 
-/* ---- send completions and failure ------------------------------------- */
-
-void uct_srq_conn_complete_ops(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
-                               ucs_status_t status)
-{
-    uct_srq_op_t *op;
-
-    ucs_queue_for_each_extract(op, &conn->ops, queue,
-                               UCS_CIRCULAR_COMPARE32(op->sn, <, conn->sn_done)) {
-        op->cb(iface, op, status);
-    }
-}
-
-void uct_srq_conn_tx_complete(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
-                              const struct ibv_wc *wc)
-{
-    uct_srq_ep_t *ep;
-
-    ++conn->tx_avail;
-    ++conn->sn_done;
-    --iface->tx_outstanding;
-
-    if (ucs_unlikely(conn->pending_desched)) {
-        /* endpoints that ran out of send slots may go on */
-        conn->pending_desched = 0;
-        ucs_list_for_each(ep, &conn->eps, list) {
-            ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
-        }
-    }
-
-    if (ucs_likely(wc->status == IBV_WC_SUCCESS)) {
-        uct_srq_conn_complete_ops(iface, conn, UCS_OK);
-        return;
-    }
-
-    if (conn->state != UCT_SRQ_CONN_FAILED) {
-        ucs_diag("srq: send on QP 0x%x failed: %s", conn->qp->qp_num,
-                 ibv_wc_status_str(wc->status));
-        uct_srq_conn_fail(iface, conn,
-                          (wc->status == IBV_WC_REM_ACCESS_ERR) ?
-                          UCS_ERR_INVALID_ADDR : UCS_ERR_ENDPOINT_TIMEOUT);
-    }
-    uct_srq_conn_complete_ops(iface, conn, UCS_ERR_ENDPOINT_TIMEOUT);
-}
+/* ---- failure ---------------------------------------------------------- */
 
 void uct_srq_conn_fail(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
                        ucs_status_t status)
 {
     struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
-    uct_srq_ep_t *ep, *tmp;
     khiter_t it;
 
     if (conn->state == UCT_SRQ_CONN_FAILED) {
@@ -749,8 +609,5 @@ void uct_srq_conn_fail(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
     /* outstanding WRs come back flushed, completing their operations */
     srq_verbs_modify_qp(iface->dev, conn->qp, &attr, IBV_QP_STATE);
 
-    ucs_list_for_each_safe(ep, tmp, &conn->eps, list) {
-        ucs_arbiter_group_desched(&iface->arbiter, &ep->arb_group);
-        uct_iface_handle_ep_err(&iface->super.super, &ep->super.super, status);
-    }
+    iface->cm.hooks->failed(iface, conn, status);
 }

@@ -85,7 +85,4 @@ extern ucs_config_field_t uct_srq_iface_config_table[];
         } \
     } while (0)
 
-/* Give endpoints with pending requests their turn */
-void uct_srq_iface_dispatch_pending(uct_srq_iface_t *iface);
-
 #endif

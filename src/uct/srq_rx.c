@@ -189,7 +189,6 @@ ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
     rx->rx_headroom         = rx_headroom;
     rx->release.cb          = uct_srq_rx_release_desc;
     ucs_list_head_init(&rx->refill_rqs);
-    ucs_list_head_init(&rx->md_list);
     uct_srq_rx_set_depth(rx, rx->config.min);
 
     /* room for the user's headroom and the release pointer before the

@@ -59,7 +59,7 @@ typedef struct uct_srq_rx {
     uct_recv_desc_t       release;    /* returns kept descriptors */
     ucs_list_link_t       refill_rqs; /* per-QP mode: queues below depth */
     unsigned              num_rqs;    /* per-QP mode: QPs with a queue */
-    ucs_list_link_t       md_list;    /* in the md's SRQs (limit events) */
+    uct_srq_md_limit_handler_t limit_handler; /* the md's limit events */
     struct {
         unsigned          min, max, low_wm, grow_after;
         ucs_time_t        interval, shrink_delay;
@@ -140,9 +140,6 @@ static inline void uct_srq_rx_idle(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
 ucs_status_t uct_srq_rx_rq_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
                                 uct_srq_rx_rq_t *rq, struct ibv_qp *qp);
 void uct_srq_rx_rq_cleanup(uct_srq_rx_t *rx, uct_srq_rx_rq_t *rq);
-
-/* Async handler (any thread): the SRQ reached its limit */
-void uct_srq_rx_limit_reached(uct_srq_rx_t *rx);
 
 /* A send completion of the retire QP */
 void uct_srq_rx_retire_complete(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
