@@ -60,7 +60,7 @@ typedef struct uct_srq_conn {
     int                   pending_desched; /* an endpoint waits for slots */
     ucs_queue_head_t      ops;          /* uct_srq_op_t by sequence number */
     ucs_list_link_t       eps;          /* uct_srq_ep_t on this connection */
-    ucs_list_link_t       list;         /* in cm->connecting or cm->dead */
+    ucs_list_link_t       list;         /* in hs->connecting or hs->dead */
     struct ibv_ah        *ah;           /* for handshake datagrams */
     uct_srq_rx_rq_t       rq;           /* per-QP mode: its receive queue */
     ucs_time_t            next_retry;
@@ -87,7 +87,7 @@ KHASH_INIT(uct_srq_conns, uct_srq_conn_key_t, uct_srq_conn_t*, 1,
 
 /*
  * What a connection tells its interface, through the interface's hooks
- * (given to uct_srq_cm_init): the interface, not the connection, knows the
+ * (given to uct_srq_hs_init): the interface, not the connection, knows the
  * endpoints on it and their pending requests.
  */
 typedef struct uct_srq_conn_hooks {
@@ -102,14 +102,14 @@ typedef struct uct_srq_conn_hooks {
     void (*closed)(uct_srq_iface_t *iface, uct_srq_conn_t *conn);
 } uct_srq_conn_hooks_t;
 
-typedef struct uct_srq_cm_config {
+typedef struct uct_srq_hs_config {
     double    timeout;       /* give up connecting after this long */
     double    retry;         /* first handshake retry interval */
     unsigned  queue_len;     /* handshake receive buffers */
     unsigned  drop;          /* debug: % of handshake datagrams dropped */
-} uct_srq_cm_config_t;
+} uct_srq_hs_config_t;
 
-typedef struct uct_srq_cm {
+typedef struct uct_srq_hs {
     struct ibv_qp          *ud_qp;
     struct ibv_mr          *mr;
     void                   *bufs;         /* handshake receive buffers */
@@ -131,26 +131,26 @@ typedef struct uct_srq_cm {
         uint64_t            dropped;      /* malformed or unexpected */
         uint64_t            lost;         /* dropped on purpose (CONN_DROP) */
     } stats;
-} uct_srq_cm_t;
+} uct_srq_hs_t;
 
-extern ucs_config_field_t uct_srq_cm_config_table[];
+extern ucs_config_field_t uct_srq_hs_config_table[];
 
-ucs_status_t uct_srq_cm_init(uct_srq_cm_t *cm, uct_srq_iface_t *iface,
-                             const uct_srq_cm_config_t *config,
+ucs_status_t uct_srq_hs_init(uct_srq_hs_t *hs, uct_srq_iface_t *iface,
+                             const uct_srq_hs_config_t *config,
                              const uct_srq_conn_hooks_t *hooks);
-void uct_srq_cm_cleanup(uct_srq_cm_t *cm, uct_srq_iface_t *iface);
+void uct_srq_hs_cleanup(uct_srq_hs_t *hs, uct_srq_iface_t *iface);
 
 /* The connection to a peer interface: an existing one, or a new one whose
  * handshake starts now */
-ucs_status_t uct_srq_cm_get_conn(uct_srq_iface_t *iface,
+ucs_status_t uct_srq_hs_get_conn(uct_srq_iface_t *iface,
                                  const uct_srq_conn_key_t *key,
                                  uct_srq_conn_t **conn_p);
 
 /* A completion of the handshake QP (receive) */
-void uct_srq_cm_handle_rx(uct_srq_iface_t *iface, const struct ibv_wc *wc);
+void uct_srq_hs_handle_rx(uct_srq_iface_t *iface, const struct ibv_wc *wc);
 
 /* Retransmit and time out handshakes; only while some are under way */
-void uct_srq_cm_progress(uct_srq_iface_t *iface);
+void uct_srq_hs_progress(uct_srq_iface_t *iface);
 
 /* The connection is lost: fail its operations, tell its endpoints */
 void uct_srq_conn_fail(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
@@ -177,7 +177,7 @@ uct_srq_conn_complete_ops(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
 /* A send completion of a connection's QP: a send slot back, the operations
  * up to it done; an error fails the connection */
 static UCS_F_ALWAYS_INLINE void
-uct_srq_conn_tx_complete(uct_srq_iface_t *iface, uct_srq_cm_t *cm,
+uct_srq_conn_tx_complete(uct_srq_iface_t *iface, uct_srq_hs_t *hs,
                          uct_srq_conn_t *conn, const struct ibv_wc *wc)
 {
     ++conn->tx_avail;
@@ -186,7 +186,7 @@ uct_srq_conn_tx_complete(uct_srq_iface_t *iface, uct_srq_cm_t *cm,
     if (ucs_unlikely(conn->pending_desched)) {
         /* endpoints that ran out of send slots may go on */
         conn->pending_desched = 0;
-        cm->hooks->tx_resumed(iface, conn);
+        hs->hooks->tx_resumed(iface, conn);
     }
 
     if (ucs_likely(wc->status == IBV_WC_SUCCESS)) {

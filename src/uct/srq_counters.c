@@ -39,10 +39,10 @@ static void uct_srq_counters_fill(uct_srq_iface_t *iface,
     counters->rx_retired      = iface->rx.stats.retired;
     counters->rx_held         = iface->rx.stats.held;
     counters->rx_starved      = iface->rx.stats.starved;
-    counters->conns           = kh_size(&iface->cm.conns);
-    counters->conn_sent       = iface->cm.stats.sent;
-    counters->conn_retries    = iface->cm.stats.retries;
-    counters->conn_dropped    = iface->cm.stats.dropped;
+    counters->conns           = kh_size(&iface->hs.conns);
+    counters->conn_sent       = iface->hs.stats.sent;
+    counters->conn_retries    = iface->hs.stats.retries;
+    counters->conn_dropped    = iface->hs.stats.dropped;
     counters->tx_wrs          = iface->tx_stats.wrs;
     counters->tx_bytes        = iface->tx_stats.bytes;
     counters->tx_outstanding  = iface->tx_outstanding;

@@ -638,7 +638,7 @@ UCS_CLASS_INIT_FUNC(uct_srq_ep_t, const uct_ep_params_t *params)
     memcpy(&key.dev, params->dev_addr, sizeof(key.dev));
     key.ud_qpn = le32toh(iface_addr->ud_qpn);
 
-    status = uct_srq_cm_get_conn(iface, &key, &self->conn);
+    status = uct_srq_hs_get_conn(iface, &key, &self->conn);
     if (status != UCS_OK) {
         return status;
     }

@@ -36,8 +36,8 @@ ucs_config_field_t uct_srq_iface_config_table[] = {
      UCS_CONFIG_TYPE_TABLE(uct_srq_rx_config_table)},
 
     {"", "", NULL,
-     ucs_offsetof(uct_srq_iface_config_t, cm),
-     UCS_CONFIG_TYPE_TABLE(uct_srq_cm_config_table)},
+     ucs_offsetof(uct_srq_iface_config_t, hs),
+     UCS_CONFIG_TYPE_TABLE(uct_srq_hs_config_table)},
 
     {"TX_QUEUE_LEN", "256",
      "Send queue length of each RC connection: WRs in flight per peer\n"
@@ -178,7 +178,7 @@ static const uct_srq_conn_hooks_t uct_srq_iface_conn_hooks = {
 
 static unsigned uct_srq_iface_poll_rx(uct_srq_iface_t *iface)
 {
-    uint32_t ud_qpn = iface->cm.ud_qp->qp_num;
+    uint32_t ud_qpn = iface->hs.ud_qp->qp_num;
     struct ibv_wc wc[UCT_SRQ_POLL_BATCH];
     int i, n;
 
@@ -187,15 +187,15 @@ static unsigned uct_srq_iface_poll_rx(uct_srq_iface_t *iface)
         if (ucs_unlikely(n < 0)) {
             ucs_error("srq: polling the receive CQ failed: %s", strerror(-n));
         }
-        uct_srq_rx_idle(&iface->rx, iface);
+        uct_srq_rx_refill_adapt(&iface->rx, iface);
         return 0;
     }
 
     for (i = 0; i < n; ++i) {
         if (ucs_unlikely(wc[i].qp_num == ud_qpn)) {
-            uct_srq_cm_handle_rx(iface, &wc[i]);
+            uct_srq_hs_handle_rx(iface, &wc[i]);
         } else {
-            uct_srq_rx_complete(&iface->rx, iface, &wc[i]);
+            uct_srq_rx_deliver(&iface->rx, iface, &wc[i]);
         }
     }
     uct_srq_rx_refill(&iface->rx, iface);
@@ -220,12 +220,12 @@ static unsigned uct_srq_iface_poll_tx(uct_srq_iface_t *iface)
     for (i = 0; i < n; ++i) {
         conn = (uct_srq_conn_t*)(uintptr_t)wc[i].wr_id;
         if (ucs_unlikely(conn == NULL)) {
-            ++iface->cm.ud_tx_avail; /* a handshake datagram went out */
+            ++iface->hs.ud_tx_avail; /* a handshake datagram went out */
         } else if (ucs_unlikely(wc[i].wr_id == UCT_SRQ_RX_RETIRE_WRID)) {
             uct_srq_rx_retire_complete(&iface->rx, iface, &wc[i]);
         } else {
             --iface->tx_outstanding;
-            uct_srq_conn_tx_complete(iface, &iface->cm, conn, &wc[i]);
+            uct_srq_conn_tx_complete(iface, &iface->hs, conn, &wc[i]);
         }
     }
 
@@ -241,8 +241,8 @@ static unsigned uct_srq_iface_progress(uct_iface_h tl_iface)
     unsigned count;
 
     count = uct_srq_iface_poll_rx(iface) + uct_srq_iface_poll_tx(iface);
-    if (ucs_unlikely(!ucs_list_is_empty(&iface->cm.connecting))) {
-        uct_srq_cm_progress(iface);
+    if (ucs_unlikely(!ucs_list_is_empty(&iface->hs.connecting))) {
+        uct_srq_hs_progress(iface);
     }
     return count;
 }
@@ -319,7 +319,7 @@ static ucs_status_t uct_srq_iface_fence(uct_iface_h tl_iface, unsigned flags)
     uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
     uct_srq_conn_t *conn;
 
-    kh_foreach_value(&iface->cm.conns, conn, {
+    kh_foreach_value(&iface->hs.conns, conn, {
         conn->send_flags |= IBV_SEND_FENCE;
     });
     return UCS_OK;
@@ -339,7 +339,7 @@ static ucs_status_t uct_srq_iface_get_address(uct_iface_h tl_iface,
 {
     uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
 
-    ((uct_srq_iface_addr_t*)addr)->ud_qpn = htole32(iface->cm.ud_qp->qp_num);
+    ((uct_srq_iface_addr_t*)addr)->ud_qpn = htole32(iface->hs.ud_qp->qp_num);
     return UCS_OK;
 }
 
@@ -471,7 +471,7 @@ static ucs_status_t uct_srq_iface_create_cqs(uct_srq_iface_t *iface,
     /* every posted receive, shared or handshake, completes at most once */
     iface->recv_cq = srq_verbs_create_cq(iface->dev,
                                          uct_srq_rx_cq_len(&config->rx) +
-                                         config->cm.queue_len, iface,
+                                         config->hs.queue_len, iface,
                                          iface->channel, 0);
     if (iface->recv_cq == NULL) {
         ucs_error("srq: failed to create a receive CQ: %m");
@@ -665,7 +665,7 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
         goto err_rx;
     }
 
-    status = uct_srq_cm_init(&self->cm, self, &config->cm,
+    status = uct_srq_hs_init(&self->hs, self, &config->hs,
                              &uct_srq_iface_conn_hooks);
     if (status != UCS_OK) {
         goto err_pools;
@@ -680,14 +680,14 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
     if ((self->rx.srq != NULL) && (self->rx.posted == 0)) {
         ucs_error("srq: could not post any receive buffer");
         status = UCS_ERR_NO_MEMORY;
-        goto err_cm;
+        goto err_hs;
     }
     return UCS_OK;
 
-err_cm:
+err_hs:
     ucs_free(self->counters_file);
     ucs_arbiter_cleanup(&self->arbiter);
-    uct_srq_cm_cleanup(&self->cm, self);
+    uct_srq_hs_cleanup(&self->hs, self);
 err_pools:
     ucs_mpool_cleanup(&self->op_mp, 0);
     ucs_mpool_cleanup(&self->tx_mp, 0);
@@ -706,7 +706,7 @@ UCS_CLASS_CLEANUP_FUNC(uct_srq_iface_t)
     }
     uct_base_iface_progress_disable(&self->super.super,
                                     UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
-    uct_srq_cm_cleanup(&self->cm, self);
+    uct_srq_hs_cleanup(&self->hs, self);
     ucs_arbiter_cleanup(&self->arbiter);
     ucs_mpool_cleanup(&self->op_mp, 1);
     ucs_mpool_cleanup(&self->tx_mp, 1);
