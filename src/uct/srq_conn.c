@@ -318,20 +318,6 @@ err_free:
     return UCS_ERR_IO_ERROR;
 }
 
-/* RTR and RTS towards the peer's QP */
-static ucs_status_t uct_srq_conn_connect_qp(uct_srq_iface_t *iface,
-                                            uct_srq_conn_t *conn,
-                                            uint32_t remote_qpn)
-{
-    ucs_status_t status;
-
-    status = uct_srq_qp_connect(iface, conn->qp, &conn->key.dev, remote_qpn);
-    if (status == UCS_OK) {
-        conn->remote_qpn = remote_qpn;
-    }
-    return status;
-}
-
 static void uct_srq_hs_send(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
                             uint8_t type)
 {
@@ -435,21 +421,37 @@ static void uct_srq_hs_drop(uct_srq_iface_t *iface, const char *why,
     ucs_diag("srq: dropped a handshake datagram (%s)", why);
 }
 
+/* Connect our QP for the pair to the QP @rc_qpn the peer named, and answer
+ * with @reply; a QP that cannot be connected fails the connection */
+static ucs_status_t uct_srq_hs_connect_reply(uct_srq_iface_t *iface,
+                                             uct_srq_conn_t *conn,
+                                             uint32_t rc_qpn, uint8_t reply)
+{
+    ucs_status_t status;
+
+    status = uct_srq_qp_connect(iface, conn->qp, &conn->key.dev, rc_qpn);
+    if (status != UCS_OK) {
+        uct_srq_conn_fail(iface, conn, UCS_ERR_IO_ERROR);
+        return status;
+    }
+    conn->remote_qpn = rc_qpn;
+    uct_srq_hs_send(iface, conn, reply);
+    return UCS_OK;
+}
+
 static void uct_srq_hs_handle_req(uct_srq_iface_t *iface,
                                   uct_srq_conn_t *conn, uint32_t rc_qpn)
 {
     switch (conn->state) {
     case UCT_SRQ_CONN_CONNECTING:
         /* a new peer, or a simultaneous connect: our one QP for the pair
-         * goes to the QP the peer named */
-        if (uct_srq_conn_connect_qp(iface, conn, rc_qpn) != UCS_OK) {
-            uct_srq_conn_fail(iface, conn, UCS_ERR_IO_ERROR);
-            return;
+         * goes to the QP the peer named; the REP is retried until the RTU */
+        if (uct_srq_hs_connect_reply(iface, conn, rc_qpn, UCT_SRQ_HS_REP) ==
+            UCS_OK) {
+            conn->state          = UCT_SRQ_CONN_REP_SENT;
+            conn->retry_interval = iface->hs.config.retry;
+            conn->next_retry     = ucs_get_time() + conn->retry_interval;
         }
-        conn->state          = UCT_SRQ_CONN_REP_SENT;
-        conn->retry_interval = iface->hs.config.retry;
-        conn->next_retry     = ucs_get_time() + conn->retry_interval;
-        uct_srq_hs_send(iface, conn, UCT_SRQ_HS_REP);
         break;
     case UCT_SRQ_CONN_REP_SENT:
     case UCT_SRQ_CONN_CONNECTED:
@@ -466,11 +468,12 @@ static void uct_srq_hs_handle_rep(uct_srq_iface_t *iface,
 {
     switch (conn->state) {
     case UCT_SRQ_CONN_CONNECTING:
-        if (uct_srq_conn_connect_qp(iface, conn, rc_qpn) != UCS_OK) {
-            uct_srq_conn_fail(iface, conn, UCS_ERR_IO_ERROR);
-            return;
+        /* the peer connected its QP to ours: ours goes to its */
+        if (uct_srq_hs_connect_reply(iface, conn, rc_qpn, UCT_SRQ_HS_RTU) ==
+            UCS_OK) {
+            uct_srq_conn_established(iface, conn);
         }
-        /* fall through */
+        break;
     case UCT_SRQ_CONN_REP_SENT:
         /* the peer's QP is ready for ours */
         uct_srq_hs_send(iface, conn, UCT_SRQ_HS_RTU);
