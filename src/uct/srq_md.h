@@ -50,7 +50,7 @@ void uct_srq_md_add_srq(uct_srq_md_t *md, uct_srq_rx_t *rx);
 void uct_srq_md_remove_srq(uct_srq_md_t *md, uct_srq_rx_t *rx);
 
 /* The verbs device of an srq md, or NULL for another md (for tests: the
- * soft device's hooks, srq_soft.h, take it) */
+ * soft device's hooks, soft_test_hooks.h, take it) */
 srq_verbs_dev_t *uct_srq_md_verbs_dev(uct_md_h md);
 
 /* The verbs device list as configured by UCX_SRQ_SOFT */

@@ -7,7 +7,9 @@
  * index's generation, so a stale key never matches a later region that
  * reuses the slot. lkey == rkey.
  */
-#include "soft.h"
+#include "soft_mr.h"
+#include "soft_dev.h"
+#include "soft_shm.h"
 
 #include <errno.h>
 #include <stdlib.h>
