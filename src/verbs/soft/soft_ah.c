@@ -28,7 +28,7 @@ struct ibv_ah *srq_soft_create_ah(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     srq_soft_ah_t *ah;
 
     inst = srq_soft_ah_instance(attr);
-    if ((pd == NULL) || !srq_soft_owns(dev, pd->context) || (inst == NULL)) {
+    if (!srq_soft_dev_has(dev, pd) || (inst == NULL)) {
         errno = EINVAL;
         return NULL;
     }
@@ -54,11 +54,10 @@ int srq_soft_destroy_ah(srq_verbs_dev_t *vdev, struct ibv_ah *ibah)
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_ah_t *ah;
 
-    if ((ibah == NULL) || !srq_soft_owns(dev, ibah->context)) {
+    if (srq_soft_dev_lock_obj(dev, ibah) != 0) {
         return EINVAL;
     }
     ah = srq_soft_container_of(ibah, srq_soft_ah_t, ibv);
-    srq_soft_dev_lock(dev);
     srq_soft_peer_put(dev, ah->peer);
     srq_soft_dev_unlock(dev);
     free(ah);

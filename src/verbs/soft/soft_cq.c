@@ -82,11 +82,10 @@ int srq_soft_destroy_comp_channel(srq_verbs_dev_t *vdev,
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_channel_t *ch;
 
-    if ((channel == NULL) || !srq_soft_owns(dev, channel->context)) {
+    if (srq_soft_dev_lock_obj(dev, channel) != 0) {
         return EINVAL;
     }
     ch = srq_soft_container_of(channel, srq_soft_channel_t, ibv);
-    srq_soft_dev_lock(dev);
     if (ch->refcnt > 0) {
         srq_soft_dev_unlock(dev);
         return EBUSY;
@@ -117,7 +116,7 @@ struct ibv_cq *srq_soft_create_cq(srq_verbs_dev_t *vdev, int cqe,
 
     if ((cqe <= 0) || (cqe > SRQ_SOFT_MAX_CQE) || (comp_vector < 0) ||
         (comp_vector >= dev->ibv_ctx.num_comp_vectors) ||
-        ((channel != NULL) && !srq_soft_owns(dev, channel->context))) {
+        ((channel != NULL) && !srq_soft_dev_has(dev, channel))) {
         errno = EINVAL;
         return NULL;
     }
@@ -158,11 +157,10 @@ int srq_soft_destroy_cq(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq)
     srq_soft_channel_t *ch;
     srq_soft_cq_t *cq;
 
-    if ((ibcq == NULL) || !srq_soft_owns(dev, ibcq->context)) {
+    if (srq_soft_dev_lock_obj(dev, ibcq) != 0) {
         return EINVAL;
     }
     cq = srq_soft_cq(ibcq);
-    srq_soft_dev_lock(dev);
     if (cq->qp_refs > 0) {
         srq_soft_dev_unlock(dev);
         return EBUSY;

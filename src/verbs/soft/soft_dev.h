@@ -146,6 +146,17 @@ static inline _Atomic uint32_t *srq_soft_wake_req(srq_soft_dev_t *dev)
     return (_Atomic uint32_t*)&dev->seg.hdr->wake_req;
 }
 
+/* Is @obj (an ibv object with a context, or NULL) one of @dev's? */
+#define srq_soft_dev_has(_dev, _obj) \
+    (((_obj) != NULL) && srq_soft_owns(_dev, (_obj)->context))
+
+/*
+ * The preamble of a control verb on an object: EINVAL unless @obj is one of
+ * @dev's, else @dev is locked (the caller unlocks) and 0 returned.
+ */
+#define srq_soft_dev_lock_obj(_dev, _obj) \
+    (srq_soft_dev_has(_dev, _obj) ? (srq_soft_dev_lock(_dev), 0) : EINVAL)
+
 /*
  * A statistic also read without dev->lock (srq_verbs_query_rnr): writers
  * hold the lock, so a relaxed load + store is a race-free increment (no

@@ -138,11 +138,9 @@ static int srq_soft_qp_check_init(srq_soft_dev_t *dev, struct ibv_pd *pd,
     if ((attr->qp_type != IBV_QPT_RC) && (attr->qp_type != IBV_QPT_UD)) {
         return EOPNOTSUPP;
     }
-    if ((pd == NULL) || !srq_soft_owns(dev, pd->context) ||
-        (attr->send_cq == NULL) || (attr->recv_cq == NULL) ||
-        !srq_soft_owns(dev, attr->send_cq->context) ||
-        !srq_soft_owns(dev, attr->recv_cq->context) ||
-        ((attr->srq != NULL) && !srq_soft_owns(dev, attr->srq->context))) {
+    if (!srq_soft_dev_has(dev, pd) || !srq_soft_dev_has(dev, attr->send_cq) ||
+        !srq_soft_dev_has(dev, attr->recv_cq) ||
+        ((attr->srq != NULL) && !srq_soft_dev_has(dev, attr->srq))) {
         return EINVAL;
     }
     if ((cap->max_send_wr > SRQ_SOFT_MAX_QP_WR) ||
@@ -293,11 +291,10 @@ int srq_soft_destroy_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp)
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_qp_t *qp;
 
-    if ((ibqp == NULL) || !srq_soft_owns(dev, ibqp->context)) {
+    if (srq_soft_dev_lock_obj(dev, ibqp) != 0) {
         return EINVAL;
     }
     qp = srq_soft_qp(ibqp);
-    srq_soft_dev_lock(dev);
     srq_soft_qp_unpeer(qp);
     srq_soft_qp_table_del(dev, qp);
     srq_soft_cq_forget_qp(srq_soft_cq(ibqp->recv_cq), qp);

@@ -263,11 +263,10 @@ int srq_soft_modify_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp,
     srq_soft_qp_t *qp;
     int ret;
 
-    if ((ibqp == NULL) || !srq_soft_owns(dev, ibqp->context)) {
+    if (srq_soft_dev_lock_obj(dev, ibqp) != 0) {
         return EINVAL;
     }
     qp = srq_soft_qp(ibqp);
-    srq_soft_dev_lock(dev);
     from = ibqp->state;
     to   = (mask & IBV_QP_STATE) ? attr->qp_state : from;
     if ((mask & IBV_QP_CUR_STATE) && (attr->cur_qp_state != from)) {
@@ -294,11 +293,10 @@ int srq_soft_query_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp,
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_qp_t *qp;
 
-    if ((ibqp == NULL) || !srq_soft_owns(dev, ibqp->context)) {
+    if (srq_soft_dev_lock_obj(dev, ibqp) != 0) {
         return EINVAL;
     }
     qp = srq_soft_qp(ibqp);
-    srq_soft_dev_lock(dev);
     *attr              = qp->attr;
     attr->qp_state     = ibqp->state;
     attr->cur_qp_state = ibqp->state;

@@ -105,17 +105,6 @@ static void srq_soft_rview_consume(srq_soft_qp_t *qp, srq_soft_rview_t *v)
     }
 }
 
-static uint64_t srq_soft_rview_len(const srq_soft_rview_t *v)
-{
-    uint64_t len = 0;
-    uint32_t i;
-
-    for (i = 0; i < v->num_sge; ++i) {
-        len += v->sge[i].length;
-    }
-    return len;
-}
-
 /* Local keys of the part of the scatter list that [0, len) touches */
 static int srq_soft_rview_check(srq_soft_dev_t *dev, const srq_soft_rview_t *v,
                                 uint64_t len)
@@ -334,7 +323,7 @@ static int srq_soft_resp_place(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
                            pkt->length);
     int status;
 
-    if (need > srq_soft_rview_len(v)) {
+    if (need > srq_soft_sge_len(v->sge, v->num_sge)) {
         return IBV_WC_LOC_LEN_ERR;
     }
     status = srq_soft_rview_check(qp->dev, v, need);

@@ -87,7 +87,7 @@ struct ibv_srq *srq_soft_create_srq(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     srq_soft_srq_t *srq;
     int ret;
 
-    if ((pd == NULL) || !srq_soft_owns(dev, pd->context) ||
+    if (!srq_soft_dev_has(dev, pd) ||
         (attr->attr.max_wr == 0) ||
         (attr->attr.max_wr > SRQ_SOFT_MAX_SRQ_WR) ||
         (attr->attr.max_sge > SRQ_SOFT_MAX_SGE)) {
@@ -125,7 +125,7 @@ int srq_soft_modify_srq(srq_verbs_dev_t *vdev, struct ibv_srq *ibsrq,
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_srq_t *srq;
 
-    if ((ibsrq == NULL) || !srq_soft_owns(dev, ibsrq->context) ||
+    if (!srq_soft_dev_has(dev, ibsrq) ||
         (attr_mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT))) {
         return EINVAL;
     }
@@ -150,11 +150,10 @@ int srq_soft_query_srq(srq_verbs_dev_t *vdev, struct ibv_srq *ibsrq,
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_srq_t *srq;
 
-    if ((ibsrq == NULL) || !srq_soft_owns(dev, ibsrq->context)) {
+    if (srq_soft_dev_lock_obj(dev, ibsrq) != 0) {
         return EINVAL;
     }
     srq = srq_soft_srq(ibsrq);
-    srq_soft_dev_lock(dev);
     attr->max_wr    = srq->max_wr;
     attr->max_sge   = srq->max_sge;
     attr->srq_limit = srq->limit;
@@ -167,11 +166,10 @@ int srq_soft_destroy_srq(srq_verbs_dev_t *vdev, struct ibv_srq *ibsrq)
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_srq_t *srq;
 
-    if ((ibsrq == NULL) || !srq_soft_owns(dev, ibsrq->context)) {
+    if (srq_soft_dev_lock_obj(dev, ibsrq) != 0) {
         return EINVAL;
     }
     srq = srq_soft_srq(ibsrq);
-    srq_soft_dev_lock(dev);
     if (srq->qp_refs > 0) {
         srq_soft_dev_unlock(dev);
         return EBUSY;

@@ -146,7 +146,7 @@ int srq_soft_get_cq_event(srq_verbs_dev_t *vdev,
     srq_soft_cq_t *cq;
     bool ring_busy;
 
-    if ((channel == NULL) || !srq_soft_owns(dev, channel->context)) {
+    if (!srq_soft_dev_has(dev, channel)) {
         return EINVAL;
     }
     ch = srq_soft_container_of(channel, srq_soft_channel_t, ibv);
