@@ -4,8 +4,8 @@
  * A peer is mapped once per device and shared by the RC QPs connected to it
  * and the address handles pointing at it. Its liveness is checked on a
  * timer, only while we have outstanding work toward it (busy_peers) or when
- * a send to it fails; a dead peer's QPs go to error and flush, and its
- * segment is reclaimed.
+ * a send to it fails. A dead peer is marked here, its QPs fail in the
+ * completer (srq_soft_comp_peer_dead), then its segment is reclaimed here.
  */
 #include "soft_peer.h"
 #include "soft_clock.h"

@@ -1,9 +1,7 @@
 /*
  * ucx-srq soft device: shared-memory segments (create, map a peer's,
- * remove, reclaim those of dead owners), owner identity and liveness, and
- * the wake FIFO.
- *
- * Identity is (pid, process start time): a pid alone may have been reused
+ * remove, reclaim those of dead owners). A segment names its owner by
+ * (pid, process start time), soft_proc.c: a pid alone may have been reused
  * by an unrelated process since the segment was created.
  */
 #include "soft_shm.h"
@@ -13,7 +11,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
