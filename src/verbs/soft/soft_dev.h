@@ -18,6 +18,7 @@
 #include "soft_shm.h"
 #include "srq_soft_api.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
