@@ -64,7 +64,7 @@ void uct_srq_md_remove_limit_handler(uct_srq_md_t *md,
                                      uct_srq_md_limit_handler_t *handler);
 
 /* The verbs device of an srq md, or NULL for another md (for tests: the
- * soft device's hooks, srq_soft.h, take it) */
+ * soft device's hooks, soft_test_hooks.h, take it) */
 srq_verbs_dev_t *uct_srq_md_verbs_dev(uct_md_h md);
 
 /* The device's attributes; an error (logged) when the query fails */

@@ -160,7 +160,7 @@ void srq_verbs_ack_async_event(srq_verbs_dev_t *dev,
  *
  * 0, EINVAL (no such port), ENOTSUP where the device exposes no such
  * counter, or an errno of reading it.
- *  - soft: the device's rnr_naks_sent statistic (srq_soft.h); no syscall,
+ *  - soft: the device's rnr_naks_sent statistic (srq_soft_api.h); no syscall,
  *    no lock: cheap enough for a progress path.
  *  - rdma-core: the port's hw_counters/out_of_buffer in sysfs, read with
  *    open/read/close each call (and, per driver, a firmware query behind

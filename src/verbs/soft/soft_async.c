@@ -5,7 +5,11 @@
  * (srq_verbs_async_fd), readable while an event is pending.
  * srq_verbs_get_async_event never blocks: EAGAIN when none is pending.
  */
-#include "soft.h"
+#include "soft_async.h"
+#include "soft_cq.h"
+#include "soft_dev.h"
+#include "soft_qp.h"
+#include "soft_srq.h"
 
 #include <errno.h>
 #include <stdlib.h>

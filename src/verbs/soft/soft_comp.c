@@ -9,44 +9,22 @@
  *   - INV_REQ / REM_OP: IBV_WC_REM_INV_REQ_ERR / IBV_WC_REM_OP_ERR.
  * Send WQEs complete strictly in order; a successful unsignaled one makes
  * no CQE, an error always does. An error puts the QP in error, which
- * flushes everything outstanding with IBV_WC_WR_FLUSH_ERR.
+ * flushes everything outstanding with IBV_WC_WR_FLUSH_ERR. A peer found
+ * dead fails its QPs as exhausted retries would.
  */
-#include "soft.h"
+#include "soft_comp.h"
+#include "soft_clock.h"
+#include "soft_cq.h"
+#include "soft_dev.h"
+#include "soft_list.h"
+#include "soft_peer.h"
+#include "soft_pkt.h"
+#include "soft_qp.h"
+#include "soft_qp_state.h"
+#include "soft_req.h"
+#include "soft_shm.h"
 
 #include <string.h>
-
-static enum ibv_wc_opcode srq_soft_wc_opcode(enum ibv_wr_opcode op)
-{
-    switch (op) {
-    case IBV_WR_RDMA_WRITE:
-    case IBV_WR_RDMA_WRITE_WITH_IMM:
-        return IBV_WC_RDMA_WRITE;
-    case IBV_WR_RDMA_READ:
-        return IBV_WC_RDMA_READ;
-    default:
-        return IBV_WC_SEND;
-    }
-}
-
-static void srq_soft_comp_cqe(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
-                              enum ibv_wc_status status)
-{
-    srq_soft_cqe_t *cqe;
-
-    if ((status == IBV_WC_SUCCESS) && !wqe->signaled) {
-        return;
-    }
-    cqe = srq_soft_cq_push(srq_soft_cq(qp->ibv.send_cq),
-                           status != IBV_WC_SUCCESS);
-    if (cqe == NULL) {
-        return; /* CQ overrun: the CQ is in error */
-    }
-    cqe->wc.wr_id    = wqe->wr_id;
-    cqe->wc.status   = status;
-    cqe->wc.opcode   = srq_soft_wc_opcode(wqe->opcode);
-    cqe->wc.byte_len = wqe->length;
-    cqe->wc.qp_num   = qp->ibv.qp_num;
-}
 
 /* Complete the finished WQEs at the head of the send queue */
 void srq_soft_comp_sq(srq_soft_qp_t *qp)
@@ -58,7 +36,7 @@ void srq_soft_comp_sq(srq_soft_qp_t *qp)
         if (wqe->state != SRQ_SOFT_SWQE_DONE) {
             break;
         }
-        srq_soft_comp_cqe(qp, wqe, wqe->status);
+        srq_soft_cq_send_cqe(qp, wqe, wqe->status);
         ++qp->sq_ci;
     }
     if (qp->sq_ci == qp->sq_pi) {
@@ -72,41 +50,6 @@ void srq_soft_comp_swqe_error(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
     wqe->state  = SRQ_SOFT_SWQE_DONE;
     wqe->status = status;
     srq_soft_qp_to_error(qp);
-}
-
-static void srq_soft_comp_flush_rq(srq_soft_qp_t *qp)
-{
-    srq_soft_cq_t *cq = srq_soft_cq(qp->ibv.recv_cq);
-    srq_soft_cqe_t *cqe;
-
-    for (; qp->rq_hw != qp->rq_pi; ++qp->rq_hw) {
-        cqe = srq_soft_cq_push(cq, true);
-        if (cqe == NULL) {
-            continue;
-        }
-        cqe->wc.wr_id  = qp->rq[qp->rq_hw & qp->rq_mask].wr_id;
-        cqe->wc.status = IBV_WC_WR_FLUSH_ERR;
-        cqe->wc.opcode = IBV_WC_RECV;
-        cqe->wc.qp_num = qp->ibv.qp_num;
-        cqe->rq_qp     = qp; /* the slot is free once this is polled */
-    }
-}
-
-/* The QP is in error: complete everything it holds */
-void srq_soft_comp_flush(srq_soft_qp_t *qp)
-{
-    srq_soft_swqe_t *wqe;
-
-    for (; qp->sq_ci != qp->sq_pi; ++qp->sq_ci) {
-        wqe = &qp->sq[qp->sq_ci & qp->sq_mask];
-        srq_soft_comp_cqe(qp, wqe, (wqe->state == SRQ_SOFT_SWQE_DONE) ?
-                                   wqe->status : IBV_WC_WR_FLUSH_ERR);
-    }
-    qp->sq_tx = qp->sq_ci;
-    if (qp->ibv.srq == NULL) {
-        srq_soft_comp_flush_rq(qp);
-    }
-    srq_soft_peer_busy(qp->dev, qp, false);
 }
 
 /* Mark every in-flight WQE up to @psn acknowledged; true if any was */
@@ -215,4 +158,48 @@ void srq_soft_comp_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt)
     }
     /* acknowledged sends may unblock one-sided WQEs behind them */
     srq_soft_req_progress(qp);
+}
+
+/* As an HCA whose peer stopped answering: the oldest outstanding send
+ * exhausts its retries, the rest is flushed */
+static void srq_soft_comp_fail_qp(srq_soft_qp_t *qp)
+{
+    if (qp->ibv.state == IBV_QPS_ERR) {
+        return;
+    }
+    if (qp->ibv.state == IBV_QPS_RTS) {
+        srq_soft_comp_sq(qp);
+    }
+    if (qp->sq_ci != qp->sq_pi) {
+        srq_soft_comp_swqe_error(qp, &qp->sq[qp->sq_ci & qp->sq_mask],
+                                 IBV_WC_RETRY_EXC_ERR);
+    } else {
+        srq_soft_qp_to_error(qp);
+    }
+}
+
+/* The peer is gone: fail everything toward it, reclaim its segment */
+void srq_soft_comp_peer_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
+{
+    srq_soft_list_t *e, *next;
+
+    if (!srq_soft_peer_mark_dead(dev, peer)) {
+        return;
+    }
+    /* its QPs may be flushed out of the list below: walk a safe way */
+    for (e = peer->qps.next; e != &peer->qps; e = next) {
+        next = e->next;
+        srq_soft_comp_fail_qp(srq_soft_container_of(e, srq_soft_qp_t,
+                                                    peer_link));
+    }
+    srq_soft_peer_release_dead(dev, peer);
+}
+
+bool srq_soft_comp_peer_check(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
+{
+    if (srq_soft_peer_alive(peer)) {
+        return true;
+    }
+    srq_soft_comp_peer_dead(dev, peer);
+    return false;
 }

@@ -2,8 +2,8 @@
  * ucx-srq soft device: completion queues and completion channels.
  *
  * A CQ is a ring of completions in process memory, written by the progress
- * engine and read by ibv_poll_cq (which also drives progress: any CQ of the
- * instance drains the instance's inbound queue).
+ * engine and read by ibv_poll_cq (soft_progress.c: it drives progress
+ * first, so any CQ of the instance drains the instance's inbound queue).
  *
  * A completion channel's fd is an epoll set holding
  *   - an eventfd, written when a CQE lands on an armed CQ of the channel;
@@ -11,27 +11,24 @@
  *     packet for us while we asked for it (a process asleep in poll() must
  *     wake to run progress: the packet may complete something);
  *   - a timerfd, armed while timed work (RNR retry, liveness checks) is due.
- * So the fd may be readable with no event yet: srq_verbs_get_cq_event runs
- * progress and reports EAGAIN (non-blocking fd) or waits again.
+ * So the fd may be readable with no event yet: srq_verbs_get_cq_event
+ * (soft_wait.c) runs progress and reports EAGAIN (non-blocking fd) or waits
+ * again.
  */
-#include "soft.h"
+#include "soft_cq.h"
+#include "soft_async.h"
+#include "soft_dev.h"
+#include "soft_list.h"
+#include "soft_qp.h"
+#include "soft_srq.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
-
-static void srq_soft_drain_fd(int fd)
-{
-    uint64_t buf[8];
-
-    while (read(fd, buf, sizeof(buf)) > 0) {
-    }
-}
 
 static int srq_soft_epoll_add(int ep, int fd)
 {
@@ -85,11 +82,10 @@ int srq_soft_destroy_comp_channel(srq_verbs_dev_t *vdev,
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_channel_t *ch;
 
-    if ((channel == NULL) || !srq_soft_owns(dev, channel->context)) {
+    if (srq_soft_dev_lock_obj(dev, channel) != 0) {
         return EINVAL;
     }
     ch = srq_soft_container_of(channel, srq_soft_channel_t, ibv);
-    srq_soft_dev_lock(dev);
     if (ch->refcnt > 0) {
         srq_soft_dev_unlock(dev);
         return EBUSY;
@@ -120,7 +116,7 @@ struct ibv_cq *srq_soft_create_cq(srq_verbs_dev_t *vdev, int cqe,
 
     if ((cqe <= 0) || (cqe > SRQ_SOFT_MAX_CQE) || (comp_vector < 0) ||
         (comp_vector >= dev->ibv_ctx.num_comp_vectors) ||
-        ((channel != NULL) && !srq_soft_owns(dev, channel->context))) {
+        ((channel != NULL) && !srq_soft_dev_has(dev, channel))) {
         errno = EINVAL;
         return NULL;
     }
@@ -161,11 +157,10 @@ int srq_soft_destroy_cq(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq)
     srq_soft_channel_t *ch;
     srq_soft_cq_t *cq;
 
-    if ((ibcq == NULL) || !srq_soft_owns(dev, ibcq->context)) {
+    if (srq_soft_dev_lock_obj(dev, ibcq) != 0) {
         return EINVAL;
     }
     cq = srq_soft_cq(ibcq);
-    srq_soft_dev_lock(dev);
     if (cq->qp_refs > 0) {
         srq_soft_dev_unlock(dev);
         return EBUSY;
@@ -229,6 +224,39 @@ srq_soft_cqe_t *srq_soft_cq_push(srq_soft_cq_t *cq, bool solicited)
     return cqe;
 }
 
+static enum ibv_wc_opcode srq_soft_wc_opcode(enum ibv_wr_opcode op)
+{
+    switch (op) {
+    case IBV_WR_RDMA_WRITE:
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+        return IBV_WC_RDMA_WRITE;
+    case IBV_WR_RDMA_READ:
+        return IBV_WC_RDMA_READ;
+    default:
+        return IBV_WC_SEND;
+    }
+}
+
+void srq_soft_cq_send_cqe(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
+                          enum ibv_wc_status status)
+{
+    srq_soft_cqe_t *cqe;
+
+    if ((status == IBV_WC_SUCCESS) && !wqe->signaled) {
+        return;
+    }
+    cqe = srq_soft_cq_push(srq_soft_cq(qp->ibv.send_cq),
+                           status != IBV_WC_SUCCESS);
+    if (cqe == NULL) {
+        return; /* CQ overrun: the CQ is in error */
+    }
+    cqe->wc.wr_id    = wqe->wr_id;
+    cqe->wc.status   = status;
+    cqe->wc.opcode   = srq_soft_wc_opcode(wqe->opcode);
+    cqe->wc.byte_len = wqe->length;
+    cqe->wc.qp_num   = qp->ibv.qp_num;
+}
+
 /* Give the resources a completion held back to their queues */
 static void srq_soft_cqe_release(srq_soft_cqe_t *cqe)
 {
@@ -240,55 +268,8 @@ static void srq_soft_cqe_release(srq_soft_cqe_t *cqe)
     }
 }
 
-int srq_soft_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
-{
-    srq_soft_cq_t *cq   = srq_soft_cq(ibcq);
-    srq_soft_dev_t *dev = cq->dev;
-    srq_soft_cqe_t *cqe;
-    int n = 0;
-
-    if (num < 0) {
-        return -EINVAL;
-    }
-    srq_soft_dev_lock(dev);
-    srq_soft_progress(dev);
-    while ((n < num) && (cq->ci != cq->pi)) {
-        cqe     = &cq->ring[cq->ci++ & (cq->size - 1)];
-        wc[n++] = cqe->wc;
-        srq_soft_cqe_release(cqe);
-    }
-    if ((n == 0) && cq->error) {
-        n = -EIO; /* overrun: completions were lost */
-    }
-    srq_soft_dev_unlock(dev);
-    return n;
-}
-
-int srq_soft_req_notify_cq(struct ibv_cq *ibcq, int solicited)
-{
-    srq_soft_cq_t *cq   = srq_soft_cq(ibcq);
-    srq_soft_dev_t *dev = cq->dev;
-
-    srq_soft_dev_lock(dev);
-    cq->armed = solicited ? 2 : 1;
-    /* the caller may sleep on the channel next: owe no ACK, have peers
-     * wake us, and the timer fire for timed work */
-    srq_soft_progress_acks(dev);
-    srq_soft_wake_arm(dev);
-    srq_soft_timer_update(dev);
-    srq_soft_dev_unlock(dev);
-    return 0;
-}
-
-static bool srq_soft_fd_nonblocking(int fd)
-{
-    int flags = fcntl(fd, F_GETFL);
-
-    return (flags >= 0) && (flags & O_NONBLOCK);
-}
-
 /* Under dev->lock: take the channel's oldest event */
-static srq_soft_cq_t *srq_soft_channel_pop(srq_soft_channel_t *ch)
+srq_soft_cq_t *srq_soft_channel_pop(srq_soft_channel_t *ch)
 {
     srq_soft_cq_t *cq;
 
@@ -299,54 +280,6 @@ static srq_soft_cq_t *srq_soft_channel_pop(srq_soft_channel_t *ch)
     srq_soft_list_del(&cq->ev_link);
     ++cq->events_delivered;
     return cq;
-}
-
-int srq_soft_get_cq_event(srq_verbs_dev_t *vdev,
-                          struct ibv_comp_channel *channel,
-                          struct ibv_cq **cq_p, void **cq_context_p)
-{
-    srq_soft_dev_t *dev = srq_soft_dev(vdev);
-    srq_soft_channel_t *ch;
-    struct pollfd pfd;
-    srq_soft_cq_t *cq;
-    bool ring_busy;
-
-    if ((channel == NULL) || !srq_soft_owns(dev, channel->context)) {
-        return EINVAL;
-    }
-    ch = srq_soft_container_of(channel, srq_soft_channel_t, ibv);
-    for (;;) {
-        /* drain first: anything raised after this makes the fd readable */
-        srq_soft_drain_fd(ch->efd);
-        srq_soft_dev_lock(dev);
-        srq_soft_wake_drain(dev);
-        srq_soft_progress(dev);
-        cq = srq_soft_channel_pop(ch);
-        if (cq == NULL) {
-            srq_soft_progress_acks(dev);
-            srq_soft_wake_arm(dev);
-            srq_soft_timer_update(dev);
-        }
-        ring_busy = !srq_soft_ring_empty(dev);
-        srq_soft_dev_unlock(dev);
-
-        if (cq != NULL) {
-            *cq_p         = &cq->ibv;
-            *cq_context_p = cq->ibv.cq_context;
-            return 0;
-        }
-        if (srq_soft_fd_nonblocking(channel->fd)) {
-            return EAGAIN;
-        }
-        if (ring_busy) {
-            continue; /* more packets than one progress batch */
-        }
-        pfd.fd     = channel->fd;
-        pfd.events = POLLIN;
-        if ((poll(&pfd, 1, -1) < 0) && (errno != EINTR)) {
-            return errno;
-        }
-    }
 }
 
 void srq_soft_ack_cq_events(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq,
@@ -371,7 +304,7 @@ void srq_soft_cq_forget_qp(srq_soft_cq_t *cq, srq_soft_qp_t *qp)
     }
 }
 
-void srq_soft_cq_forget_srq(srq_soft_cq_t *cq, srq_soft_srq_t *srq)
+static void srq_soft_cq_forget_srq(srq_soft_cq_t *cq, srq_soft_srq_t *srq)
 {
     uint32_t i;
 
@@ -380,4 +313,30 @@ void srq_soft_cq_forget_srq(srq_soft_cq_t *cq, srq_soft_srq_t *srq)
             cq->ring[i & (cq->size - 1)].srq = NULL;
         }
     }
+}
+
+void srq_soft_cqs_forget_srq(srq_soft_dev_t *dev, srq_soft_srq_t *srq)
+{
+    srq_soft_list_t *e;
+
+    for (e = dev->cqs.next; e != &dev->cqs; e = e->next) {
+        srq_soft_cq_forget_srq(srq_soft_container_of(e, srq_soft_cq_t,
+                                                     dev_link), srq);
+    }
+}
+
+int srq_soft_cq_pop(srq_soft_cq_t *cq, int num, struct ibv_wc *wc)
+{
+    srq_soft_cqe_t *cqe;
+    int n = 0;
+
+    while ((n < num) && (cq->ci != cq->pi)) {
+        cqe     = &cq->ring[cq->ci++ & (cq->size - 1)];
+        wc[n++] = cqe->wc;
+        srq_soft_cqe_release(cqe);
+    }
+    if ((n == 0) && cq->error) {
+        n = -EIO; /* overrun: completions were lost */
+    }
+    return n;
 }

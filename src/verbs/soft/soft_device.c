@@ -1,12 +1,29 @@
 /*
  * ucx-srq soft device: device list, open/close, device and port queries,
- * soft-specific queries (srq_soft.h), and the ops table.
+ * soft-specific queries (srq_soft_api.h), and the ops table.
  *
  * Opening an instance reclaims the segments of dead owners, then creates
  * the instance's own segment (inbound queue + MR table), its wake FIFO, a
  * timerfd and an async-event eventfd.
  */
-#include "soft.h"
+#include "soft_ah.h"
+#include "soft_async.h"
+#include "soft_cq.h"
+#include "soft_dev.h"
+#include "soft_fifo.h"
+#include "soft_list.h"
+#include "soft_mr.h"
+#include "soft_peer.h"
+#include "soft_post.h"
+#include "soft_proc.h"
+#include "soft_progress.h"
+#include "soft_qp.h"
+#include "soft_qp_state.h"
+#include "soft_ring.h"
+#include "soft_shm.h"
+#include "soft_srq.h"
+#include "soft_wait.h"
+#include "srq_soft_api.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -41,49 +58,6 @@ static void srq_soft_dev_init_lists(srq_soft_dev_t *dev)
     srq_soft_list_init(&dev->busy_qps);
     srq_soft_list_init(&dev->ack_qps);
     srq_soft_list_init(&dev->sched_qps);
-}
-
-static uint32_t srq_soft_fnv(uint32_t h, const void *p, size_t len)
-{
-    for (size_t i = 0; i < len; ++i) {
-        h = (h ^ ((const uint8_t*)p)[i]) * 16777619u;
-    }
-    return h;
-}
-
-/*
- * Which processes can this instance talk to? Those of the same kernel
- * (boot id) that see the same /dev/shm and the same pid and IPC namespaces:
- * the soft device needs the peer's segment and its pid (liveness, cross-
- * memory attach). Two hosts, or two containers that share none of this,
- * get different values, and their addresses are unreachable to each other.
- */
-uint32_t srq_soft_domain_id(void)
-{
-    static const char *ns[] = {"/proc/self/ns/pid", "/proc/self/ns/ipc"};
-    uint32_t h = 2166136261u;
-    char boot_id[64] = "";
-    struct stat st;
-    FILE *f;
-
-    f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    if (f != NULL) {
-        if (fgets(boot_id, sizeof(boot_id), f) == NULL) {
-            boot_id[0] = '\0';
-        }
-        fclose(f);
-    }
-    h = srq_soft_fnv(h, boot_id, strlen(boot_id));
-    if (stat("/dev/shm", &st) == 0) {
-        h = srq_soft_fnv(h, &st.st_dev, sizeof(st.st_dev));
-        h = srq_soft_fnv(h, &st.st_ino, sizeof(st.st_ino));
-    }
-    for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); ++i) {
-        if (stat(ns[i], &st) == 0) {
-            h = srq_soft_fnv(h, &st.st_ino, sizeof(st.st_ino));
-        }
-    }
-    return h;
 }
 
 /* pid + sharing domain + random: unique among the live instances of this
@@ -359,7 +333,7 @@ static int srq_soft_dealloc_pd(srq_verbs_dev_t *dev, struct ibv_pd *pd)
     return 0;
 }
 
-/* Cheap enough for a progress path: no syscall, no lock (soft.h) */
+/* Cheap enough for a progress path: no syscall, no lock (soft_dev.h) */
 static int srq_soft_query_rnr(srq_verbs_dev_t *dev, uint8_t port_num,
                               uint64_t *count_p)
 {
@@ -372,7 +346,7 @@ static int srq_soft_query_rnr(srq_verbs_dev_t *dev, uint8_t port_num,
     return 0;
 }
 
-/* ---- soft-specific queries (srq_soft.h) -------------------------------- */
+/* ---- soft-specific queries (srq_soft_api.h) ---------------------------- */
 
 int srq_soft_query_stats(srq_verbs_dev_t *vdev, srq_soft_stats_t *stats)
 {
@@ -395,43 +369,6 @@ int srq_soft_segment_name(srq_verbs_dev_t *vdev, char *buf, size_t len)
         return EINVAL;
     }
     strcpy(buf, srq_soft_dev(vdev)->shm_name);
-    return 0;
-}
-
-int srq_soft_inject(srq_verbs_dev_t *from, const srq_verbs_port_addr_t *to,
-                    const void *buf, size_t len, int mode)
-{
-    srq_soft_dev_t *dev;
-    srq_soft_peer_t *peer;
-    int ret;
-
-    if ((from == NULL) || (from->kind != SRQ_VERBS_DEV_SOFT) ||
-        (to->kind != SRQ_VERBS_DEV_SOFT) ||
-        memcmp(to->gid, SRQ_SOFT_ADDR_MAGIC, 4)) {
-        return EINVAL;
-    }
-    dev = srq_soft_dev(from);
-    srq_soft_dev_lock(dev);
-    peer = srq_soft_peer_get(dev, to->gid + 4);
-    if (peer == NULL) {
-        ret = errno;
-    } else {
-        ret = srq_soft_ring_push_raw(dev, peer, buf, len,
-                                     mode == SRQ_SOFT_INJECT_SCRIBBLE);
-        srq_soft_peer_put(dev, peer);
-    }
-    srq_soft_dev_unlock(dev);
-    return ret;
-}
-
-int srq_soft_test_fail_post(srq_verbs_dev_t *vdev, unsigned wr_index, int err)
-{
-    if ((vdev == NULL) || (vdev->kind != SRQ_VERBS_DEV_SOFT) || (err == 0)) {
-        return EINVAL;
-    }
-    atomic_store_explicit(&srq_soft_dev(vdev)->fail_post,
-                          ((uint64_t)wr_index << 32) | (uint32_t)err,
-                          memory_order_relaxed);
     return 0;
 }
 

@@ -7,7 +7,9 @@
  * index's generation, so a stale key never matches a later region that
  * reuses the slot. lkey == rkey.
  */
-#include "soft.h"
+#include "soft_mr.h"
+#include "soft_dev.h"
+#include "soft_shm.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -46,7 +48,7 @@ void srq_soft_mr_cleanup(srq_soft_dev_t *dev)
 static int srq_soft_mr_check_args(srq_soft_dev_t *dev, struct ibv_pd *pd,
                                   void *addr, size_t length, int access)
 {
-    if ((pd == NULL) || !srq_soft_owns(dev, pd->context)) {
+    if (!srq_soft_dev_has(dev, pd)) {
         return EINVAL;
     }
     if ((length == 0) || (length > SRQ_SOFT_MAX_MR_SIZE) ||
@@ -123,10 +125,9 @@ int srq_soft_dereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr)
     srq_soft_mr_t *mr   = srq_soft_container_of(ibmr, srq_soft_mr_t, ibv);
     srq_soft_mr_ent_t *ent;
 
-    if ((ibmr == NULL) || !srq_soft_owns(dev, ibmr->context)) {
+    if (srq_soft_dev_lock_obj(dev, ibmr) != 0) {
         return EINVAL;
     }
-    srq_soft_dev_lock(dev);
     ent = &dev->seg.mrs[mr->index];
     if (ent->key != ibmr->lkey) {
         srq_soft_dev_unlock(dev);

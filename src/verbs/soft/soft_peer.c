@@ -4,10 +4,16 @@
  * A peer is mapped once per device and shared by the RC QPs connected to it
  * and the address handles pointing at it. Its liveness is checked on a
  * timer, only while we have outstanding work toward it (busy_peers) or when
- * a send to it fails; a dead peer's QPs go to error and flush, and its
- * segment is reclaimed.
+ * a send to it fails. A dead peer is marked here, its QPs fail in the
+ * completer (srq_soft_comp_peer_dead), then its segment is reclaimed here.
  */
-#include "soft.h"
+#include "soft_peer.h"
+#include "soft_clock.h"
+#include "soft_dev.h"
+#include "soft_list.h"
+#include "soft_proc.h"
+#include "soft_qp.h"
+#include "soft_shm.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -123,7 +129,7 @@ void srq_soft_peers_destroy(srq_soft_dev_t *dev)
 }
 
 /* Still alive? A closed segment counts as dead: nobody consumes it. */
-bool srq_soft_peer_check(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
+bool srq_soft_peer_alive(const srq_soft_peer_t *peer)
 {
     uint32_t state;
 
@@ -135,50 +141,27 @@ bool srq_soft_peer_check(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
     }
     state = atomic_load_explicit((_Atomic uint32_t*)&peer->seg.hdr->state,
                                  memory_order_acquire);
-    if ((state == SRQ_SOFT_SEG_ACTIVE) &&
-        srq_soft_owner_alive(peer->pid, peer->start_time)) {
-        return true;
-    }
-    srq_soft_peer_dead(dev, peer);
-    return false;
+    return (state == SRQ_SOFT_SEG_ACTIVE) &&
+           srq_soft_owner_alive(peer->pid, peer->start_time);
 }
 
-/* As an HCA whose peer stopped answering: the oldest outstanding send
- * exhausts its retries, the rest is flushed */
-static void srq_soft_peer_fail_qp(srq_soft_qp_t *qp)
+/* The peer is gone: mark it so, before its QPs fail (a QP that leaves
+ * the busy list must not put a dead peer back on its own) */
+bool srq_soft_peer_mark_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
 {
-    if (qp->ibv.state == IBV_QPS_ERR) {
-        return;
-    }
-    if (qp->ibv.state == IBV_QPS_RTS) {
-        srq_soft_comp_sq(qp);
-    }
-    if (qp->sq_ci != qp->sq_pi) {
-        srq_soft_comp_swqe_error(qp, &qp->sq[qp->sq_ci & qp->sq_mask],
-                                 IBV_WC_RETRY_EXC_ERR);
-    } else {
-        srq_soft_qp_to_error(qp);
-    }
-}
-
-/* The peer is gone: fail everything toward it, reclaim its segment */
-void srq_soft_peer_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
-{
-    char name[64];
-    srq_soft_list_t *e, *next;
-    srq_soft_qp_t *qp;
-
     if (peer->dead || peer->is_self) {
-        return;
+        return false;
     }
     peer->dead = true;
     ++dev->stats.peers_dead;
-    /* its QPs may be flushed out of the list below: walk a safe way */
-    for (e = peer->qps.next; e != &peer->qps; e = next) {
-        next = e->next;
-        qp   = srq_soft_container_of(e, srq_soft_qp_t, peer_link);
-        srq_soft_peer_fail_qp(qp);
-    }
+    return true;
+}
+
+/* Its QPs have failed: reclaim its segment, forget it */
+void srq_soft_peer_release_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
+{
+    char name[64];
+
     if (srq_soft_list_linked(&peer->busy_link)) {
         srq_soft_list_del(&peer->busy_link);
     }
@@ -218,37 +201,3 @@ void srq_soft_peer_busy(srq_soft_dev_t *dev, srq_soft_qp_t *qp, bool busy)
     }
 }
 
-static int srq_soft_peer_open_fifo(srq_soft_peer_t *peer)
-{
-    const char *path = peer->seg.hdr->fifo_path;
-    char copy[sizeof(peer->seg.hdr->fifo_path)];
-
-    /* the path comes from shared memory: take a bounded copy */
-    memcpy(copy, path, sizeof(copy));
-    copy[sizeof(copy) - 1] = '\0';
-    if (copy[0] != '/') {
-        return -1;
-    }
-    peer->fifo_fd = open(copy, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-    return peer->fifo_fd;
-}
-
-/* Called after publishing a packet: the owner asked to be woken */
-void srq_soft_peer_wake(srq_soft_peer_t *peer)
-{
-    _Atomic uint32_t *req = (_Atomic uint32_t*)&peer->seg.hdr->wake_req;
-    ssize_t ret;
-
-    if (atomic_load_explicit(req, memory_order_acquire) == 0) {
-        return; /* fast path: the owner is polling, not sleeping */
-    }
-    if (atomic_exchange(req, 0) == 0) {
-        return; /* another producer woke it */
-    }
-    if ((peer->fifo_fd < 0) && (srq_soft_peer_open_fifo(peer) < 0)) {
-        return;
-    }
-    /* EAGAIN: the FIFO is full of wakeups already */
-    ret = write(peer->fifo_fd, "w", 1);
-    (void)ret;
-}

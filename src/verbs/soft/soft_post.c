@@ -1,5 +1,5 @@
 /*
- * ucx-srq soft device: ibv_post_send / ibv_post_recv.
+ * ucx-srq soft device: ibv_post_send / ibv_post_recv / ibv_post_srq_recv.
  *
  * As the man pages say: the WR list is processed in order; the first WR
  * that fails a check that can be made at post time stops it, is returned
@@ -13,9 +13,18 @@
  * A QP in the error state accepts WRs and completes them at once with
  * IBV_WC_WR_FLUSH_ERR (IB spec).
  */
-#include "soft.h"
+#include "soft_post.h"
+#include "soft_ah.h"
+#include "soft_dev.h"
+#include "soft_peer.h"
+#include "soft_qp.h"
+#include "soft_qp_state.h"
+#include "soft_req.h"
+#include "soft_shm.h"
+#include "soft_srq.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <string.h>
 
 static bool srq_soft_opcode_ok(const srq_soft_qp_t *qp,
@@ -34,17 +43,6 @@ static bool srq_soft_opcode_ok(const srq_soft_qp_t *qp,
     }
 }
 
-static uint64_t srq_soft_wr_length(const struct ibv_send_wr *wr)
-{
-    uint64_t len = 0;
-    int i;
-
-    for (i = 0; i < wr->num_sge; ++i) {
-        len += wr->sg_list[i].length;
-    }
-    return len;
-}
-
 static int srq_soft_check_send_wr(srq_soft_qp_t *qp,
                                   const struct ibv_send_wr *wr)
 {
@@ -59,7 +57,7 @@ static int srq_soft_check_send_wr(srq_soft_qp_t *qp,
     if (!srq_soft_opcode_ok(qp, wr->opcode)) {
         return EINVAL;
     }
-    len = srq_soft_wr_length(wr);
+    len = srq_soft_sge_len(wr->sg_list, wr->num_sge);
     if (len > SRQ_SOFT_MAX_MSG) {
         return EINVAL;
     }
@@ -108,7 +106,7 @@ static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr)
     wqe->send_flags  = wr->send_flags;
     wqe->imm         = wr->imm_data;
     wqe->num_sge     = (uint32_t)wr->num_sge;
-    wqe->length      = (uint32_t)srq_soft_wr_length(wr);
+    wqe->length      = (uint32_t)srq_soft_sge_len(wr->sg_list, wr->num_sge);
     wqe->signaled    = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
     wqe->is_inline   = (wr->send_flags & IBV_SEND_INLINE) != 0;
     wqe->state       = SRQ_SOFT_SWQE_POSTED;
@@ -152,7 +150,7 @@ int srq_soft_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
     }
     if (posted) {
         if (ibqp->state == IBV_QPS_ERR) {
-            srq_soft_comp_flush(qp);
+            srq_soft_qp_flush(qp);
         } else {
             srq_soft_peer_busy(dev, qp, true);
             /* transmit now: the low-latency path does not wait for progress */
@@ -180,8 +178,9 @@ static bool srq_soft_chain_reaches(const struct ibv_recv_wr *wr,
  * fault? If so it is disarmed (only one of racing posts wins it) and its
  * WR index and error are returned. One relaxed load when none is armed.
  */
-bool srq_soft_post_fault(srq_soft_dev_t *dev, const struct ibv_recv_wr *wr,
-                         unsigned *index_p, int *err_p)
+static bool srq_soft_post_fault(srq_soft_dev_t *dev,
+                                const struct ibv_recv_wr *wr,
+                                unsigned *index_p, int *err_p)
 {
     uint64_t armed = atomic_load_explicit(&dev->fail_post,
                                           memory_order_relaxed);
@@ -250,8 +249,49 @@ int srq_soft_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
         srq_soft_fill_rwqe(qp, wr);
     }
     if (ibqp->state == IBV_QPS_ERR) {
-        srq_soft_comp_flush(qp);
+        srq_soft_qp_flush(qp);
     }
     srq_soft_dev_unlock(dev);
     return ret;
+}
+
+/*
+ * Test hook (srq_soft_test_fail_post): post the WRs before @fail_at one at
+ * a time, each a copy ending the chain - the queue code stays as it is and
+ * the caller's list is never written - then fail as a post-time check
+ * would.
+ */
+static int srq_soft_post_srq_recv_fault(srq_soft_srq_t *srq,
+                                        struct ibv_recv_wr *wr,
+                                        struct ibv_recv_wr **bad_wr,
+                                        unsigned fail_at, int err)
+{
+    struct ibv_recv_wr one, *bad;
+    unsigned i;
+    int ret;
+
+    for (i = 0; i < fail_at; ++i, wr = wr->next) {
+        one      = *wr;
+        one.next = NULL;
+        ret      = srq_soft_srq_post(srq, &one, &bad);
+        if (ret != 0) {
+            *bad_wr = wr;
+            return ret;
+        }
+    }
+    *bad_wr = wr;
+    return err;
+}
+
+int srq_soft_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+                           struct ibv_recv_wr **bad_wr)
+{
+    srq_soft_srq_t *srq = srq_soft_srq(ibsrq);
+    unsigned fail_at;
+    int err;
+
+    if (srq_soft_post_fault(srq->dev, wr, &fail_at, &err)) {
+        return srq_soft_post_srq_recv_fault(srq, wr, bad_wr, fail_at, err);
+    }
+    return srq_soft_srq_post(srq, wr, bad_wr);
 }

@@ -1,123 +1,58 @@
 /*
  * ucx-srq soft device: the progress engine, run (under dev->lock) by every
- * ibv_poll_cq and srq_verbs_get_cq_event on the instance:
+ * ibv_poll_cq (here) and srq_verbs_get_cq_event (soft_wait.c):
  *
- *   1. drain a bounded batch of the instance's one inbound queue
- *      (responder and completer work): O(1) in the number of QPs when idle;
+ *   1. drain a bounded batch of the instance's one inbound queue, handing
+ *      each frame to the responder (requests) or the completer (ACK/NAK):
+ *      O(1) in the number of QPs when idle;
  *   2. send the ACK/NAK each touched QP owes (coalesced per batch);
  *   3. QPs with deferred send work (full target queue, RNR wait);
  *   4. on a coarse tick, and only while there is outstanding work: transport
  *      timeouts of QPs with unacknowledged packets, and liveness of the
  *      peers they talk to.
- *
- * Sleeping: a thread about to sleep on a completion channel sets wake_req
- * in our segment (srq_soft_wake_arm); the next producer that queues a
- * packet for us clears it and writes a byte to our FIFO, which is in every
- * channel's epoll set. A timerfd in the same set covers timed work.
  */
-#include "soft.h"
+#include "soft_progress.h"
+#include "soft_clock.h"
+#include "soft_comp.h"
+#include "soft_cq.h"
+#include "soft_dev.h"
+#include "soft_fifo.h"
+#include "soft_list.h"
+#include "soft_peer.h"
+#include "soft_pkt.h"
+#include "soft_qp.h"
+#include "soft_qp_state.h"
+#include "soft_req.h"
+#include "soft_resp.h"
+#include "soft_ring.h"
+#include "soft_shm.h"
 
 #include <errno.h>
-#include <string.h>
-#include <sys/timerfd.h>
-#include <unistd.h>
+#include <stdatomic.h>
 
-static void srq_soft_drain(int fd)
+/* A frame from our inbound queue: requests to the responder, ACK/NAK to
+ * the completer, anything else is dropped */
+static void srq_soft_progress_frame(srq_soft_dev_t *dev,
+                                    const srq_soft_pkt_t *pkt,
+                                    const uint8_t *payload)
 {
-    uint8_t buf[256];
-
-    while ((fd >= 0) && (read(fd, buf, sizeof(buf)) > 0)) {
-    }
-}
-
-static _Atomic uint32_t *srq_soft_wake_req(srq_soft_dev_t *dev)
-{
-    return (_Atomic uint32_t*)&dev->seg.hdr->wake_req;
-}
-
-/* Ask producers to wake us; if packets are already waiting, poke
- * ourselves so that whoever sleeps next wakes at once */
-void srq_soft_wake_arm(srq_soft_dev_t *dev)
-{
-    ssize_t ret;
-
-    atomic_store_explicit(srq_soft_wake_req(dev), 1, memory_order_relaxed);
-    dev->wake_armed = true;
-    /* producers do not fence: passing through their lock orders us with
-     * each of them (see srq_soft_ring_commit) - a producer that takes it
-     * after us sees wake_req, one that released it before us published
-     * its frame before */
-    if (srq_soft_ring_lock(dev, dev->seg.hdr) == 0) {
-        srq_soft_ring_unlock(dev->seg.hdr);
-    }
-    if (!srq_soft_ring_empty(dev)) {
-        ret = write(dev->fifo_fd, "w", 1);
-        (void)ret;
-    }
-}
-
-void srq_soft_wake_drain(srq_soft_dev_t *dev)
-{
-    srq_soft_drain(dev->fifo_fd);
-    srq_soft_drain(dev->timer_fd);
-    dev->wake_armed = (atomic_load(srq_soft_wake_req(dev)) != 0);
-}
-
-static void srq_soft_deadline(uint64_t *min, uint64_t t)
-{
-    if (t < *min) {
-        *min = t;
-    }
-}
-
-/* Earliest moment timed work is due, UINT64_MAX if none */
-static uint64_t srq_soft_next_deadline(srq_soft_dev_t *dev)
-{
-    uint64_t min = UINT64_MAX, to;
-    srq_soft_list_t *e;
-    srq_soft_qp_t *qp;
-    srq_soft_peer_t *peer;
-
-    if (!srq_soft_list_empty(&dev->ack_qps)) {
-        srq_soft_deadline(&min, srq_soft_now_ns() + SRQ_SOFT_TICK_NS);
-    }
-    for (e = dev->sched_qps.next; e != &dev->sched_qps; e = e->next) {
-        qp = srq_soft_container_of(e, srq_soft_qp_t, sched_link);
-        srq_soft_deadline(&min, (qp->wait != SRQ_SOFT_WAIT_NONE) ?
-                          qp->wait_until : srq_soft_now_ns() + SRQ_SOFT_TICK_NS);
-    }
-    for (e = dev->busy_qps.next; e != &dev->busy_qps; e = e->next) {
-        qp = srq_soft_container_of(e, srq_soft_qp_t, busy_link);
-        to = srq_soft_timeout_ns(qp->attr.timeout);
-        if ((to != UINT64_MAX) && (qp->sq_tx != qp->sq_ci)) {
-            srq_soft_deadline(&min, qp->tx_time ? (qp->tx_time + to) :
-                              (srq_soft_now_ns() + SRQ_SOFT_TICK_NS));
+    switch (pkt->opcode) {
+    case SRQ_SOFT_OP_SEND:
+    case SRQ_SOFT_OP_WRITE_IMM:
+        srq_soft_resp_recv(dev, pkt, payload);
+        break;
+    case SRQ_SOFT_OP_ACK:
+    case SRQ_SOFT_OP_NAK:
+        if (pkt->frame_len != SRQ_SOFT_CELL) {
+            ++dev->stats.rx_dropped;
+            break;
         }
+        srq_soft_comp_ack(dev, pkt);
+        break;
+    default:
+        ++dev->stats.rx_dropped;
+        break;
     }
-    for (e = dev->busy_peers.next; e != &dev->busy_peers; e = e->next) {
-        peer = srq_soft_container_of(e, srq_soft_peer_t, busy_link);
-        srq_soft_deadline(&min, peer->next_check_ns);
-    }
-    return min;
-}
-
-/* Arm the timerfd for the next timed work, if someone may sleep */
-void srq_soft_timer_update(srq_soft_dev_t *dev)
-{
-    struct itimerspec its;
-    uint64_t t;
-
-    if (dev->timer_fd < 0) {
-        return;
-    }
-    memset(&its, 0, sizeof(its));
-    t = srq_soft_next_deadline(dev);
-    if (t != UINT64_MAX) {
-        t += (t == 0);
-        its.it_value.tv_sec  = t / 1000000000ull;
-        its.it_value.tv_nsec = t % 1000000000ull;
-    }
-    timerfd_settime(dev->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
 /* QPs with deferred send work whose wait (if any) is over */
@@ -216,7 +151,7 @@ static void srq_soft_progress_tick(srq_soft_dev_t *dev, uint64_t now)
         peer = srq_soft_container_of(e, srq_soft_peer_t, busy_link);
         if (now >= peer->next_check_ns) {
             peer->next_check_ns = now + SRQ_SOFT_PEER_CHECK_NS;
-            srq_soft_peer_check(dev, peer);
+            srq_soft_comp_peer_check(dev, peer);
         }
     }
 }
@@ -249,11 +184,11 @@ void srq_soft_progress(srq_soft_dev_t *dev)
      * readable (and channel fds spinning) forever */
     if (dev->wake_armed && (atomic_load_explicit(srq_soft_wake_req(dev),
                                                  memory_order_relaxed) == 0)) {
-        srq_soft_drain(dev->fifo_fd);
+        srq_soft_fd_drain(dev->fifo_fd);
         dev->wake_armed = false;
     }
 
-    srq_soft_ring_drain(dev, SRQ_SOFT_RX_BATCH);
+    srq_soft_ring_drain(dev, SRQ_SOFT_RX_BATCH, srq_soft_progress_frame);
     /* ACK (coalesced: one per QP per call) what this call took in, before
      * returning: a caller that got its message and then blocks elsewhere
      * must not leave the sender waiting */
@@ -272,4 +207,20 @@ void srq_soft_progress_acks(srq_soft_dev_t *dev)
     if (!srq_soft_list_empty(&dev->ack_qps)) {
         srq_soft_resp_send_acks(dev);
     }
+}
+
+int srq_soft_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
+{
+    srq_soft_cq_t *cq   = srq_soft_cq(ibcq);
+    srq_soft_dev_t *dev = cq->dev;
+    int n;
+
+    if (num < 0) {
+        return -EINVAL;
+    }
+    srq_soft_dev_lock(dev);
+    srq_soft_progress(dev);
+    n = srq_soft_cq_pop(cq, num, wc);
+    srq_soft_dev_unlock(dev);
+    return n;
 }

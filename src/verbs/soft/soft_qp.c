@@ -1,15 +1,17 @@
 /*
- * ucx-srq soft device: queue pairs (RC, UD) and address handles.
+ * ucx-srq soft device: queue pairs (RC, UD): create, destroy, and the
+ * table that finds one by number. The state machine is soft_qp_state.c.
  *
  * QP numbers are (generation << 16 | table index): the inbound path finds a
  * QP by indexing, and a packet for a destroyed QP never reaches a new one
  * that reuses the slot.
- *
- * State transitions follow the IB spec's table (required and optional
- * attributes per transition); anything else is EINVAL. SQD/SQE are not
- * implemented (EOPNOTSUPP).
  */
-#include "soft.h"
+#include "soft_qp.h"
+#include "soft_cq.h"
+#include "soft_dev.h"
+#include "soft_list.h"
+#include "soft_peer.h"
+#include "soft_srq.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -17,24 +19,6 @@
 
 #define SRQ_SOFT_QP_TAB_INIT  64
 #define SRQ_SOFT_QP_IDX_MASK  0xffffu
-
-/* IB spec table 45 (RNR NAK timer field), in units of 10 us */
-static const uint32_t srq_soft_rnr_10us[32] = {
-    65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384,
-    512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576,
-    32768, 49152
-};
-
-uint64_t srq_soft_rnr_timer_ns(uint8_t code)
-{
-    return (uint64_t)srq_soft_rnr_10us[code & 31] * 10000ull;
-}
-
-/* Local ACK timeout: 4.096 us * 2^code; 0 means wait forever */
-uint64_t srq_soft_timeout_ns(uint8_t code)
-{
-    return (code == 0) ? UINT64_MAX : (4096ull << (code & 31));
-}
 
 /* ---- QP table --------------------------------------------------------- */
 
@@ -154,11 +138,9 @@ static int srq_soft_qp_check_init(srq_soft_dev_t *dev, struct ibv_pd *pd,
     if ((attr->qp_type != IBV_QPT_RC) && (attr->qp_type != IBV_QPT_UD)) {
         return EOPNOTSUPP;
     }
-    if ((pd == NULL) || !srq_soft_owns(dev, pd->context) ||
-        (attr->send_cq == NULL) || (attr->recv_cq == NULL) ||
-        !srq_soft_owns(dev, attr->send_cq->context) ||
-        !srq_soft_owns(dev, attr->recv_cq->context) ||
-        ((attr->srq != NULL) && !srq_soft_owns(dev, attr->srq->context))) {
+    if (!srq_soft_dev_has(dev, pd) || !srq_soft_dev_has(dev, attr->send_cq) ||
+        !srq_soft_dev_has(dev, attr->recv_cq) ||
+        ((attr->srq != NULL) && !srq_soft_dev_has(dev, attr->srq))) {
         return EINVAL;
     }
     if ((cap->max_send_wr > SRQ_SOFT_MAX_QP_WR) ||
@@ -278,8 +260,7 @@ struct ibv_qp *srq_soft_create_qp(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     return &qp->ibv;
 }
 
-/* Leave every list and the peer: the QP does no more transport work */
-static void srq_soft_qp_detach(srq_soft_qp_t *qp)
+void srq_soft_qp_detach(srq_soft_qp_t *qp)
 {
     srq_soft_peer_busy(qp->dev, qp, false);
     if (srq_soft_list_linked(&qp->ack_link)) {
@@ -293,7 +274,7 @@ static void srq_soft_qp_detach(srq_soft_qp_t *qp)
     qp->wait        = SRQ_SOFT_WAIT_NONE;
 }
 
-static void srq_soft_qp_unpeer(srq_soft_qp_t *qp)
+void srq_soft_qp_unpeer(srq_soft_qp_t *qp)
 {
     srq_soft_qp_detach(qp);
     if (qp->peer != NULL) {
@@ -310,11 +291,10 @@ int srq_soft_destroy_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp)
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_qp_t *qp;
 
-    if ((ibqp == NULL) || !srq_soft_owns(dev, ibqp->context)) {
+    if (srq_soft_dev_lock_obj(dev, ibqp) != 0) {
         return EINVAL;
     }
     qp = srq_soft_qp(ibqp);
-    srq_soft_dev_lock(dev);
     srq_soft_qp_unpeer(qp);
     srq_soft_qp_table_del(dev, qp);
     srq_soft_cq_forget_qp(srq_soft_cq(ibqp->recv_cq), qp);
@@ -327,310 +307,5 @@ int srq_soft_destroy_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp)
     pthread_mutex_destroy(&ibqp->mutex);
     pthread_cond_destroy(&ibqp->cond);
     srq_soft_qp_free(qp);
-    return 0;
-}
-
-/* ---- state machine ---------------------------------------------------- */
-
-typedef struct srq_soft_qp_trans {
-    enum ibv_qp_state  from, to;
-    int                rc_req, rc_opt, ud_req, ud_opt;
-} srq_soft_qp_trans_t;
-
-#define SRQ_SOFT_RTS_OPT_RC (IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | \
-                             IBV_QP_MIN_RNR_TIMER | IBV_QP_ALT_PATH | \
-                             IBV_QP_PATH_MIG_STATE)
-
-static const srq_soft_qp_trans_t srq_soft_qp_trans[] = {
-    { IBV_QPS_RESET, IBV_QPS_INIT,
-      IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0,
-      IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, 0 },
-    { IBV_QPS_INIT, IBV_QPS_INIT,
-      0, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
-      0, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY },
-    { IBV_QPS_INIT, IBV_QPS_RTR,
-      IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
-      IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX,
-      0, IBV_QP_PKEY_INDEX | IBV_QP_QKEY },
-    { IBV_QPS_RTR, IBV_QPS_RTS,
-      IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-      IBV_QP_MAX_QP_RD_ATOMIC, SRQ_SOFT_RTS_OPT_RC,
-      IBV_QP_SQ_PSN, IBV_QP_CUR_STATE | IBV_QP_QKEY },
-    { IBV_QPS_RTS, IBV_QPS_RTS,
-      0, SRQ_SOFT_RTS_OPT_RC,
-      0, IBV_QP_CUR_STATE | IBV_QP_QKEY },
-};
-
-static int srq_soft_qp_check_mask(srq_soft_qp_t *qp, enum ibv_qp_state from,
-                                  enum ibv_qp_state to, int mask)
-{
-    const srq_soft_qp_trans_t *t;
-    int req, opt;
-    size_t i;
-
-    mask &= ~IBV_QP_STATE;
-    if ((to == IBV_QPS_RESET) || (to == IBV_QPS_ERR)) {
-        return (mask & ~IBV_QP_CUR_STATE) ? EINVAL : 0;
-    }
-    for (i = 0; i < sizeof(srq_soft_qp_trans) / sizeof(*t); ++i) {
-        t = &srq_soft_qp_trans[i];
-        if ((t->from != from) || (t->to != to)) {
-            continue;
-        }
-        req = (qp->ibv.qp_type == IBV_QPT_RC) ? t->rc_req : t->ud_req;
-        opt = (qp->ibv.qp_type == IBV_QPT_RC) ? t->rc_opt : t->ud_opt;
-        opt |= IBV_QP_CUR_STATE;
-        return (((mask & req) != req) || (mask & ~(req | opt))) ? EINVAL : 0;
-    }
-    return EINVAL; /* not a transition of the IB state machine */
-}
-
-static int srq_soft_qp_check_values(const struct ibv_qp_attr *a, int mask)
-{
-    if (((mask & IBV_QP_PORT) && (a->port_num != 1)) ||
-        ((mask & IBV_QP_PKEY_INDEX) && (a->pkey_index != 0)) ||
-        ((mask & IBV_QP_PATH_MTU) &&
-         ((a->path_mtu < IBV_MTU_256) || (a->path_mtu > IBV_MTU_4096))) ||
-        ((mask & IBV_QP_DEST_QPN) && (a->dest_qp_num > 0xffffff)) ||
-        ((mask & IBV_QP_RQ_PSN) && (a->rq_psn > 0xffffff)) ||
-        ((mask & IBV_QP_SQ_PSN) && (a->sq_psn > 0xffffff)) ||
-        ((mask & IBV_QP_RNR_RETRY) && (a->rnr_retry > 7)) ||
-        ((mask & IBV_QP_RETRY_CNT) && (a->retry_cnt > 7)) ||
-        ((mask & IBV_QP_TIMEOUT) && (a->timeout > 31)) ||
-        ((mask & IBV_QP_MIN_RNR_TIMER) && (a->min_rnr_timer > 31)) ||
-        ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && (a->max_rd_atomic > 16)) ||
-        ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && (a->max_dest_rd_atomic > 16)) ||
-        ((mask & IBV_QP_ACCESS_FLAGS) &&
-         (a->qp_access_flags & ~(IBV_ACCESS_LOCAL_WRITE |
-                                 IBV_ACCESS_REMOTE_WRITE |
-                                 IBV_ACCESS_REMOTE_READ |
-                                 IBV_ACCESS_REMOTE_ATOMIC)))) {
-        return EINVAL;
-    }
-    return 0;
-}
-
-/* The address a soft QP connects to: "soft" + instance id in the dgid */
-static const uint8_t *srq_soft_ah_instance(const struct ibv_ah_attr *ah)
-{
-    if (!ah->is_global || (ah->port_num != 1) ||
-        memcmp(ah->grh.dgid.raw, SRQ_SOFT_ADDR_MAGIC, 4)) {
-        return NULL;
-    }
-    return ah->grh.dgid.raw + 4;
-}
-
-static int srq_soft_qp_connect(srq_soft_qp_t *qp, const struct ibv_qp_attr *a)
-{
-    const uint8_t *inst = srq_soft_ah_instance(&a->ah_attr);
-    srq_soft_peer_t *peer;
-
-    if (inst == NULL) {
-        return EINVAL;
-    }
-    peer = srq_soft_peer_get(qp->dev, inst);
-    if (peer == NULL) {
-        return errno;
-    }
-    qp->peer = peer;
-    srq_soft_list_add_tail(&peer->qps, &qp->peer_link);
-    return 0;
-}
-
-static void srq_soft_qp_save_attr(srq_soft_qp_t *qp,
-                                  const struct ibv_qp_attr *a, int mask)
-{
-    struct ibv_qp_attr *s = &qp->attr;
-
-#define SRQ_SOFT_SAVE(_flag, _field) \
-    if (mask & (_flag)) { s->_field = a->_field; }
-    SRQ_SOFT_SAVE(IBV_QP_PKEY_INDEX, pkey_index);
-    SRQ_SOFT_SAVE(IBV_QP_PORT, port_num);
-    SRQ_SOFT_SAVE(IBV_QP_ACCESS_FLAGS, qp_access_flags);
-    SRQ_SOFT_SAVE(IBV_QP_QKEY, qkey);
-    SRQ_SOFT_SAVE(IBV_QP_AV, ah_attr);
-    SRQ_SOFT_SAVE(IBV_QP_PATH_MTU, path_mtu);
-    SRQ_SOFT_SAVE(IBV_QP_DEST_QPN, dest_qp_num);
-    SRQ_SOFT_SAVE(IBV_QP_RQ_PSN, rq_psn);
-    SRQ_SOFT_SAVE(IBV_QP_MAX_DEST_RD_ATOMIC, max_dest_rd_atomic);
-    SRQ_SOFT_SAVE(IBV_QP_MIN_RNR_TIMER, min_rnr_timer);
-    SRQ_SOFT_SAVE(IBV_QP_TIMEOUT, timeout);
-    SRQ_SOFT_SAVE(IBV_QP_RETRY_CNT, retry_cnt);
-    SRQ_SOFT_SAVE(IBV_QP_RNR_RETRY, rnr_retry);
-    SRQ_SOFT_SAVE(IBV_QP_SQ_PSN, sq_psn);
-    SRQ_SOFT_SAVE(IBV_QP_MAX_QP_RD_ATOMIC, max_rd_atomic);
-    SRQ_SOFT_SAVE(IBV_QP_ALT_PATH, alt_ah_attr);
-    SRQ_SOFT_SAVE(IBV_QP_PATH_MIG_STATE, path_mig_state);
-#undef SRQ_SOFT_SAVE
-    qp->attr_mask |= mask;
-}
-
-/* RESET: every WQE is discarded without a completion (IB spec) */
-static void srq_soft_qp_reset(srq_soft_qp_t *qp)
-{
-    srq_soft_qp_unpeer(qp);
-    qp->sq_pi = qp->sq_tx = qp->sq_ci = 0;
-    qp->rq_pi = qp->rq_hw = qp->rq_ci = 0;
-    memset(&qp->attr, 0, sizeof(qp->attr));
-    qp->attr_mask = 0;
-    srq_soft_cq_forget_qp(srq_soft_cq(qp->ibv.recv_cq), qp);
-}
-
-void srq_soft_qp_to_error(srq_soft_qp_t *qp)
-{
-    if (qp->ibv.state == IBV_QPS_ERR) {
-        return;
-    }
-    qp->ibv.state = IBV_QPS_ERR;
-    srq_soft_qp_detach(qp);
-    srq_soft_comp_flush(qp);
-    if (qp->ibv.srq != NULL) {
-        /* IB spec: an SRQ QP in error reports its last WQE */
-        srq_soft_async_raise(qp->dev, IBV_EVENT_QP_LAST_WQE_REACHED, qp);
-    }
-}
-
-static int srq_soft_qp_apply(srq_soft_qp_t *qp, enum ibv_qp_state to,
-                             const struct ibv_qp_attr *a, int mask)
-{
-    int ret;
-
-    if (to == IBV_QPS_RESET) {
-        srq_soft_qp_reset(qp);
-        qp->ibv.state = IBV_QPS_RESET;
-        return 0;
-    }
-    if (to == IBV_QPS_ERR) {
-        srq_soft_qp_to_error(qp);
-        return 0;
-    }
-    if ((qp->ibv.state == IBV_QPS_INIT) && (to == IBV_QPS_RTR) &&
-        (qp->ibv.qp_type == IBV_QPT_RC)) {
-        ret = srq_soft_qp_connect(qp, a);
-        if (ret != 0) {
-            return ret;
-        }
-    }
-    srq_soft_qp_save_attr(qp, a, mask & ~(IBV_QP_STATE | IBV_QP_CUR_STATE));
-    if (to == IBV_QPS_RTR) {
-        qp->epsn = qp->attr.rq_psn;
-    }
-    if ((qp->ibv.state == IBV_QPS_RTR) && (to == IBV_QPS_RTS)) {
-        qp->next_psn   = qp->attr.sq_psn;
-        qp->rnr_left   = qp->attr.rnr_retry;
-        qp->retry_left = qp->attr.retry_cnt;
-    }
-    qp->ibv.state = to;
-    return 0;
-}
-
-int srq_soft_modify_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp,
-                       struct ibv_qp_attr *attr, int mask)
-{
-    srq_soft_dev_t *dev = srq_soft_dev(vdev);
-    enum ibv_qp_state from, to;
-    srq_soft_qp_t *qp;
-    int ret;
-
-    if ((ibqp == NULL) || !srq_soft_owns(dev, ibqp->context)) {
-        return EINVAL;
-    }
-    qp = srq_soft_qp(ibqp);
-    srq_soft_dev_lock(dev);
-    from = ibqp->state;
-    to   = (mask & IBV_QP_STATE) ? attr->qp_state : from;
-    if ((mask & IBV_QP_CUR_STATE) && (attr->cur_qp_state != from)) {
-        ret = EINVAL;
-    } else if ((to == IBV_QPS_SQD) || (to == IBV_QPS_SQE)) {
-        ret = EOPNOTSUPP;
-    } else {
-        ret = srq_soft_qp_check_mask(qp, from, to, mask);
-        if (ret == 0) {
-            ret = srq_soft_qp_check_values(attr, mask);
-        }
-        if (ret == 0) {
-            ret = srq_soft_qp_apply(qp, to, attr, mask);
-        }
-    }
-    srq_soft_dev_unlock(dev);
-    return ret;
-}
-
-int srq_soft_query_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp,
-                      struct ibv_qp_attr *attr, int attr_mask,
-                      struct ibv_qp_init_attr *init_attr)
-{
-    srq_soft_dev_t *dev = srq_soft_dev(vdev);
-    srq_soft_qp_t *qp;
-
-    if ((ibqp == NULL) || !srq_soft_owns(dev, ibqp->context)) {
-        return EINVAL;
-    }
-    qp = srq_soft_qp(ibqp);
-    srq_soft_dev_lock(dev);
-    *attr              = qp->attr;
-    attr->qp_state     = ibqp->state;
-    attr->cur_qp_state = ibqp->state;
-    attr->cap          = qp->cap;
-    attr->sq_draining  = 0;
-    if (init_attr != NULL) {
-        memset(init_attr, 0, sizeof(*init_attr));
-        init_attr->qp_context = ibqp->qp_context;
-        init_attr->send_cq    = ibqp->send_cq;
-        init_attr->recv_cq    = ibqp->recv_cq;
-        init_attr->srq        = ibqp->srq;
-        init_attr->cap        = qp->cap;
-        init_attr->qp_type    = ibqp->qp_type;
-        init_attr->sq_sig_all = qp->sq_sig_all;
-    }
-    srq_soft_dev_unlock(dev);
-    return 0;
-}
-
-/* ---- address handles -------------------------------------------------- */
-
-struct ibv_ah *srq_soft_create_ah(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
-                                  struct ibv_ah_attr *attr)
-{
-    srq_soft_dev_t *dev = srq_soft_dev(vdev);
-    const uint8_t *inst;
-    srq_soft_ah_t *ah;
-
-    inst = srq_soft_ah_instance(attr);
-    if ((pd == NULL) || !srq_soft_owns(dev, pd->context) || (inst == NULL)) {
-        errno = EINVAL;
-        return NULL;
-    }
-    ah = calloc(1, sizeof(*ah));
-    if (ah == NULL) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    srq_soft_dev_lock(dev);
-    ah->peer = srq_soft_peer_get(dev, inst);
-    srq_soft_dev_unlock(dev);
-    if (ah->peer == NULL) {
-        free(ah);
-        return NULL; /* errno from peer_get */
-    }
-    ah->ibv.context = &dev->ibv_ctx;
-    ah->ibv.pd      = pd;
-    return &ah->ibv;
-}
-
-int srq_soft_destroy_ah(srq_verbs_dev_t *vdev, struct ibv_ah *ibah)
-{
-    srq_soft_dev_t *dev = srq_soft_dev(vdev);
-    srq_soft_ah_t *ah;
-
-    if ((ibah == NULL) || !srq_soft_owns(dev, ibah->context)) {
-        return EINVAL;
-    }
-    ah = srq_soft_container_of(ibah, srq_soft_ah_t, ibv);
-    srq_soft_dev_lock(dev);
-    srq_soft_peer_put(dev, ah->peer);
-    srq_soft_dev_unlock(dev);
-    free(ah);
     return 0;
 }

@@ -15,7 +15,16 @@
  *     IBV_WC_LOC_PROT_ERR, also in order, and the QP goes to error.
  */
 #define _GNU_SOURCE
-#include "soft.h"
+#include "soft_req.h"
+#include "soft_comp.h"
+#include "soft_dev.h"
+#include "soft_list.h"
+#include "soft_mr.h"
+#include "soft_peer.h"
+#include "soft_pkt.h"
+#include "soft_qp.h"
+#include "soft_ring.h"
+#include "soft_shm.h"
 
 #include <errno.h>
 #include <string.h>
@@ -123,7 +132,7 @@ static int srq_soft_req_rdma(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
         return IBV_WC_SUCCESS;
     }
     if ((done < 0) && (errno == ESRCH)) {
-        srq_soft_peer_dead(qp->dev, peer);
+        srq_soft_comp_peer_dead(qp->dev, peer);
         return IBV_WC_RETRY_EXC_ERR;
     }
     /* registered but not mapped any more: the target's memory is bad */
@@ -226,14 +235,14 @@ static int srq_soft_req_fail(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
 }
 
 /* The peer did not take the packet: a dead peer fails its QPs (this one
- * included) through srq_soft_peer_dead() */
+ * included) through srq_soft_comp_peer_dead() */
 static int srq_soft_req_tx_failed(srq_soft_qp_t *qp, srq_soft_peer_t *peer,
                                   int ret)
 {
-    if ((ret == EAGAIN) && srq_soft_peer_check(qp->dev, peer)) {
+    if ((ret == EAGAIN) && srq_soft_comp_peer_check(qp->dev, peer)) {
         return SRQ_SOFT_REQ_AGAIN;
     }
-    srq_soft_peer_dead(qp->dev, peer);
+    srq_soft_comp_peer_dead(qp->dev, peer);
     return SRQ_SOFT_REQ_FAILED;
 }
 
@@ -245,7 +254,7 @@ static int srq_soft_req_ud(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
         return srq_soft_req_fail(qp, wqe, IBV_WC_LOC_PROT_ERR);
     }
     ret = srq_soft_req_transmit(qp, wqe, wqe->ud_peer);
-    if ((ret == EAGAIN) && srq_soft_peer_check(qp->dev, wqe->ud_peer)) {
+    if ((ret == EAGAIN) && srq_soft_comp_peer_check(qp->dev, wqe->ud_peer)) {
         return SRQ_SOFT_REQ_AGAIN;
     }
     /* sent, or the destination is gone: a datagram is just lost then */

@@ -12,8 +12,20 @@
  * A packet that does not check out is dropped and counted.
  */
 #define _GNU_SOURCE
-#include "soft.h"
+#include "soft_resp.h"
+#include "soft_comp.h"
+#include "soft_cq.h"
+#include "soft_dev.h"
+#include "soft_list.h"
+#include "soft_mr.h"
+#include "soft_peer.h"
+#include "soft_pkt.h"
+#include "soft_qp.h"
+#include "soft_qp_state.h"
+#include "soft_ring.h"
+#include "soft_shm.h"
 #include "soft_srq.h"
+#include "soft_srq_wqe.h"
 
 #include <errno.h>
 #include <string.h>
@@ -38,11 +50,11 @@ static void srq_soft_rview_srq(srq_soft_srq_t *srq, void *buf, uint16_t idx,
 
     v->srq     = srq;
     v->srq_idx = idx;
-    v->wr_id   = srq->st.wrid[idx];
+    v->wr_id   = srq->wrid[idx];
     v->num_sge = 0;
     for (i = 0; (i < srq->max_sge) && (i < SRQ_SOFT_MAX_SGE); ++i) {
         lkey = be32toh(d[i].lkey);
-        if (lkey == SRQ_VERBS_RING_INVALID_LKEY) {
+        if (lkey == SRQ_SOFT_SRQ_INVALID_LKEY) {
             break; /* end of a short list */
         }
         v->sge[i].addr   = be64toh(d[i].addr);
@@ -91,17 +103,6 @@ static void srq_soft_rview_consume(srq_soft_qp_t *qp, srq_soft_rview_t *v)
     } else {
         ++qp->rq_hw;
     }
-}
-
-static uint64_t srq_soft_rview_len(const srq_soft_rview_t *v)
-{
-    uint64_t len = 0;
-    uint32_t i;
-
-    for (i = 0; i < v->num_sge; ++i) {
-        len += v->sge[i].length;
-    }
-    return len;
 }
 
 /* Local keys of the part of the scatter list that [0, len) touches */
@@ -232,7 +233,7 @@ void srq_soft_resp_send_acks(srq_soft_dev_t *dev)
         qp->ack_pending = false;
         qp->nak         = 0;
         if (ret != 0) {
-            srq_soft_peer_check(dev, qp->peer);
+            srq_soft_comp_peer_check(dev, qp->peer);
         }
     }
 }
@@ -322,7 +323,7 @@ static int srq_soft_resp_place(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
                            pkt->length);
     int status;
 
-    if (need > srq_soft_rview_len(v)) {
+    if (need > srq_soft_sge_len(v->sge, v->num_sge)) {
         return IBV_WC_LOC_LEN_ERR;
     }
     status = srq_soft_rview_check(qp->dev, v, need);
@@ -430,8 +431,8 @@ static void srq_soft_resp_ud(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     srq_soft_resp_cqe(qp, pkt, &v, status, pkt->length + SRQ_SOFT_GRH_LEN);
 }
 
-static void srq_soft_resp_recv(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
-                               const uint8_t *payload)
+void srq_soft_resp_recv(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
+                        const uint8_t *payload)
 {
     srq_soft_qp_t *qp;
 
@@ -456,25 +457,3 @@ static void srq_soft_resp_recv(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
     srq_soft_resp_rc(dev, qp, pkt, payload);
 }
 
-/* One packet from the inbound queue (header already copied and framed) */
-void srq_soft_resp_packet(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
-                          const uint8_t *payload)
-{
-    switch (pkt->opcode) {
-    case SRQ_SOFT_OP_SEND:
-    case SRQ_SOFT_OP_WRITE_IMM:
-        srq_soft_resp_recv(dev, pkt, payload);
-        break;
-    case SRQ_SOFT_OP_ACK:
-    case SRQ_SOFT_OP_NAK:
-        if (pkt->frame_len != SRQ_SOFT_CELL) {
-            ++dev->stats.rx_dropped;
-            break;
-        }
-        srq_soft_comp_ack(dev, pkt);
-        break;
-    default:
-        ++dev->stats.rx_dropped;
-        break;
-    }
-}

@@ -14,21 +14,25 @@
  *
  * A frame that is not published is invisible: a producer that dies before
  * publishing leaves nothing, and the next producer (taking the lock over)
- * overwrites the same place. A stale frame from an earlier lap has an older `pos`. A
- * tail beyond an unpublished head frame means corruption: the consumer
- * drops everything up to the tail and counts it.
+ * overwrites the same place. A stale frame from an earlier lap has an
+ * older `pos`. A tail beyond an unpublished head frame means corruption:
+ * the consumer drops everything up to the tail and counts it.
  *
  * A frame never wraps: when it does not fit before the end of the ring the
  * producer first fills the rest with a PAD frame.
  */
-#include "soft.h"
+#include "soft_ring.h"
+#include "soft_dev.h"
+#include "soft_fifo.h"
+#include "soft_peer.h"
+#include "soft_pkt.h"
+#include "soft_proc.h"
+#include "soft_shm.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #define SRQ_SOFT_RING_MASK  ((uint64_t)SRQ_SOFT_RING_SIZE - 1)
 
@@ -126,33 +130,6 @@ void srq_soft_ring_unlock(srq_soft_shm_hdr_t *hdr)
                           memory_order_release);
 }
 
-/* Test hook (srq_soft.h): take a segment's producer lock, never release */
-int srq_soft_test_hold_lock(const char *seg_name)
-{
-    srq_soft_shm_hdr_t *hdr;
-    uint64_t start, cur = 0;
-    int fd, ret;
-
-    fd = shm_open(seg_name, O_RDWR | O_CLOEXEC, 0);
-    if (fd < 0) {
-        return errno;
-    }
-    hdr = mmap(NULL, sizeof(*hdr), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (hdr == MAP_FAILED) {
-        return errno;
-    }
-    ret = srq_soft_proc_start_time(getpid(), &start);
-    if ((ret == 0) &&
-        !atomic_compare_exchange_strong((_Atomic uint64_t*)&hdr->prod_lock,
-                                        &cur, srq_soft_lock_id(getpid(),
-                                                               start))) {
-        ret = EBUSY;
-    }
-    munmap(hdr, sizeof(*hdr));
-    return ret;
-}
-
 static bool srq_soft_seg_active(const srq_soft_seg_t *seg)
 {
     return atomic_load_explicit((_Atomic uint32_t*)&seg->hdr->state,
@@ -240,7 +217,7 @@ void srq_soft_ring_commit(srq_soft_dev_t *dev, srq_soft_tx_t *tx)
     /* no fence: an owner about to sleep sets wake_req and then takes and
      * releases this lock (srq_soft_wake_arm); if it did so before our
      * acquire we see wake_req now, if after our release it sees our frame */
-    srq_soft_peer_wake(tx->peer);
+    srq_soft_fifo_wake(tx->peer);
 }
 
 static bool srq_soft_frame_published(srq_soft_dev_t *dev, uint64_t head)
@@ -298,8 +275,8 @@ static bool srq_soft_ring_stuck(srq_soft_dev_t *dev, uint64_t head)
     return (tail != head) && !srq_soft_frame_published(dev, head);
 }
 
-/* Handle up to @max packets of our inbound queue; returns how many */
-unsigned srq_soft_ring_drain(srq_soft_dev_t *dev, unsigned max)
+unsigned srq_soft_ring_drain(srq_soft_dev_t *dev, unsigned max,
+                             srq_soft_frame_cb_t handle)
 {
     uint64_t head = dev->rx_head;
     const uint8_t *frame;
@@ -321,7 +298,7 @@ unsigned srq_soft_ring_drain(srq_soft_dev_t *dev, unsigned max)
             break;
         }
         if (h.opcode != SRQ_SOFT_OP_PAD) {
-            srq_soft_resp_packet(dev, &h, frame + sizeof(h));
+            handle(dev, &h, frame + sizeof(h));
             ++n;
         }
         head += h.frame_len;
@@ -334,50 +311,3 @@ unsigned srq_soft_ring_drain(srq_soft_dev_t *dev, unsigned max)
     return n;
 }
 
-static void srq_soft_ring_scribble(srq_soft_shm_hdr_t *hdr, uint8_t *ring,
-                                   const uint8_t *buf, size_t len)
-{
-    uint64_t tail = hdr->tail;
-    size_t i;
-
-    for (i = 0; i < len; ++i) {
-        ring[(tail + i) & SRQ_SOFT_RING_MASK] = buf[i];
-    }
-    srq_soft_store_rel(&hdr->tail, tail + len);
-}
-
-/* Test hook: a misbehaving producer */
-int srq_soft_ring_push_raw(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
-                           const void *buf, size_t len, bool scribble)
-{
-    srq_soft_tx_t tx;
-    uint32_t frame_len;
-    int ret;
-
-    if (len > SRQ_SOFT_RING_SIZE / 4) {
-        return EINVAL;
-    }
-    if (scribble) {
-        ret = srq_soft_ring_lock(dev, peer->seg.hdr);
-        if (ret != 0) {
-            return ret;
-        }
-        srq_soft_ring_scribble(peer->seg.hdr, peer->seg.ring, buf, len);
-        srq_soft_ring_unlock(peer->seg.hdr);
-        srq_soft_peer_wake(peer);
-        return 0;
-    }
-
-    frame_len = srq_soft_frame_len(len > sizeof(srq_soft_pkt_t) ?
-                                   len - sizeof(srq_soft_pkt_t) : 0);
-    ret = srq_soft_ring_reserve(dev, peer, frame_len, &tx);
-    if (ret != 0) {
-        return ret;
-    }
-    /* keep the framing valid (commit sets magic and pos) so that content
-     * validation is what is tested */
-    memcpy(tx.pkt, buf, (len < frame_len) ? len : frame_len);
-    tx.pkt->frame_len = frame_len;
-    srq_soft_ring_commit(dev, &tx);
-    return 0;
-}

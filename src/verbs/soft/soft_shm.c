@@ -1,17 +1,16 @@
 /*
  * ucx-srq soft device: shared-memory segments (create, map a peer's,
- * remove, reclaim those of dead owners), owner identity and liveness, and
- * the wake FIFO.
- *
- * Identity is (pid, process start time): a pid alone may have been reused
+ * remove, reclaim those of dead owners). A segment names its owner by
+ * (pid, process start time), soft_proc.c: a pid alone may have been reused
  * by an unrelated process since the segment was created.
  */
-#include "soft.h"
+#include "soft_shm.h"
+#include "soft_dev.h"
+#include "soft_proc.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,75 +21,6 @@
 
 #define SRQ_SOFT_STALE_INIT_S  60  /* a never-initialised segment this old is
                                       garbage, not a creation in progress */
-
-uint64_t srq_soft_now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-/* Field 22 of /proc/<pid>/stat; also fails for zombies, which are dead to
- * us (a killed child not reaped yet still answers kill(pid, 0)). */
-int srq_soft_proc_start_time(pid_t pid, uint64_t *start_p)
-{
-    char path[64], buf[1024], *p;
-    unsigned long long start;
-    char state;
-    ssize_t n;
-    int fd, i;
-
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return errno;
-    }
-    n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0) {
-        return EIO;
-    }
-    buf[n] = '\0';
-
-    /* comm may hold spaces and parentheses: parse after the last ')' */
-    p = strrchr(buf, ')');
-    if ((p == NULL) || (sscanf(p + 1, " %c", &state) != 1)) {
-        return EIO;
-    }
-    if ((state == 'Z') || (state == 'X') || (state == 'x')) {
-        return ESRCH;
-    }
-    p += 2; /* ") " */
-    for (i = 3; i < 22; ++i) {
-        p = strchr(p, ' ');
-        if (p == NULL) {
-            return EIO;
-        }
-        ++p;
-    }
-    if (sscanf(p, "%llu", &start) != 1) {
-        return EIO;
-    }
-    *start_p = start;
-    return 0;
-}
-
-bool srq_soft_owner_alive(pid_t pid, uint64_t start_time)
-{
-    uint64_t start;
-
-    if (pid <= 0) {
-        return false;
-    }
-    if ((kill(pid, 0) < 0) && (errno == ESRCH)) {
-        return false;
-    }
-    if (srq_soft_proc_start_time(pid, &start) != 0) {
-        return false;
-    }
-    return start == start_time;
-}
 
 void srq_soft_shm_name(const uint8_t *instance, char *buf, size_t len)
 {
@@ -328,68 +258,3 @@ void srq_soft_shm_reclaim_stale(srq_soft_dev_t *dev)
 }
 
 
-/* ---- the wake FIFO ---------------------------------------------------- */
-
-/* A private directory: ours, 0700, not a symlink */
-static int srq_soft_fifo_dir(char *buf, size_t len)
-{
-    const char *base = getenv("XDG_RUNTIME_DIR");
-    struct stat st;
-
-    if ((base == NULL) || (base[0] != '/') || (access(base, W_OK) != 0)) {
-        base = "/tmp";
-    }
-    snprintf(buf, len, "%s/srq-soft-%u", base, (unsigned)getuid());
-    if ((mkdir(buf, 0700) < 0) && (errno != EEXIST)) {
-        return errno;
-    }
-    if (lstat(buf, &st) < 0) {
-        return errno;
-    }
-    if (!S_ISDIR(st.st_mode) || (st.st_uid != getuid()) ||
-        ((st.st_mode & 0777) != 0700)) {
-        return EPERM;
-    }
-    return 0;
-}
-
-int srq_soft_fifo_create(srq_soft_dev_t *dev)
-{
-    char dir[96], hex[2 * SRQ_SOFT_INST_LEN + 1];
-    int ret, i;
-
-    ret = srq_soft_fifo_dir(dir, sizeof(dir));
-    if (ret != 0) {
-        return ret;
-    }
-    for (i = 0; i < SRQ_SOFT_INST_LEN; ++i) {
-        snprintf(hex + 2 * i, 3, "%02x", dev->instance[i]);
-    }
-    if (strlen(dir) + 1 + strlen(hex) >= sizeof(dev->fifo_path)) {
-        return ENAMETOOLONG;
-    }
-    strcpy(dev->fifo_path, dir);
-    strcat(dev->fifo_path, "/");
-    strcat(dev->fifo_path, hex);
-    if (mkfifo(dev->fifo_path, 0600) < 0) {
-        return errno;
-    }
-    /* O_RDWR: we are always a writer too, so the read end never reports
-     * EOF/POLLHUP when no peer holds it open */
-    dev->fifo_fd = open(dev->fifo_path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-    if (dev->fifo_fd < 0) {
-        ret = errno;
-        unlink(dev->fifo_path);
-        return ret;
-    }
-    return 0;
-}
-
-void srq_soft_fifo_destroy(srq_soft_dev_t *dev)
-{
-    if (dev->fifo_fd >= 0) {
-        close(dev->fifo_fd);
-        dev->fifo_fd = -1;
-        unlink(dev->fifo_path);
-    }
-}

@@ -1,6 +1,6 @@
 /*
- * ucx-srq soft device: the shared-memory segment of a device instance and
- * the packets that travel through it.
+ * ucx-srq soft device: the shared-memory segment of a device instance
+ * (the packets that travel through it: soft_pkt.h).
  *
  * Every opened soft device instance owns one POSIX shm segment (mode 0600,
  * created O_EXCL, name derived from the instance id):
@@ -27,13 +27,14 @@
 #ifndef SRQ_SOFT_SHM_H_
 #define SRQ_SOFT_SHM_H_
 
-#include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #define SRQ_SOFT_SHM_PREFIX     "srq-soft-"
 #define SRQ_SOFT_SHM_MAGIC      0x54464f5351525331ull /* "1SRQSOFT" */
 #define SRQ_SOFT_SHM_VERSION    1u
+#define SRQ_SOFT_INST_LEN       12  /* bytes of an instance id */
 
 #define SRQ_SOFT_CELL           64u
 #define SRQ_SOFT_RING_SIZE      (2u << 20)      /* power of two */
@@ -63,7 +64,7 @@ typedef struct srq_soft_shm_hdr {
     int32_t         owner_pid;
     uint32_t        state;           /* SRQ_SOFT_SEG_*; atomic */
     uint64_t        owner_start;     /* /proc/<pid>/stat starttime */
-    uint8_t         instance[12];
+    uint8_t         instance[SRQ_SOFT_INST_LEN];
     char            fifo_path[116];  /* the owner's wake FIFO */
 
     /* producers: prod_lock is 0 (free) or its holder's identity, pid |
@@ -101,75 +102,19 @@ typedef struct srq_soft_seg {
     size_t               size;
 } srq_soft_seg_t;
 
+typedef struct srq_soft_dev srq_soft_dev_t;
 
-/* ---- packets ---------------------------------------------------------- */
-
-#define SRQ_SOFT_PKT_MAGIC      0x5153u /* "SQ" */
-#define SRQ_SOFT_PKT_HDR        56u
-
-enum {
-    SRQ_SOFT_OP_PAD       = 1,  /* fills the ring up to its end */
-    SRQ_SOFT_OP_SEND      = 2,
-    SRQ_SOFT_OP_WRITE_IMM = 3,  /* data already written; consumes a recv */
-    SRQ_SOFT_OP_ACK       = 4,
-    SRQ_SOFT_OP_NAK       = 5,
-    SRQ_SOFT_OP_LAST
-};
-
-enum {
-    SRQ_SOFT_PKT_F_IMM    = 1u << 0,
-    SRQ_SOFT_PKT_F_PULL   = 1u << 1,  /* payload: remote iovecs to pull */
-    SRQ_SOFT_PKT_F_UD     = 1u << 2,
-    SRQ_SOFT_PKT_F_SE     = 1u << 3   /* solicited event */
-};
-
-enum {
-    SRQ_SOFT_NAK_RNR      = 1,  /* no receive WQE: retry after a timer */
-    SRQ_SOFT_NAK_INV_REQ  = 2,  /* message too long for the receive WQE */
-    SRQ_SOFT_NAK_REM_OP   = 3   /* responder could not complete it */
-};
-
-/* 56 bytes: a small payload shares the header's cache line */
-typedef struct srq_soft_pkt {
-    uint64_t  pos;         /* srq_soft_pos_tag(ring position): written last,
-                              publishes the frame */
-    uint16_t  magic;
-    uint8_t   opcode;
-    uint8_t   flags;
-    uint32_t  frame_len;   /* whole frame, a multiple of SRQ_SOFT_CELL */
-    uint32_t  dst_qpn;
-    uint32_t  src_qpn;
-    uint32_t  psn;         /* ACK/NAK: the PSN acknowledged / refused */
-    uint32_t  imm;         /* as given by the user (network order) */
-    uint32_t  length;      /* message length */
-    uint32_t  aux;         /* UD: qkey; NAK: syndrome | rnr timer << 8 */
-    uint8_t   src_inst[12];
-    uint16_t  nsge;        /* F_PULL: number of srq_soft_pkt_iov_t */
-    uint16_t  reserved;
-} srq_soft_pkt_t;
-
-typedef struct srq_soft_pkt_iov {
-    uint64_t  addr;
-    uint64_t  len;
-} srq_soft_pkt_iov_t;
-
-#ifdef __cplusplus
-static_assert(sizeof(srq_soft_pkt_t) == SRQ_SOFT_PKT_HDR, "header size");
-#else
-_Static_assert(sizeof(srq_soft_pkt_t) == SRQ_SOFT_PKT_HDR, "header size");
-#endif
-
-/* What a published frame holds in pos: never 0, so that zeroed memory is
- * not a frame */
-static inline uint64_t srq_soft_pos_tag(uint64_t pos)
-{
-    return pos | (1ull << 63);
-}
-
-static inline uint32_t srq_soft_frame_len(size_t payload)
-{
-    return (uint32_t)((sizeof(srq_soft_pkt_t) + payload + SRQ_SOFT_CELL - 1) &
-                      ~(size_t)(SRQ_SOFT_CELL - 1));
-}
+/* "/srq-soft-<instance in hex>" */
+void srq_soft_shm_name(const uint8_t *instance, char *buf, size_t len);
+/* Create and map the device's own segment (dev->seg, dev->shm_name) */
+int  srq_soft_shm_create(srq_soft_dev_t *dev);
+void srq_soft_shm_destroy(srq_soft_dev_t *dev);
+/* Map the live segment of the instance @instance */
+int  srq_soft_shm_map_peer(const uint8_t *instance, srq_soft_seg_t *seg);
+void srq_soft_shm_unmap(srq_soft_seg_t *seg);
+/* Remove the segments (and FIFOs) whose owners died without closing */
+void srq_soft_shm_reclaim_stale(srq_soft_dev_t *dev);
+/* @name without the leading '/'; 0 when it was stale and removed */
+int  srq_soft_shm_reclaim_one(const char *name, srq_soft_dev_t *dev);
 
 #endif

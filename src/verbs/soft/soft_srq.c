@@ -1,21 +1,24 @@
 /*
  * ucx-srq soft device: shared receive queues.
  *
- * The receive WQEs live in a ring in the mlx5 linked-list layout
- * (soft_srq.h, srq_verbs_ring.h). ibv_post_srq_recv and srq_verbs_ring_post
- * write it the same way (one doorbell-record update per batch); the device
- * consumes it by following the links from its own position, as many WQEs
- * as the doorbell record says were posted; polling a WQE's completion
- * returns it to the free list. So the two posting paths mix freely.
+ * The receive WQEs live in a linked-list queue (soft_srq_wqe.h). Posting
+ * writes it under the SRQ's own lock (one doorbell-record update per
+ * batch); the device consumes it by following the links from its own
+ * position, as many WQEs as the doorbell record says were posted; polling
+ * a WQE's completion returns it to the free list.
  *
  * SRQ limit: when the number of posted-but-unconsumed WQEs drops below an
  * armed limit, IBV_EVENT_SRQ_LIMIT_REACHED is raised once and the limit
  * disarms (IB spec o10-...: one shot, re-arm with ibv_modify_srq).
  */
-#include "soft.h"
 #include "soft_srq.h"
+#include "soft_async.h"
+#include "soft_cq.h"
+#include "soft_dev.h"
+#include "soft_srq_wqe.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,7 +34,7 @@ static uint32_t srq_soft_pow2(uint32_t v)
 
 static void srq_soft_srq_free(srq_soft_srq_t *srq)
 {
-    free(srq->st.wrid);
+    free(srq->wrid);
     free(srq->buf);
     free((void*)srq->dbrec);
     pthread_spin_destroy(&srq->lock);
@@ -48,23 +51,10 @@ static void srq_soft_srq_init_list(srq_soft_srq_t *srq)
         wqe = srq_soft_srq_wqe(srq->buf, srq->stride, i);
         wqe->next_wqe_index = htobe16((i + 1) & (srq->wqe_cnt - 1));
     }
-    srq->st.head    = 0;
-    srq->st.tail    = (uint16_t)(srq->wqe_cnt - 1);
-    srq->st.counter = 0;
-    srq->st.wrid    = calloc(srq->wqe_cnt, sizeof(*srq->st.wrid));
-    srq->st.lock    = &srq->lock;
-}
-
-static void srq_soft_srq_init_ring(srq_soft_srq_t *srq)
-{
-    srq->ring.buf     = srq->buf;
-    srq->ring.stride  = srq->stride;
-    srq->ring.wqe_cnt = srq->wqe_cnt;
-    srq->ring.max_sge = srq->max_sge;
-    srq->ring.flags   = SRQ_VERBS_RING_F_SHARED;
-    srq->ring.dbrec   = srq->dbrec;
-    srq->ring.state   = &srq->st;
-    srq->ring.priv    = NULL;
+    srq->head    = 0;
+    srq->tail    = (uint16_t)(srq->wqe_cnt - 1);
+    srq->counter = 0;
+    srq->wrid    = calloc(srq->wqe_cnt, sizeof(*srq->wrid));
 }
 
 static int srq_soft_srq_alloc_ring(srq_soft_srq_t *srq, uint32_t max_wr,
@@ -73,8 +63,9 @@ static int srq_soft_srq_alloc_ring(srq_soft_srq_t *srq, uint32_t max_wr,
     void *buf, *db;
 
     srq->max_sge = max_sge ? max_sge : 1;
-    srq->stride  = srq_soft_pow2(SRQ_VERBS_RING_NEXT_SEG_SIZE +
-                                 srq->max_sge * SRQ_VERBS_RING_DATA_SEG_SIZE);
+    srq->stride  = srq_soft_pow2(sizeof(srq_soft_srq_next_seg_t) +
+                                 srq->max_sge *
+                                 sizeof(srq_soft_srq_data_seg_t));
     srq->wqe_cnt = srq_soft_pow2(max_wr + 1);
     srq->max_wr  = srq->wqe_cnt - 1;
     if (posix_memalign(&buf, 4096, (size_t)srq->wqe_cnt * srq->stride) ||
@@ -86,11 +77,7 @@ static int srq_soft_srq_alloc_ring(srq_soft_srq_t *srq, uint32_t max_wr,
     srq->buf   = buf;
     srq->dbrec = db;
     srq_soft_srq_init_list(srq);
-    if (srq->st.wrid == NULL) {
-        return ENOMEM;
-    }
-    srq_soft_srq_init_ring(srq);
-    return 0;
+    return (srq->wrid == NULL) ? ENOMEM : 0;
 }
 
 struct ibv_srq *srq_soft_create_srq(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
@@ -100,7 +87,7 @@ struct ibv_srq *srq_soft_create_srq(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     srq_soft_srq_t *srq;
     int ret;
 
-    if ((pd == NULL) || !srq_soft_owns(dev, pd->context) ||
+    if (!srq_soft_dev_has(dev, pd) ||
         (attr->attr.max_wr == 0) ||
         (attr->attr.max_wr > SRQ_SOFT_MAX_SRQ_WR) ||
         (attr->attr.max_sge > SRQ_SOFT_MAX_SGE)) {
@@ -138,7 +125,7 @@ int srq_soft_modify_srq(srq_verbs_dev_t *vdev, struct ibv_srq *ibsrq,
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_srq_t *srq;
 
-    if ((ibsrq == NULL) || !srq_soft_owns(dev, ibsrq->context) ||
+    if (!srq_soft_dev_has(dev, ibsrq) ||
         (attr_mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT))) {
         return EINVAL;
     }
@@ -163,11 +150,10 @@ int srq_soft_query_srq(srq_verbs_dev_t *vdev, struct ibv_srq *ibsrq,
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_srq_t *srq;
 
-    if ((ibsrq == NULL) || !srq_soft_owns(dev, ibsrq->context)) {
+    if (srq_soft_dev_lock_obj(dev, ibsrq) != 0) {
         return EINVAL;
     }
     srq = srq_soft_srq(ibsrq);
-    srq_soft_dev_lock(dev);
     attr->max_wr    = srq->max_wr;
     attr->max_sge   = srq->max_sge;
     attr->srq_limit = srq->limit;
@@ -179,22 +165,17 @@ int srq_soft_destroy_srq(srq_verbs_dev_t *vdev, struct ibv_srq *ibsrq)
 {
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_srq_t *srq;
-    srq_soft_list_t *e;
 
-    if ((ibsrq == NULL) || !srq_soft_owns(dev, ibsrq->context)) {
+    if (srq_soft_dev_lock_obj(dev, ibsrq) != 0) {
         return EINVAL;
     }
     srq = srq_soft_srq(ibsrq);
-    srq_soft_dev_lock(dev);
     if (srq->qp_refs > 0) {
         srq_soft_dev_unlock(dev);
         return EBUSY;
     }
     /* completions still in CQs must not give WQEs back to a freed SRQ */
-    for (e = dev->cqs.next; e != &dev->cqs; e = e->next) {
-        srq_soft_cq_forget_srq(srq_soft_container_of(e, srq_soft_cq_t,
-                                                     dev_link), srq);
-    }
+    srq_soft_cqs_forget_srq(dev, srq);
     srq_soft_dev_unlock(dev);
     pthread_mutex_destroy(&srq->ibv.mutex);
     pthread_cond_destroy(&srq->ibv.cond);
@@ -202,55 +183,62 @@ int srq_soft_destroy_srq(srq_verbs_dev_t *vdev, struct ibv_srq *ibsrq)
     return 0;
 }
 
-/*
- * Test hook (srq_soft_test_fail_post): post the WRs before @fail_at one at
- * a time, each a copy ending the chain - the shared ring code stays as it
- * is and the caller's list is never written - then fail as a post-time
- * check would.
- */
-static int srq_soft_post_srq_recv_fault(srq_soft_srq_t *srq,
-                                        struct ibv_recv_wr *wr,
-                                        struct ibv_recv_wr **bad_wr,
-                                        unsigned fail_at, int err)
-{
-    struct ibv_recv_wr one, *bad;
-    unsigned i;
-    int ret;
+/* ---- the queue ------------------------------------------------------- */
 
-    for (i = 0; i < fail_at; ++i, wr = wr->next) {
-        one      = *wr;
-        one.next = NULL;
-        ret      = srq_verbs_ring_post(&srq->ring, &one, &bad);
-        if (ret != 0) {
-            *bad_wr = wr;
-            return ret;
+static void srq_soft_srq_write(srq_soft_srq_t *srq,
+                               srq_soft_srq_next_seg_t *wqe,
+                               const struct ibv_recv_wr *wr)
+{
+    srq_soft_srq_data_seg_t *dseg = srq_soft_srq_dseg(wqe);
+    int i;
+
+    for (i = 0; i < wr->num_sge; ++i) {
+        dseg[i].byte_count = htobe32(wr->sg_list[i].length);
+        dseg[i].lkey       = htobe32(wr->sg_list[i].lkey);
+        dseg[i].addr       = htobe64(wr->sg_list[i].addr);
+    }
+    if ((uint32_t)i < srq->max_sge) {
+        /* a short list ends with an invalid-lkey terminator */
+        dseg[i].byte_count = 0;
+        dseg[i].lkey       = htobe32(SRQ_SOFT_SRQ_INVALID_LKEY);
+        dseg[i].addr       = 0;
+    }
+}
+
+int srq_soft_srq_post(srq_soft_srq_t *srq, struct ibv_recv_wr *wr,
+                      struct ibv_recv_wr **bad_wr)
+{
+    srq_soft_srq_next_seg_t *wqe;
+    uint16_t posted = 0;
+    int ret = 0;
+
+    pthread_spin_lock(&srq->lock);
+    for (; wr != NULL; wr = wr->next) {
+        if ((wr->num_sge < 0) || ((uint32_t)wr->num_sge > srq->max_sge)) {
+            ret = EINVAL;
+            break;
         }
+        if (srq->head == srq->tail) {
+            ret = ENOMEM; /* only the sentinel is left */
+            break;
+        }
+        wqe = srq_soft_srq_wqe(srq->buf, srq->stride, srq->head);
+        srq_soft_srq_write(srq, wqe, wr);
+        srq->wrid[srq->head] = wr->wr_id;
+        srq->head = be16toh(wqe->next_wqe_index) & (srq->wqe_cnt - 1);
+        ++posted;
     }
-    *bad_wr = wr;
-    return err;
-}
-
-int srq_soft_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
-                           struct ibv_recv_wr **bad_wr)
-{
-    srq_soft_srq_t *srq = srq_soft_srq(ibsrq);
-    unsigned fail_at;
-    int err;
-
-    if (srq_soft_post_fault(srq->dev, wr, &fail_at, &err)) {
-        return srq_soft_post_srq_recv_fault(srq, wr, bad_wr, fail_at, err);
+    if (posted != 0) {
+        srq->counter += posted;
+        /* WQE contents before the counter: one doorbell per batch */
+        atomic_store_explicit((_Atomic uint32_t*)srq->dbrec,
+                              htobe32(srq->counter), memory_order_release);
     }
-    return srq_verbs_ring_post(&srq->ring, wr, bad_wr);
-}
-
-int srq_soft_srq_ring(srq_verbs_dev_t *vdev, struct ibv_srq *ibsrq,
-                      srq_verbs_srq_ring_t *ring)
-{
-    if ((ibsrq == NULL) || !srq_soft_owns(srq_soft_dev(vdev), ibsrq->context)) {
-        return EINVAL;
+    pthread_spin_unlock(&srq->lock);
+    if (ret != 0) {
+        *bad_wr = wr;
     }
-    *ring = srq_soft_srq(ibsrq)->ring;
-    return 0;
+    return ret;
 }
 
 static uint16_t srq_soft_srq_posted(srq_soft_srq_t *srq)
@@ -286,10 +274,4 @@ void srq_soft_srq_consume(srq_soft_srq_t *srq)
         srq->limit = 0; /* one shot */
         srq_soft_async_raise(srq->dev, IBV_EVENT_SRQ_LIMIT_REACHED, srq);
     }
-}
-
-/* Its completion was polled: the WQE is free again */
-void srq_soft_srq_free_wqe(srq_soft_srq_t *srq, uint16_t idx)
-{
-    srq_verbs_ring_free(&srq->ring, idx);
 }

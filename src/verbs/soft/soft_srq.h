@@ -1,43 +1,77 @@
 /*
- * ucx-srq soft device: the SRQ WQE layout, byte for byte the mlx5
- * linked-list SRQ (see srq_verbs_ring.h), so that the same ring-posting
- * code serves the soft device and mlx5 hardware.
+ * ucx-srq soft device: shared receive queues. The verbs side posts WQEs
+ * into the queue (soft_srq_wqe.h) without the device lock; the device side
+ * (the responder, under dev->lock) consumes them in posting order; polling
+ * a WQE's completion gives it back to the free list.
  */
 #ifndef SRQ_SOFT_SRQ_H_
 #define SRQ_SOFT_SRQ_H_
 
+#include "../srq_verbs.h"
+#include "soft_list.h"
+#include "soft_srq_wqe.h"
+
 #include <endian.h>
+#include <pthread.h>
 #include <stdint.h>
 
-/* = struct mlx5_wqe_srq_next_seg */
-typedef struct srq_soft_srq_next_seg {
-    uint8_t   rsvd0[2];
-    uint16_t  next_wqe_index;  /* big-endian */
-    uint8_t   signature;
-    uint8_t   rsvd1[11];
-} srq_soft_srq_next_seg_t;
+typedef struct srq_soft_dev srq_soft_dev_t;
+typedef struct srq_soft_srq srq_soft_srq_t;
 
-/* = struct mlx5_wqe_data_seg */
-typedef struct srq_soft_srq_data_seg {
-    uint32_t  byte_count;      /* big-endian */
-    uint32_t  lkey;            /* big-endian */
-    uint64_t  addr;            /* big-endian */
-} srq_soft_srq_data_seg_t;
+struct srq_soft_srq {
+    struct ibv_srq       ibv;
+    srq_soft_dev_t      *dev;
+    uint8_t             *buf;
+    uint32_t             stride;
+    uint32_t             wqe_cnt;
+    uint32_t             max_sge;
+    uint32_t             max_wr;    /* wqe_cnt - 1 */
+    volatile uint32_t   *dbrec;     /* WQEs posted, mod 2^16, big-endian */
+    /* verbs side: the free list (post vs. poll) */
+    pthread_spinlock_t   lock;
+    uint16_t             head;      /* next free WQE, written by posting */
+    uint16_t             tail;      /* last free WQE (sentinel) */
+    uint16_t             counter;   /* WQEs posted so far, mod 2^16 */
+    uint64_t            *wrid;      /* wqe_cnt entries */
+    /* device side (under dev->lock) */
+    uint16_t             hw_next;     /* next WQE to consume */
+    uint16_t             hw_consumed; /* WQEs consumed, mod 2^16 */
+    uint32_t             limit;       /* armed limit, 0: disarmed */
+    int                  qp_refs;
+};
 
-_Static_assert(sizeof(srq_soft_srq_next_seg_t) == 16, "mlx5 layout");
-_Static_assert(sizeof(srq_soft_srq_data_seg_t) == 16, "mlx5 layout");
-
-static inline srq_soft_srq_next_seg_t *srq_soft_srq_wqe(void *buf,
-                                                        uint32_t stride,
-                                                        uint32_t idx)
+static inline srq_soft_srq_t *srq_soft_srq(struct ibv_srq *srq)
 {
-    return (srq_soft_srq_next_seg_t*)((uint8_t*)buf + (size_t)idx * stride);
+    return srq_soft_container_of(srq, srq_soft_srq_t, ibv);
 }
 
-static inline srq_soft_srq_data_seg_t *
-srq_soft_srq_dseg(srq_soft_srq_next_seg_t *wqe)
+/* Its completion was polled: the WQE is free again */
+static inline void srq_soft_srq_free_wqe(srq_soft_srq_t *srq, uint16_t idx)
 {
-    return (srq_soft_srq_data_seg_t*)(wqe + 1);
+    srq_soft_srq_next_seg_t *tail;
+
+    pthread_spin_lock(&srq->lock);
+    tail = srq_soft_srq_wqe(srq->buf, srq->stride, srq->tail);
+    tail->next_wqe_index = htobe16(idx);
+    srq->tail = idx;
+    pthread_spin_unlock(&srq->lock);
 }
+
+struct ibv_srq *srq_soft_create_srq(srq_verbs_dev_t *dev, struct ibv_pd *pd,
+                                    struct ibv_srq_init_attr *attr);
+int  srq_soft_modify_srq(srq_verbs_dev_t *dev, struct ibv_srq *srq,
+                         struct ibv_srq_attr *attr, int attr_mask);
+int  srq_soft_query_srq(srq_verbs_dev_t *dev, struct ibv_srq *srq,
+                        struct ibv_srq_attr *attr);
+int  srq_soft_destroy_srq(srq_verbs_dev_t *dev, struct ibv_srq *srq);
+/* Write the WRs into the queue, one doorbell for the batch: the contract of
+ * ibv_post_srq_recv (ENOMEM: full, EINVAL: too many SGEs; *bad_wr is the
+ * first WR not posted, the ones before it stay posted) */
+int  srq_soft_srq_post(srq_soft_srq_t *srq, struct ibv_recv_wr *wr,
+                       struct ibv_recv_wr **bad_wr);
+/* Device side, under dev->lock: the next posted WQE, or NULL */
+void *srq_soft_srq_peek(srq_soft_srq_t *srq, uint16_t *idx_p);
+/* Device side: the WQE returned by peek is now the device's */
+void srq_soft_srq_consume(srq_soft_srq_t *srq);
 
 #endif

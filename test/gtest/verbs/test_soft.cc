@@ -5,6 +5,7 @@
 #include "verbs_fixture.h"
 
 extern "C" {
+#include "verbs/soft/soft_pkt.h"
 #include "verbs/soft/soft_shm.h"
 }
 

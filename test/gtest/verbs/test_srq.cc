@@ -1,11 +1,9 @@
 /*
- * ucx-srq verbs conformance: shared receive queues: the mlx5-layout ring
- * (srq_verbs_ring.h) mixed with ibv_post_srq_recv, buffer ownership, the
- * one-shot SRQ limit event, resize.
+ * ucx-srq verbs conformance: shared receive queues: posting order,
+ * buffer ownership, the one-shot SRQ limit event, resize.
  */
 #include "verbs_fixture.h"
 
-#include <endian.h>
 #include <poll.h>
 #include <string.h>
 
@@ -66,52 +64,22 @@ TEST_P(srq, resize_is_honest)
                                                IBV_SRQ_MAX_WR));
 }
 
-TEST_P(srq, ring_layout)
-{
-    ibv_srq *s = make_srq(*b, 100, 3);
-    srq_verbs_srq_ring_t ring;
-    int ret = srq_verbs_srq_ring(b->dev, s, &ring);
-
-    if (ret == EOPNOTSUPP) {
-        GTEST_SKIP() << "device has no mlx5-layout SRQ ring";
-    }
-    ASSERT_EQ(0, ret);
-    EXPECT_EQ(0u, ring.wqe_cnt & (ring.wqe_cnt - 1)) << "power of two";
-    EXPECT_EQ(0u, ring.stride & (ring.stride - 1)) << "power of two";
-    EXPECT_GE(ring.stride, 16u * (1 + ring.max_sge));
-    EXPECT_GE(ring.max_sge, 3u);
-    EXPECT_GE(ring.wqe_cnt, 101u);
-    EXPECT_NE(nullptr, ring.buf);
-    EXPECT_NE(nullptr, ring.dbrec);
-    EXPECT_NE(ring.state->head, ring.state->tail);
-    srq_verbs_srq_ring_release(&ring);
-}
-
-TEST_P(srq, ring_and_post_srq_recv_interleaved)
+/* Batches of WRs, posted again and again as the queue recycles its WQEs
+ * (200 through a 64-WQE SRQ): consumed in posting order, each message in
+ * the buffer of the WR it completed */
+TEST_P(srq, batches_consumed_in_posting_order)
 {
     const int rounds = 40, per = 5;
     ibv_srq *s = make_srq(*b, 64, 1);
-    srq_verbs_srq_ring_t ring;
     char *rbuf = (char*)alloc(64 * 64);
     ibv_mr *rmr = reg(*b, rbuf, 64 * 64, IBV_ACCESS_LOCAL_WRITE);
     uint32_t msg = 0, expect = 0;
-    int ret = srq_verbs_srq_ring(b->dev, s, &ring);
 
-    if (ret == EOPNOTSUPP) {
-        GTEST_SKIP() << "device has no mlx5-layout SRQ ring";
-    }
-    ASSERT_EQ(0, ret);
-    if (!(ring.flags & SRQ_VERBS_RING_F_SHARED)) {
-        srq_verbs_srq_ring_release(&ring);
-        GTEST_SKIP() << "ring and ibv_post_srq_recv cannot be mixed here";
-    }
     make_pair(s);
-
     for (int r = 0; r < rounds; ++r) {
         ibv_recv_wr wr[per], *bad = nullptr;
         ibv_sge sge[per];
-        /* even rounds through the ring (one doorbell for the batch), odd
-         * rounds through ibv_post_srq_recv; wr_id encodes the buffer */
+        /* wr_id encodes the round and the buffer */
         for (int i = 0; i < per; ++i) {
             uint32_t slot = (r * per + i) % 64;
             sge[i] = { (uintptr_t)rbuf + 64 * slot, 64, rmr->lkey };
@@ -121,14 +89,7 @@ TEST_P(srq, ring_and_post_srq_recv_interleaved)
             wr[i].num_sge = 1;
             wr[i].next    = (i + 1 < per) ? &wr[i + 1] : nullptr;
         }
-        uint16_t before = ring.state->counter;
-        if (r % 2 == 0) {
-            ASSERT_EQ(0, srq_verbs_ring_post(&ring, wr, &bad));
-        } else {
-            ASSERT_EQ(0, ibv_post_srq_recv(s, wr, &bad));
-        }
-        EXPECT_EQ((uint16_t)(before + per), ring.state->counter);
-        EXPECT_EQ(htobe32(ring.state->counter), *ring.dbrec);
+        ASSERT_EQ(0, ibv_post_srq_recv(s, wr, &bad));
 
         for (int i = 0; i < per; ++i) {
             send_seq(msg++);
@@ -138,48 +99,12 @@ TEST_P(srq, ring_and_post_srq_recv_interleaved)
             ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
             uint32_t slot = (r * per + i) % 64;
             ASSERT_EQ(((uint64_t)r << 32) | slot, wc.wr_id)
-                << "WQEs consumed in posting order, whichever path posted";
+                << "WQEs consumed in posting order";
             uint32_t got;
             memcpy(&got, rbuf + 64 * slot, 4);
             ASSERT_EQ(expect++, got);
         }
     }
-    srq_verbs_srq_ring_release(&ring);
-}
-
-TEST_P(srq, ring_post_checks)
-{
-    ibv_srq *s = make_srq(*b, 3, 1);
-    srq_verbs_srq_ring_t ring;
-    char *rbuf = (char*)alloc(64);
-    ibv_recv_wr wr[8], *bad;
-    ibv_sge sge[8], two[2];
-    int ret = srq_verbs_srq_ring(b->dev, s, &ring);
-
-    if (ret == EOPNOTSUPP) {
-        GTEST_SKIP() << "device has no mlx5-layout SRQ ring";
-    }
-    ASSERT_EQ(0, ret);
-    for (int i = 0; i < 8; ++i) {
-        sge[i] = { (uintptr_t)rbuf, 64, 0 };
-        memset(&wr[i], 0, sizeof(wr[i]));
-        wr[i].wr_id = i; wr[i].sg_list = &sge[i]; wr[i].num_sge = 1;
-        wr[i].next = (i < 7) ? &wr[i + 1] : nullptr;
-    }
-    two[0] = two[1] = sge[0];
-    wr[1].sg_list = two;
-    wr[1].num_sge = 2;
-    bad = nullptr;
-    EXPECT_EQ(EINVAL, srq_verbs_ring_post(&ring, wr, &bad));
-    EXPECT_EQ(&wr[1], bad);
-    EXPECT_EQ(1u, ring.state->counter) << "wr[0] posted";
-    wr[1].num_sge = 1;
-    wr[1].sg_list = &sge[1];
-    bad = nullptr;
-    EXPECT_EQ(ENOMEM, srq_verbs_ring_post(&ring, &wr[1], &bad));
-    EXPECT_EQ(ring.wqe_cnt - 1, ring.state->counter) << "filled up";
-    EXPECT_EQ(&wr[ring.wqe_cnt - 1], bad);
-    srq_verbs_srq_ring_release(&ring);
 }
 
 TEST_P(srq, buffer_owned_until_polled)

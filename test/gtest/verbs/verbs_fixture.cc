@@ -55,13 +55,18 @@ uint64_t now_ms()
     return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-bool write_full(int fd, const void *buf, size_t len)
+/* Move all @len bytes, retrying what a signal interrupts. Reading waits at
+ * most @timeout_ms for each chunk. */
+static bool io_full(int fd, char *p, size_t len, bool reading, int timeout_ms)
 {
-    const char *p = (const char*)buf;
+    struct pollfd pfd = { fd, POLLIN, 0 };
     ssize_t n;
 
     while (len > 0) {
-        n = write(fd, p, len);
+        if (reading && (poll(&pfd, 1, timeout_ms) <= 0)) {
+            return false;
+        }
+        n = reading ? read(fd, p, len) : write(fd, p, len);
         if (n <= 0) {
             if ((n < 0) && (errno == EINTR)) {
                 continue;
@@ -74,27 +79,14 @@ bool write_full(int fd, const void *buf, size_t len)
     return true;
 }
 
+bool write_full(int fd, const void *buf, size_t len)
+{
+    return io_full(fd, (char*)buf, len, false, 0);
+}
+
 bool read_full(int fd, void *buf, size_t len, int timeout_ms)
 {
-    char *p = (char*)buf;
-    struct pollfd pfd = { fd, POLLIN, 0 };
-    ssize_t n;
-
-    while (len > 0) {
-        if (poll(&pfd, 1, timeout_ms) <= 0) {
-            return false;
-        }
-        n = read(fd, p, len);
-        if (n <= 0) {
-            if ((n < 0) && (errno == EINTR)) {
-                continue;
-            }
-            return false;
-        }
-        p   += n;
-        len -= n;
-    }
-    return true;
+    return io_full(fd, (char*)buf, len, true, timeout_ms);
 }
 
 void verbs_test::SetUp()

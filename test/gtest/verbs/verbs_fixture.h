@@ -15,8 +15,8 @@
 
 extern "C" {
 #include "verbs/srq_verbs.h"
-#include "verbs/srq_verbs_ring.h"
-#include "verbs/soft/srq_soft.h"
+#include "verbs/soft/soft_test_hooks.h"
+#include "verbs/soft/srq_soft_api.h"
 }
 
 #include <functional>

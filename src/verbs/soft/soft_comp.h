@@ -1,0 +1,30 @@
+/*
+ * ucx-srq soft device: the completer - ACK/NAK to send completions,
+ * retries, and the failure of the QPs toward a dead peer.
+ */
+#ifndef SRQ_SOFT_COMP_H_
+#define SRQ_SOFT_COMP_H_
+
+#include "../srq_verbs.h"
+#include "soft_pkt.h"
+
+#include <stdbool.h>
+
+typedef struct srq_soft_dev  srq_soft_dev_t;
+typedef struct srq_soft_peer srq_soft_peer_t;
+typedef struct srq_soft_qp   srq_soft_qp_t;
+typedef struct srq_soft_swqe srq_soft_swqe_t;
+
+/* An ACK/NAK packet from the inbound queue */
+void srq_soft_comp_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt);
+/* Complete the finished WQEs at the head of the send queue */
+void srq_soft_comp_sq(srq_soft_qp_t *qp);
+/* @wqe failed with @status: it completes so, the QP goes to error */
+void srq_soft_comp_swqe_error(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
+                              enum ibv_wc_status status);
+/* Is @peer alive? If not, its QPs fail (as after exhausted retries) */
+bool srq_soft_comp_peer_check(srq_soft_dev_t *dev, srq_soft_peer_t *peer);
+/* @peer is known dead: fail its QPs, reclaim it */
+void srq_soft_comp_peer_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer);
+
+#endif

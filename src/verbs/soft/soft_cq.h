@@ -1,0 +1,83 @@
+/*
+ * ucx-srq soft device: completion queues and completion channels.
+ */
+#ifndef SRQ_SOFT_CQ_H_
+#define SRQ_SOFT_CQ_H_
+
+#include "../srq_verbs.h"
+#include "soft_list.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct srq_soft_dev     srq_soft_dev_t;
+typedef struct srq_soft_qp      srq_soft_qp_t;
+typedef struct srq_soft_srq     srq_soft_srq_t;
+typedef struct srq_soft_swqe    srq_soft_swqe_t;
+typedef struct srq_soft_cq      srq_soft_cq_t;
+typedef struct srq_soft_channel srq_soft_channel_t;
+
+/* A completion as stored in the CQ: what the user gets, plus what polling
+ * must give back to its queue (a receive buffer is the device's until its
+ * completion is polled). */
+typedef struct srq_soft_cqe {
+    struct ibv_wc    wc;
+    srq_soft_srq_t  *srq;      /* SRQ WQE to free on poll, or NULL */
+    srq_soft_qp_t   *rq_qp;    /* RQ slot to free on poll, or NULL */
+    uint16_t         srq_idx;
+} srq_soft_cqe_t;
+
+struct srq_soft_cq {
+    struct ibv_cq        ibv;
+    srq_soft_dev_t      *dev;
+    srq_soft_cqe_t      *ring;
+    uint32_t             size;     /* power of two */
+    uint32_t             pi, ci;
+    int                  armed;    /* 0, 1: next CQE, 2: next solicited */
+    bool                 error;    /* overrun */
+    srq_soft_list_t      ev_link;  /* channel->events */
+    unsigned             events_delivered;
+    unsigned             events_acked;
+    int                  qp_refs;
+    srq_soft_list_t      dev_link; /* dev->cqs */
+};
+
+struct srq_soft_channel {
+    struct ibv_comp_channel  ibv;      /* ibv.fd: an epoll fd */
+    srq_soft_dev_t          *dev;
+    int                      efd;      /* eventfd: local CQ events */
+    srq_soft_list_t          events;   /* CQs with a pending event */
+    int                      refcnt;   /* CQs using it */
+};
+
+static inline srq_soft_cq_t *srq_soft_cq(struct ibv_cq *cq)
+{
+    return srq_soft_container_of(cq, srq_soft_cq_t, ibv);
+}
+
+struct ibv_comp_channel *srq_soft_create_comp_channel(srq_verbs_dev_t *dev);
+int  srq_soft_destroy_comp_channel(srq_verbs_dev_t *dev,
+                                   struct ibv_comp_channel *channel);
+struct ibv_cq *srq_soft_create_cq(srq_verbs_dev_t *dev, int cqe,
+                                  void *cq_context,
+                                  struct ibv_comp_channel *channel,
+                                  int comp_vector);
+int  srq_soft_destroy_cq(srq_verbs_dev_t *dev, struct ibv_cq *cq);
+void srq_soft_ack_cq_events(srq_verbs_dev_t *dev, struct ibv_cq *cq,
+                            unsigned nevents);
+
+/* Under dev->lock: */
+/* A slot for a new completion, NULL on overrun (the CQ is in error) */
+srq_soft_cqe_t *srq_soft_cq_push(srq_soft_cq_t *cq, bool solicited);
+/* The completion of a send WQE, if it makes one (errors always do) */
+void srq_soft_cq_send_cqe(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
+                          enum ibv_wc_status status);
+/* Take up to @num completions (what ibv_poll_cq returns) */
+int  srq_soft_cq_pop(srq_soft_cq_t *cq, int num, struct ibv_wc *wc);
+/* The channel's oldest event, or NULL */
+srq_soft_cq_t *srq_soft_channel_pop(srq_soft_channel_t *ch);
+/* A QP or SRQ is destroyed: its completions stay, its queue is gone */
+void srq_soft_cq_forget_qp(srq_soft_cq_t *cq, srq_soft_qp_t *qp);
+void srq_soft_cqs_forget_srq(srq_soft_dev_t *dev, srq_soft_srq_t *srq);
+
+#endif

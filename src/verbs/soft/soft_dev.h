@@ -1,0 +1,179 @@
+/*
+ * ucx-srq soft device: the device instance (one per srq_verbs_open of
+ * "soft0"), its limits, its lock and its statistics.
+ *
+ * The soft device is a userspace HCA for machines without RDMA hardware or
+ * kernel RDMA support. Processes of one host talk through shared memory
+ * (packets) and cross-memory attach (one-sided RDMA). Its objects are real
+ * struct ibv_context/ibv_qp/ibv_srq/ibv_cq, and it fills context->ops so
+ * that the standard inline data-path verbs reach it. doc/architecture.md
+ * lists its files and the path a packet takes through them.
+ */
+#ifndef SRQ_SOFT_DEV_H_
+#define SRQ_SOFT_DEV_H_
+
+#include "../srq_verbs_dev.h"
+#include "soft_list.h"
+#include "soft_peer.h"
+#include "soft_shm.h"
+#include "srq_soft_api.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#define SRQ_SOFT_DEV_NAME      "soft0"
+#define SRQ_SOFT_NUM_PORTS     1
+
+/* Device limits, as ibv_query_device reports them */
+#define SRQ_SOFT_MAX_QP        65536
+#define SRQ_SOFT_MAX_QP_WR     16384
+#define SRQ_SOFT_MAX_SGE       16
+#define SRQ_SOFT_MAX_CQ        65536
+#define SRQ_SOFT_MAX_CQE       (1 << 20)
+#define SRQ_SOFT_MAX_MR        (SRQ_SOFT_MR_TABLE_SIZE - 1)
+/* the soft device pins nothing: any range of the 47-bit user address space
+ * can be registered (oshmem registers whole segments, terabytes under
+ * AddressSanitizer's memory layout) */
+#define SRQ_SOFT_MAX_MR_SIZE   (1ull << 47)
+#define SRQ_SOFT_MAX_SRQ       4096
+#define SRQ_SOFT_MAX_SRQ_WR    32767  /* wqe_cnt (pow2, +1 sentinel) <= 2^15 */
+#define SRQ_SOFT_MAX_INLINE    1024
+#define SRQ_SOFT_MTU           IBV_MTU_4096
+#define SRQ_SOFT_MAX_MSG       (1u << 31)
+
+/* The first four bytes of a soft port address's gid field */
+#define SRQ_SOFT_ADDR_MAGIC    "soft"
+
+/* Progress tuning */
+#define SRQ_SOFT_RX_BATCH      64        /* packets per progress call */
+#define SRQ_SOFT_PEER_CHECK_NS 100000000ull  /* liveness check period */
+#define SRQ_SOFT_TICK_NS       1000000ull    /* timer resolution */
+#define SRQ_SOFT_TICK_CALLS    128  /* progress calls between clock reads */
+
+typedef struct srq_soft_dev      srq_soft_dev_t;
+typedef struct srq_soft_qp       srq_soft_qp_t;
+typedef struct srq_soft_async_ev srq_soft_async_ev_t;
+
+struct srq_soft_dev {
+    srq_verbs_dev_t     super;
+    struct ibv_context  ibv_ctx;      /* what ibv_* data-path calls see */
+    struct ibv_device  *ibv_dev;      /* a fake device object for ctx->device */
+    uint8_t             instance[SRQ_SOFT_INST_LEN]; /* unique id */
+    pid_t               pid;
+    uint64_t            start_time;
+    uint64_t            lock_id;      /* what we write in a queue's lock */
+
+    /* everything below is under lock, unless said otherwise. A spinlock:
+     * it is taken on every poll, and never held across a sleep */
+    pthread_spinlock_t  lock;
+
+    /* own segment */
+    char                shm_name[64];
+    srq_soft_seg_t      seg;
+    uint64_t            rx_head;      /* consumer position (private copy) */
+    unsigned            rx_idle_polls;
+    srq_soft_peer_t     self;         /* loopback peer: our own segment */
+
+    /* wakeups: a FIFO peers poke when we asked (seg.hdr->wake_req) */
+    char                fifo_path[116]; /* = srq_soft_shm_hdr_t.fifo_path */
+    int                 fifo_fd;      /* O_RDWR: never sees EOF */
+    bool                wake_armed;   /* we set wake_req, may need drain */
+    int                 timer_fd;     /* timers while the user sleeps */
+
+    /* MR keys: generation per table index, free index stack */
+    uint16_t           *mr_gen;
+    uint32_t           *mr_free;
+    uint32_t            mr_free_cnt;
+
+    /* QPs by index (qpn = gen << 16 | index) */
+    srq_soft_qp_t     **qps;
+    uint8_t            *qp_gen;
+    uint32_t            qp_tab_size;
+    uint32_t            qp_next;      /* never used slots start here */
+    uint32_t           *qp_free;
+    uint32_t            qp_free_cnt;
+
+    srq_soft_list_t     peers;
+    srq_soft_list_t     cqs;
+    srq_soft_list_t     busy_peers;   /* peers we have outstanding work to */
+    srq_soft_list_t     busy_qps;     /* QPs with outstanding send work */
+    srq_soft_list_t     ack_qps;
+    srq_soft_list_t     sched_qps;
+    uint64_t            next_tick_ns;
+    unsigned            tick_calls;   /* progress calls since a clock read */
+
+    /* async events (own lock: read by the user without dev->lock) */
+    pthread_mutex_t      async_lock;
+    srq_soft_async_ev_t *async_head, *async_tail;
+    int                  async_efd;
+
+    srq_soft_stats_t    stats;
+
+    /* srq_soft_test_fail_post: wr_index << 32 | (uint32_t)err, 0: none.
+     * Atomic, without dev->lock: the SRQ post path does not take it */
+    _Atomic uint64_t    fail_post;
+};
+
+static inline srq_soft_dev_t *srq_soft_dev(srq_verbs_dev_t *dev)
+{
+    return (srq_soft_dev_t*)dev;
+}
+
+static inline void srq_soft_dev_lock(srq_soft_dev_t *dev)
+{
+    pthread_spin_lock(&dev->lock);
+}
+
+static inline void srq_soft_dev_unlock(srq_soft_dev_t *dev)
+{
+    pthread_spin_unlock(&dev->lock);
+}
+
+static inline srq_soft_dev_t *srq_soft_ctx_dev(struct ibv_context *ctx)
+{
+    return srq_soft_container_of(ctx, srq_soft_dev_t, ibv_ctx);
+}
+
+static inline bool srq_soft_owns(srq_soft_dev_t *dev, struct ibv_context *ctx)
+{
+    return ctx == &dev->ibv_ctx;
+}
+
+/* The word in our segment that asks producers to poke our wake FIFO */
+static inline _Atomic uint32_t *srq_soft_wake_req(srq_soft_dev_t *dev)
+{
+    return (_Atomic uint32_t*)&dev->seg.hdr->wake_req;
+}
+
+/* Is @obj (an ibv object with a context, or NULL) one of @dev's? */
+#define srq_soft_dev_has(_dev, _obj) \
+    (((_obj) != NULL) && srq_soft_owns(_dev, (_obj)->context))
+
+/*
+ * The preamble of a control verb on an object: EINVAL unless @obj is one of
+ * @dev's, else @dev is locked (the caller unlocks) and 0 returned.
+ */
+#define srq_soft_dev_lock_obj(_dev, _obj) \
+    (srq_soft_dev_has(_dev, _obj) ? (srq_soft_dev_lock(_dev), 0) : EINVAL)
+
+/*
+ * A statistic also read without dev->lock (srq_verbs_query_rnr): writers
+ * hold the lock, so a relaxed load + store is a race-free increment (no
+ * locked read-modify-write), and a relaxed load never sees a torn value.
+ */
+static inline void srq_soft_stat_inc_shared(uint64_t *stat)
+{
+    _Atomic uint64_t *a = (_Atomic uint64_t*)stat;
+
+    atomic_store_explicit(a, atomic_load_explicit(a, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+static inline uint64_t srq_soft_stat_read_shared(const uint64_t *stat)
+{
+    return atomic_load_explicit((_Atomic uint64_t*)stat, memory_order_relaxed);
+}
+
+#endif

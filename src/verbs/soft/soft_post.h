@@ -1,0 +1,17 @@
+/*
+ * ucx-srq soft device: the data-path post verbs (context->ops), with their
+ * post-time checks; execution is the requester's (soft_req.h).
+ */
+#ifndef SRQ_SOFT_POST_H_
+#define SRQ_SOFT_POST_H_
+
+#include "../srq_verbs.h"
+
+int  srq_soft_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+                        struct ibv_send_wr **bad_wr);
+int  srq_soft_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+                        struct ibv_recv_wr **bad_wr);
+int  srq_soft_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+                            struct ibv_recv_wr **bad_wr);
+
+#endif

@@ -1,0 +1,117 @@
+/*
+ * ucx-srq soft device: process identity and liveness (pid + start time),
+ * and the sharing domain that says which processes can reach each other.
+ */
+#include "soft_proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Field 22 of /proc/<pid>/stat; also fails for zombies, which are dead to
+ * us (a killed child not reaped yet still answers kill(pid, 0)). */
+int srq_soft_proc_start_time(pid_t pid, uint64_t *start_p)
+{
+    char path[64], buf[1024], *p;
+    unsigned long long start;
+    char state;
+    ssize_t n;
+    int fd, i;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return errno;
+    }
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) {
+        return EIO;
+    }
+    buf[n] = '\0';
+
+    /* comm may hold spaces and parentheses: parse after the last ')' */
+    p = strrchr(buf, ')');
+    if ((p == NULL) || (sscanf(p + 1, " %c", &state) != 1)) {
+        return EIO;
+    }
+    if ((state == 'Z') || (state == 'X') || (state == 'x')) {
+        return ESRCH;
+    }
+    p += 2; /* ") " */
+    for (i = 3; i < 22; ++i) {
+        p = strchr(p, ' ');
+        if (p == NULL) {
+            return EIO;
+        }
+        ++p;
+    }
+    if (sscanf(p, "%llu", &start) != 1) {
+        return EIO;
+    }
+    *start_p = start;
+    return 0;
+}
+
+bool srq_soft_owner_alive(pid_t pid, uint64_t start_time)
+{
+    uint64_t start;
+
+    if (pid <= 0) {
+        return false;
+    }
+    if ((kill(pid, 0) < 0) && (errno == ESRCH)) {
+        return false;
+    }
+    if (srq_soft_proc_start_time(pid, &start) != 0) {
+        return false;
+    }
+    return start == start_time;
+}
+
+static uint32_t srq_soft_fnv(uint32_t h, const void *p, size_t len)
+{
+    for (size_t i = 0; i < len; ++i) {
+        h = (h ^ ((const uint8_t*)p)[i]) * 16777619u;
+    }
+    return h;
+}
+
+/*
+ * Which processes can this instance talk to? Those of the same kernel
+ * (boot id) that see the same /dev/shm and the same pid and IPC namespaces:
+ * the soft device needs the peer's segment and its pid (liveness, cross-
+ * memory attach). Two hosts, or two containers that share none of this,
+ * get different values, and their addresses are unreachable to each other.
+ */
+uint32_t srq_soft_domain_id(void)
+{
+    static const char *ns[] = {"/proc/self/ns/pid", "/proc/self/ns/ipc"};
+    uint32_t h = 2166136261u;
+    char boot_id[64] = "";
+    struct stat st;
+    FILE *f;
+
+    f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f != NULL) {
+        if (fgets(boot_id, sizeof(boot_id), f) == NULL) {
+            boot_id[0] = '\0';
+        }
+        fclose(f);
+    }
+    h = srq_soft_fnv(h, boot_id, strlen(boot_id));
+    if (stat("/dev/shm", &st) == 0) {
+        h = srq_soft_fnv(h, &st.st_dev, sizeof(st.st_dev));
+        h = srq_soft_fnv(h, &st.st_ino, sizeof(st.st_ino));
+    }
+    for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); ++i) {
+        if (stat(ns[i], &st) == 0) {
+            h = srq_soft_fnv(h, &st.st_ino, sizeof(st.st_ino));
+        }
+    }
+    return h;
+}

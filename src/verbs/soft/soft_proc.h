@@ -1,0 +1,20 @@
+/*
+ * ucx-srq soft device: process identity. A process is (pid, start time):
+ * a pid alone may have been reused by an unrelated process since it was
+ * written into a segment or a lock word.
+ */
+#ifndef SRQ_SOFT_PROC_H_
+#define SRQ_SOFT_PROC_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The start time of @pid (/proc/<pid>/stat); ESRCH for a zombie */
+int  srq_soft_proc_start_time(pid_t pid, uint64_t *start_p);
+/* @pid is alive and is the process that started at @start_time */
+bool srq_soft_owner_alive(pid_t pid, uint64_t start_time);
+/* Processes with the same value can reach each other's instances */
+uint32_t srq_soft_domain_id(void);
+
+#endif

@@ -1,0 +1,141 @@
+/*
+ * ucx-srq soft device: queue pairs (RC, UD): the object, its send and
+ * receive queues, and the table that finds a QP by number.
+ */
+#ifndef SRQ_SOFT_QP_H_
+#define SRQ_SOFT_QP_H_
+
+#include "../srq_verbs.h"
+#include "soft_list.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct srq_soft_dev  srq_soft_dev_t;
+typedef struct srq_soft_peer srq_soft_peer_t;
+typedef struct srq_soft_qp   srq_soft_qp_t;
+
+/* A send WQE */
+typedef struct srq_soft_swqe {
+    uint64_t             wr_id;
+    enum ibv_wr_opcode   opcode;
+    unsigned             send_flags;
+    uint32_t             imm;
+    uint32_t             num_sge;
+    uint32_t             length;
+    uint64_t             remote_addr;
+    uint32_t             rkey;
+    uint32_t             psn;
+    uint8_t              state;       /* SRQ_SOFT_SWQE_* */
+    bool                 write_done;  /* WRITE_IMM: data already written */
+    bool                 is_inline;   /* data copied at post time */
+    bool                 signaled;
+    enum ibv_wc_status   status;      /* when state == DONE */
+    srq_soft_peer_t     *ud_peer;     /* UD destination */
+    uint32_t             ud_qpn;
+    uint32_t             ud_qkey;
+} srq_soft_swqe_t;
+
+enum {
+    SRQ_SOFT_SWQE_POSTED = 0,  /* not transmitted yet */
+    SRQ_SOFT_SWQE_SENT   = 1,  /* in flight, waiting for ACK */
+    SRQ_SOFT_SWQE_DONE   = 2   /* finished (status), completes in order */
+};
+
+/* A receive WQE of a QP's own receive queue */
+typedef struct srq_soft_rwqe {
+    uint64_t  wr_id;
+    uint32_t  num_sge;
+} srq_soft_rwqe_t;
+
+enum {
+    SRQ_SOFT_WAIT_NONE  = 0,
+    SRQ_SOFT_WAIT_RNR   = 1,   /* resend after the RNR timer */
+    SRQ_SOFT_WAIT_RETRY = 2    /* resend after the transport timeout */
+};
+
+struct srq_soft_qp {
+    struct ibv_qp        ibv;
+    srq_soft_dev_t      *dev;
+    uint32_t             index;
+    struct ibv_qp_cap    cap;
+    bool                 sq_sig_all;
+    struct ibv_qp_attr   attr;       /* as last modified, for query */
+    int                  attr_mask;  /* attributes ever set */
+    srq_soft_peer_t     *peer;       /* RC: connected peer (from RTR) */
+    srq_soft_list_t      peer_link;  /* peer->qps */
+    srq_soft_list_t      ack_link;   /* dev->ack_qps: ACK/NAK to send */
+    srq_soft_list_t      sched_link; /* dev->sched_qps: tx work waiting */
+    srq_soft_list_t      busy_link;  /* dev->busy_qps: send work pending */
+
+    /* requester: WQEs in [sq_ci, sq_pi), transmitted up to sq_tx */
+    srq_soft_swqe_t     *sq;
+    struct ibv_sge      *sq_sge;     /* max_send_sge per WQE */
+    uint8_t             *sq_inline;  /* max_inline_data per WQE */
+    uint32_t             sq_mask;
+    uint32_t             sq_pi, sq_tx, sq_ci;
+    uint32_t             next_psn;
+    int                  wait;       /* SRQ_SOFT_WAIT_* */
+    uint64_t             wait_until;
+    uint64_t             tx_time;    /* oldest unacked transmission, 0:
+                                        not known yet (set on a tick) */
+    uint64_t             tx_pos;     /* the peer's ring position after our
+                                        last packet: consumed once its
+                                        head is there */
+    int                  rnr_left;
+    int                  retry_left;
+    bool                 busy;       /* counted in peer->busy_qps */
+
+    /* responder */
+    uint32_t             epsn;
+    bool                 ack_pending;
+    uint8_t              nak;        /* SRQ_SOFT_NAK_* to send, 0: ACK */
+    uint32_t             nak_psn;
+
+    /* own receive queue: posted [rq_ci, rq_pi), consumed up to rq_hw */
+    srq_soft_rwqe_t     *rq;
+    struct ibv_sge      *rq_sge;
+    uint32_t             rq_mask;
+    uint32_t             rq_pi, rq_hw, rq_ci;
+};
+
+static inline srq_soft_qp_t *srq_soft_qp(struct ibv_qp *qp)
+{
+    return srq_soft_container_of(qp, srq_soft_qp_t, ibv);
+}
+
+/* 24-bit PSN arithmetic */
+static inline uint32_t srq_soft_psn_add(uint32_t psn, uint32_t n)
+{
+    return (psn + n) & 0xffffffu;
+}
+
+static inline int32_t srq_soft_psn_diff(uint32_t a, uint32_t b)
+{
+    return (int32_t)((a - b) << 8) >> 8;
+}
+
+/* The bytes a scatter/gather list covers (64 bits: no sum overflows) */
+static inline uint64_t srq_soft_sge_len(const struct ibv_sge *sge, int num)
+{
+    uint64_t len = 0;
+    int i;
+
+    for (i = 0; i < num; ++i) {
+        len += sge[i].length;
+    }
+    return len;
+}
+
+struct ibv_qp *srq_soft_create_qp(srq_verbs_dev_t *dev, struct ibv_pd *pd,
+                                  struct ibv_qp_init_attr *attr);
+int  srq_soft_destroy_qp(srq_verbs_dev_t *dev, struct ibv_qp *qp);
+srq_soft_qp_t *srq_soft_qp_lookup(srq_soft_dev_t *dev, uint32_t qpn);
+int  srq_soft_qp_table_init(srq_soft_dev_t *dev);
+void srq_soft_qp_table_cleanup(srq_soft_dev_t *dev);
+/* Leave every work list: the QP does no more transport work */
+void srq_soft_qp_detach(srq_soft_qp_t *qp);
+/* ... and let go of its peer */
+void srq_soft_qp_unpeer(srq_soft_qp_t *qp);
+
+#endif

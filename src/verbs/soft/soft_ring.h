@@ -1,0 +1,57 @@
+/*
+ * ucx-srq soft device: the inbound packet queue of an instance, in its
+ * segment: many producers (any process, serialised by a lock that survives
+ * its holder), one consumer (the owner). It moves frames and knows nothing
+ * of what they carry: draining hands each frame to the caller's handler.
+ */
+#ifndef SRQ_SOFT_RING_H_
+#define SRQ_SOFT_RING_H_
+
+#include "soft_pkt.h"
+#include "soft_shm.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct srq_soft_dev  srq_soft_dev_t;
+typedef struct srq_soft_peer srq_soft_peer_t;
+
+/* A frame being written into a peer's queue */
+typedef struct srq_soft_tx {
+    srq_soft_peer_t  *peer;
+    srq_soft_pkt_t   *pkt;       /* where to write the frame */
+    uint64_t          end;       /* tail after this frame */
+} srq_soft_tx_t;
+
+/* Takes one published, well-framed frame: its header (a private copy)
+ * and its payload (in the queue, written by another process) */
+typedef void (*srq_soft_frame_cb_t)(srq_soft_dev_t *dev,
+                                    const srq_soft_pkt_t *pkt,
+                                    const uint8_t *payload);
+
+/*
+ * Reserve room for a frame of @frame_len bytes in @peer's queue. On success
+ * the producer lock is held until srq_soft_ring_commit. EAGAIN: no room
+ * now; EPIPE: the peer is gone.
+ */
+int  srq_soft_ring_reserve(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
+                           uint32_t frame_len, srq_soft_tx_t *tx);
+/* Publish the frame, release the lock, wake the owner if it asked */
+void srq_soft_ring_commit(srq_soft_dev_t *dev, srq_soft_tx_t *tx);
+/* Hand up to @max frames of our own queue (PAD frames aside) to @handle;
+ * returns how many it got */
+unsigned srq_soft_ring_drain(srq_soft_dev_t *dev, unsigned max,
+                             srq_soft_frame_cb_t handle);
+/* No published frame waits in our queue */
+bool srq_soft_ring_empty(srq_soft_dev_t *dev);
+
+/* The producers' lock word of a process: pid | start time << 32 */
+uint64_t srq_soft_lock_id(pid_t pid, uint64_t start_time);
+/* Take the producers' lock of the queue at @hdr, taking it over from a
+ * dead holder */
+int  srq_soft_ring_lock(srq_soft_dev_t *dev, srq_soft_shm_hdr_t *hdr);
+void srq_soft_ring_unlock(srq_soft_shm_hdr_t *hdr);
+
+#endif

@@ -1,0 +1,134 @@
+/*
+ * ucx-srq soft device: the test hooks (soft_test_hooks.h). They reach into
+ * the device as a misbehaving peer, a dying producer or a failing post
+ * would; nothing else in the device calls them. The armed post fault is
+ * checked (and disarmed) by the post verbs, soft_post.c.
+ */
+#include "soft_test_hooks.h"
+#include "soft_dev.h"
+#include "soft_fifo.h"
+#include "soft_peer.h"
+#include "soft_pkt.h"
+#include "soft_proc.h"
+#include "soft_ring.h"
+#include "soft_shm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Take a segment's producer lock, never release it */
+int srq_soft_test_hold_lock(const char *seg_name)
+{
+    srq_soft_shm_hdr_t *hdr;
+    uint64_t start, cur = 0;
+    int fd, ret;
+
+    fd = shm_open(seg_name, O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0) {
+        return errno;
+    }
+    hdr = mmap(NULL, sizeof(*hdr), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (hdr == MAP_FAILED) {
+        return errno;
+    }
+    ret = srq_soft_proc_start_time(getpid(), &start);
+    if ((ret == 0) &&
+        !atomic_compare_exchange_strong((_Atomic uint64_t*)&hdr->prod_lock,
+                                        &cur, srq_soft_lock_id(getpid(),
+                                                               start))) {
+        ret = EBUSY;
+    }
+    munmap(hdr, sizeof(*hdr));
+    return ret;
+}
+
+static void srq_soft_inject_scribble(srq_soft_shm_hdr_t *hdr, uint8_t *ring,
+                                     const uint8_t *buf, size_t len)
+{
+    uint64_t tail = hdr->tail;
+    size_t i;
+
+    for (i = 0; i < len; ++i) {
+        ring[(tail + i) & (SRQ_SOFT_RING_SIZE - 1)] = buf[i];
+    }
+    atomic_store_explicit((_Atomic uint64_t*)&hdr->tail, tail + len,
+                          memory_order_release);
+}
+
+/* A misbehaving producer */
+static int srq_soft_inject_raw(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
+                               const void *buf, size_t len, bool scribble)
+{
+    srq_soft_tx_t tx;
+    uint32_t frame_len;
+    int ret;
+
+    if (len > SRQ_SOFT_RING_SIZE / 4) {
+        return EINVAL;
+    }
+    if (scribble) {
+        ret = srq_soft_ring_lock(dev, peer->seg.hdr);
+        if (ret != 0) {
+            return ret;
+        }
+        srq_soft_inject_scribble(peer->seg.hdr, peer->seg.ring, buf, len);
+        srq_soft_ring_unlock(peer->seg.hdr);
+        srq_soft_fifo_wake(peer);
+        return 0;
+    }
+
+    frame_len = srq_soft_frame_len(len > sizeof(srq_soft_pkt_t) ?
+                                   len - sizeof(srq_soft_pkt_t) : 0);
+    ret = srq_soft_ring_reserve(dev, peer, frame_len, &tx);
+    if (ret != 0) {
+        return ret;
+    }
+    /* keep the framing valid (commit sets magic and pos) so that content
+     * validation is what is tested */
+    memcpy(tx.pkt, buf, (len < frame_len) ? len : frame_len);
+    tx.pkt->frame_len = frame_len;
+    srq_soft_ring_commit(dev, &tx);
+    return 0;
+}
+
+int srq_soft_inject(srq_verbs_dev_t *from, const srq_verbs_port_addr_t *to,
+                    const void *buf, size_t len, int mode)
+{
+    srq_soft_dev_t *dev;
+    srq_soft_peer_t *peer;
+    int ret;
+
+    if ((from == NULL) || (from->kind != SRQ_VERBS_DEV_SOFT) ||
+        (to->kind != SRQ_VERBS_DEV_SOFT) ||
+        memcmp(to->gid, SRQ_SOFT_ADDR_MAGIC, 4)) {
+        return EINVAL;
+    }
+    dev = srq_soft_dev(from);
+    srq_soft_dev_lock(dev);
+    peer = srq_soft_peer_get(dev, to->gid + 4);
+    if (peer == NULL) {
+        ret = errno;
+    } else {
+        ret = srq_soft_inject_raw(dev, peer, buf, len,
+                                  mode == SRQ_SOFT_INJECT_SCRIBBLE);
+        srq_soft_peer_put(dev, peer);
+    }
+    srq_soft_dev_unlock(dev);
+    return ret;
+}
+
+int srq_soft_test_fail_post(srq_verbs_dev_t *vdev, unsigned wr_index, int err)
+{
+    if ((vdev == NULL) || (vdev->kind != SRQ_VERBS_DEV_SOFT) || (err == 0)) {
+        return EINVAL;
+    }
+    atomic_store_explicit(&srq_soft_dev(vdev)->fail_post,
+                          ((uint64_t)wr_index << 32) | (uint32_t)err,
+                          memory_order_relaxed);
+    return 0;
+}

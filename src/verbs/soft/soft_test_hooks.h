@@ -1,0 +1,51 @@
+/*
+ * ucx-srq soft device: test hooks - fault injection, packet injection and
+ * lock hijacking, for the tests of what a misbehaving peer or a failing
+ * post does. Everything here fails with EINVAL on a device that is not a
+ * soft device.
+ */
+#ifndef SRQ_SOFT_TEST_HOOKS_H_
+#define SRQ_SOFT_TEST_HOOKS_H_
+
+#include "../srq_verbs.h"
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    /* push as one frame through the producer protocol, content unchecked */
+    SRQ_SOFT_INJECT_FRAME    = 0,
+    /* write bytes at the tail and publish them, bypassing all framing */
+    SRQ_SOFT_INJECT_SCRIBBLE = 1
+};
+
+/* Put @len raw bytes into the inbound queue of the instance at
+ * @to, as a (misbehaving) peer would. */
+int srq_soft_inject(srq_verbs_dev_t *from, const srq_verbs_port_addr_t *to,
+                    const void *buf, size_t len, int mode);
+
+/* Take the producer lock of the segment named @seg_name (as
+ * srq_soft_segment_name gives it) and never release it - then die, to test
+ * that producers take over a dead holder's lock. */
+int srq_soft_test_hold_lock(const char *seg_name);
+
+/*
+ * Arm a one-shot fault. The next ibv_post_srq_recv or
+ * ibv_post_recv on this device whose WR chain has more than @wr_index WRs
+ * fails at WR number @wr_index (0-based) as a post-time check would: it
+ * returns @err with *bad_wr pointing at that WR, the WRs before it are
+ * posted, it and the ones after it are not. That post disarms the fault
+ * even when one of its earlier WRs fails on its own; shorter chains leave
+ * it armed. Arming again replaces an armed fault. Safe to call while other
+ * threads post. EINVAL: not a soft device, or @err is 0.
+ */
+int srq_soft_test_fail_post(srq_verbs_dev_t *dev, unsigned wr_index, int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,185 @@
+/*
+ * ucx-srq soft device: sleeping on a completion channel.
+ *
+ * A thread about to sleep arms its CQ (ibv_req_notify_cq), and the device
+ * then sets wake_req in our segment (srq_soft_wake_arm); the next producer
+ * that queues a packet for us clears it and writes a byte to our FIFO,
+ * which is in every channel's epoll set. A timerfd in the same set covers
+ * timed work (RNR waits, transport timeouts, peer liveness checks).
+ * srq_verbs_get_cq_event runs progress on every wakeup.
+ */
+#include "soft_wait.h"
+#include "soft_clock.h"
+#include "soft_cq.h"
+#include "soft_dev.h"
+#include "soft_fifo.h"
+#include "soft_list.h"
+#include "soft_peer.h"
+#include "soft_progress.h"
+#include "soft_qp.h"
+#include "soft_qp_state.h"
+#include "soft_ring.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+/* Ask producers to wake us; if packets are already waiting, poke
+ * ourselves so that whoever sleeps next wakes at once */
+static void srq_soft_wake_arm(srq_soft_dev_t *dev)
+{
+    ssize_t ret;
+
+    atomic_store_explicit(srq_soft_wake_req(dev), 1, memory_order_relaxed);
+    dev->wake_armed = true;
+    /* producers do not fence: passing through their lock orders us with
+     * each of them (see srq_soft_ring_commit) - a producer that takes it
+     * after us sees wake_req, one that released it before us published
+     * its frame before */
+    if (srq_soft_ring_lock(dev, dev->seg.hdr) == 0) {
+        srq_soft_ring_unlock(dev->seg.hdr);
+    }
+    if (!srq_soft_ring_empty(dev)) {
+        ret = write(dev->fifo_fd, "w", 1);
+        (void)ret;
+    }
+}
+
+static void srq_soft_wake_drain(srq_soft_dev_t *dev)
+{
+    srq_soft_fd_drain(dev->fifo_fd);
+    srq_soft_fd_drain(dev->timer_fd);
+    dev->wake_armed = (atomic_load(srq_soft_wake_req(dev)) != 0);
+}
+
+static void srq_soft_deadline(uint64_t *min, uint64_t t)
+{
+    if (t < *min) {
+        *min = t;
+    }
+}
+
+/* Earliest moment timed work is due, UINT64_MAX if none */
+static uint64_t srq_soft_next_deadline(srq_soft_dev_t *dev)
+{
+    uint64_t min = UINT64_MAX, to;
+    srq_soft_list_t *e;
+    srq_soft_qp_t *qp;
+    srq_soft_peer_t *peer;
+
+    if (!srq_soft_list_empty(&dev->ack_qps)) {
+        srq_soft_deadline(&min, srq_soft_now_ns() + SRQ_SOFT_TICK_NS);
+    }
+    for (e = dev->sched_qps.next; e != &dev->sched_qps; e = e->next) {
+        qp = srq_soft_container_of(e, srq_soft_qp_t, sched_link);
+        srq_soft_deadline(&min, (qp->wait != SRQ_SOFT_WAIT_NONE) ?
+                          qp->wait_until : srq_soft_now_ns() + SRQ_SOFT_TICK_NS);
+    }
+    for (e = dev->busy_qps.next; e != &dev->busy_qps; e = e->next) {
+        qp = srq_soft_container_of(e, srq_soft_qp_t, busy_link);
+        to = srq_soft_timeout_ns(qp->attr.timeout);
+        if ((to != UINT64_MAX) && (qp->sq_tx != qp->sq_ci)) {
+            srq_soft_deadline(&min, qp->tx_time ? (qp->tx_time + to) :
+                              (srq_soft_now_ns() + SRQ_SOFT_TICK_NS));
+        }
+    }
+    for (e = dev->busy_peers.next; e != &dev->busy_peers; e = e->next) {
+        peer = srq_soft_container_of(e, srq_soft_peer_t, busy_link);
+        srq_soft_deadline(&min, peer->next_check_ns);
+    }
+    return min;
+}
+
+/* Arm the timerfd for the next timed work, if someone may sleep */
+static void srq_soft_timer_update(srq_soft_dev_t *dev)
+{
+    struct itimerspec its;
+    uint64_t t;
+
+    if (dev->timer_fd < 0) {
+        return;
+    }
+    memset(&its, 0, sizeof(its));
+    t = srq_soft_next_deadline(dev);
+    if (t != UINT64_MAX) {
+        t += (t == 0);
+        its.it_value.tv_sec  = t / 1000000000ull;
+        its.it_value.tv_nsec = t % 1000000000ull;
+    }
+    timerfd_settime(dev->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+int srq_soft_req_notify_cq(struct ibv_cq *ibcq, int solicited)
+{
+    srq_soft_cq_t *cq   = srq_soft_cq(ibcq);
+    srq_soft_dev_t *dev = cq->dev;
+
+    srq_soft_dev_lock(dev);
+    cq->armed = solicited ? 2 : 1;
+    /* the caller may sleep on the channel next: owe no ACK, have peers
+     * wake us, and the timer fire for timed work */
+    srq_soft_progress_acks(dev);
+    srq_soft_wake_arm(dev);
+    srq_soft_timer_update(dev);
+    srq_soft_dev_unlock(dev);
+    return 0;
+}
+
+static bool srq_soft_fd_nonblocking(int fd)
+{
+    int flags = fcntl(fd, F_GETFL);
+
+    return (flags >= 0) && (flags & O_NONBLOCK);
+}
+
+int srq_soft_get_cq_event(srq_verbs_dev_t *vdev,
+                          struct ibv_comp_channel *channel,
+                          struct ibv_cq **cq_p, void **cq_context_p)
+{
+    srq_soft_dev_t *dev = srq_soft_dev(vdev);
+    srq_soft_channel_t *ch;
+    struct pollfd pfd;
+    srq_soft_cq_t *cq;
+    bool ring_busy;
+
+    if (!srq_soft_dev_has(dev, channel)) {
+        return EINVAL;
+    }
+    ch = srq_soft_container_of(channel, srq_soft_channel_t, ibv);
+    for (;;) {
+        /* drain first: anything raised after this makes the fd readable */
+        srq_soft_fd_drain(ch->efd);
+        srq_soft_dev_lock(dev);
+        srq_soft_wake_drain(dev);
+        srq_soft_progress(dev);
+        cq = srq_soft_channel_pop(ch);
+        if (cq == NULL) {
+            srq_soft_progress_acks(dev);
+            srq_soft_wake_arm(dev);
+            srq_soft_timer_update(dev);
+        }
+        ring_busy = !srq_soft_ring_empty(dev);
+        srq_soft_dev_unlock(dev);
+
+        if (cq != NULL) {
+            *cq_p         = &cq->ibv;
+            *cq_context_p = cq->ibv.cq_context;
+            return 0;
+        }
+        if (srq_soft_fd_nonblocking(channel->fd)) {
+            return EAGAIN;
+        }
+        if (ring_busy) {
+            continue; /* more packets than one progress batch */
+        }
+        pfd.fd     = channel->fd;
+        pfd.events = POLLIN;
+        if ((poll(&pfd, 1, -1) < 0) && (errno != EINTR)) {
+            return errno;
+        }
+    }
+}

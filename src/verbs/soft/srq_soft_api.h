@@ -1,0 +1,43 @@
+/*
+ * ucx-srq soft device: its public API beyond the verbs: soft-specific
+ * queries (counters, the name of an instance's shared-memory segment).
+ * Everything here fails with EINVAL on a device that is not a soft device.
+ * The test hooks are in soft_test_hooks.h.
+ */
+#ifndef SRQ_SOFT_PUBLIC_H_
+#define SRQ_SOFT_PUBLIC_H_
+
+#include "../srq_verbs.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct srq_soft_stats {
+    uint64_t  progress_calls;
+    uint64_t  qps_inspected;    /* QPs looked at by the progress engine */
+    uint64_t  rx_packets;       /* valid packets taken from the inbound queue */
+    uint64_t  rx_dropped;       /* invalid packets dropped */
+    uint64_t  rx_out_of_seq;    /* valid but unexpected PSN */
+    uint64_t  tx_packets;
+    uint64_t  tx_ring_full;     /* a peer's queue had no room (retried) */
+    uint64_t  rnr_naks_sent;
+    uint64_t  rnr_retries;
+    uint64_t  peers_dead;
+    uint64_t  segs_reclaimed;   /* stale segments of dead owners removed */
+    uint64_t  producer_recovered; /* producer lock taken from a dead owner */
+} srq_soft_stats_t;
+
+int srq_soft_query_stats(srq_verbs_dev_t *dev, srq_soft_stats_t *stats);
+
+/* Name (for shm_open, starting with '/') of the device's segment */
+int srq_soft_segment_name(srq_verbs_dev_t *dev, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
