@@ -1,5 +1,6 @@
 /*
- * ucx-srq: the UCT component "srq": one memory domain per verbs device,
+ * ucx-srq: the UCT component "srq": the verbs devices there are (one
+ * memory domain each, UCX_SRQ_SOFT choosing whether soft0 is one of them),
  * transport "rc_srq". Registered from the library constructor, after the
  * version guard, so that a plugin built for another UCX never touches the
  * running library's lists.
@@ -9,6 +10,79 @@
 #include "srq_version.h"
 
 #include <ucs/debug/log_def.h>
+#include <ucs/debug/memtrack.h>
+#include <ucs/sys/string.h>
+#include <string.h>
+
+static srq_verbs_soft_mode_t uct_srq_soft_mode(ucs_ternary_auto_value_t value)
+{
+    switch (value) {
+    case UCS_NO:
+        return SRQ_VERBS_SOFT_NO;
+    case UCS_YES:
+        return SRQ_VERBS_SOFT_YES;
+    default:
+        return SRQ_VERBS_SOFT_AUTO;
+    }
+}
+
+/* The verbs devices, as UCX_SRQ_SOFT says */
+static ucs_status_t uct_srq_device_list(srq_verbs_dev_info_t **list_p,
+                                        int *num_p)
+{
+    uct_srq_md_config_t config;
+    ucs_status_t status;
+    int ret;
+
+    /* query_md_resources gets no config object: read ours from the env */
+    status = ucs_config_parser_fill_opts(&config, uct_srq_md_config_table,
+                                         UCS_DEFAULT_ENV_PREFIX,
+                                         UCT_SRQ_MD_CONFIG_PREFIX, 0);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    ret = srq_verbs_get_device_list(uct_srq_soft_mode(config.soft), list_p,
+                                    num_p);
+    ucs_config_parser_release_opts(&config, uct_srq_md_config_table);
+    if (ret != 0) {
+        ucs_error("srq: failed to list verbs devices: %s", strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
+/* One memory domain per verbs device */
+static ucs_status_t
+uct_srq_query_md_resources(uct_component_t *component,
+                           uct_md_resource_desc_t **resources_p,
+                           unsigned *num_resources_p)
+{
+    uct_md_resource_desc_t *resources;
+    srq_verbs_dev_info_t *list;
+    ucs_status_t status;
+    int num, i;
+
+    status = uct_srq_device_list(&list, &num);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    resources = ucs_calloc(num ? num : 1, sizeof(*resources), "srq md resources");
+    if (resources == NULL) {
+        srq_verbs_free_device_list(list);
+        return UCS_ERR_NO_MEMORY;
+    }
+    for (i = 0; i < num; ++i) {
+        ucs_strncpy_zero(resources[i].md_name, list[i].name,
+                         sizeof(resources[i].md_name));
+    }
+    srq_verbs_free_device_list(list);
+
+    *resources_p     = resources;
+    *num_resources_p = num;
+    return UCS_OK;
+}
 
 uct_component_t uct_srq_component = {
     .name               = UCT_SRQ_COMPONENT_NAME,
@@ -23,7 +97,7 @@ uct_component_t uct_srq_component = {
                               ucs_empty_function_return_success,
     .md_config          = {
         .name           = "srq memory domain",
-        .prefix         = "SRQ_",
+        .prefix         = UCT_SRQ_MD_CONFIG_PREFIX,
         .table          = uct_srq_md_config_table,
         .size           = sizeof(uct_srq_md_config_t),
     },

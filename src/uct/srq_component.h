@@ -10,6 +10,9 @@
 #define UCT_SRQ_COMPONENT_NAME  "srq"
 #define UCT_SRQ_TL_NAME         "rc_srq"
 
+/* UCX_SRQ_*: the md configuration (UCX_SRQ_SOFT) */
+#define UCT_SRQ_MD_CONFIG_PREFIX "SRQ_"
+
 extern uct_component_t uct_srq_component;
 extern uct_tl_t        uct_rc_srq_tl;
 

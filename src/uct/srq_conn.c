@@ -14,8 +14,8 @@
  * waiting for the RTU); duplicates are answered again and change nothing.
  */
 #include "srq_conn.h"
+#include "srq_qp.h"
 #include "srq_iface.h"
-#include "srq_ep.h"
 
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
@@ -24,83 +24,83 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define UCT_SRQ_CM_MAGIC      0x43515253u  /* "SRQC" */
-#define UCT_SRQ_CM_VERSION    1
-#define UCT_SRQ_CM_QKEY       0x1ee75a5cu
-#define UCT_SRQ_CM_GRH_LEN    40
-#define UCT_SRQ_CM_UD_TX_LEN  64
-#define UCT_SRQ_CM_MAX_RETRY  ucs_time_from_sec(1.0)
+#define UCT_SRQ_HS_MAGIC      0x43515253u  /* "SRQC" */
+#define UCT_SRQ_HS_VERSION    1
+#define UCT_SRQ_HS_QKEY       0x1ee75a5cu
+#define UCT_SRQ_HS_GRH_LEN    40
+#define UCT_SRQ_HS_UD_TX_LEN  64
+#define UCT_SRQ_HS_MAX_RETRY  ucs_time_from_sec(1.0)
 
 typedef enum {
-    UCT_SRQ_CM_REQ = 1,
-    UCT_SRQ_CM_REP = 2,
-    UCT_SRQ_CM_RTU = 3
-} uct_srq_cm_msg_type_t;
+    UCT_SRQ_HS_REQ = 1,
+    UCT_SRQ_HS_REP = 2,
+    UCT_SRQ_HS_RTU = 3
+} uct_srq_hs_msg_type_t;
 
 /* A handshake datagram; integers little endian */
-typedef struct uct_srq_cm_msg {
+typedef struct uct_srq_hs_msg {
     uint32_t            magic;
     uint8_t             version;
     uint8_t             type;
     uint16_t            reserved;
     uct_srq_conn_key_t  src;      /* the sender's interface */
     uint32_t            rc_qpn;   /* the sender's RC QP for this pair */
-} UCS_S_PACKED uct_srq_cm_msg_t;
+} UCS_S_PACKED uct_srq_hs_msg_t;
 
-#define UCT_SRQ_CM_BUF_LEN \
-    ucs_align_up(UCT_SRQ_CM_GRH_LEN + sizeof(uct_srq_cm_msg_t) + 64, 64)
+#define UCT_SRQ_HS_BUF_LEN \
+    ucs_align_up(UCT_SRQ_HS_GRH_LEN + sizeof(uct_srq_hs_msg_t) + 64, 64)
 
-ucs_config_field_t uct_srq_cm_config_table[] = {
+ucs_config_field_t uct_srq_hs_config_table[] = {
     {"CONN_TIMEOUT", "30s",
      "Give up establishing a connection after this long; the endpoints of a\n"
      "connection that never came up get UCS_ERR_UNREACHABLE.",
-     ucs_offsetof(uct_srq_cm_config_t, timeout), UCS_CONFIG_TYPE_TIME},
+     ucs_offsetof(uct_srq_hs_config_t, timeout), UCS_CONFIG_TYPE_TIME},
 
     {"CONN_RETRY", "10ms",
      "First retransmission interval of a handshake datagram that got no\n"
      "answer; it doubles with each retry, up to 1s.",
-     ucs_offsetof(uct_srq_cm_config_t, retry), UCS_CONFIG_TYPE_TIME},
+     ucs_offsetof(uct_srq_hs_config_t, retry), UCS_CONFIG_TYPE_TIME},
 
     {"CONN_DROP", "0",
      "Debugging: drop this percentage (0..100) of the handshake datagrams\n"
      "the interface sends, to exercise retransmission. Keep 0 in production.",
-     ucs_offsetof(uct_srq_cm_config_t, drop), UCS_CONFIG_TYPE_UINT},
+     ucs_offsetof(uct_srq_hs_config_t, drop), UCS_CONFIG_TYPE_UINT},
 
     {"CONN_QUEUE_LEN", "64",
      "Receive buffers of the handshake (UD) QP (8..4096).",
-     ucs_offsetof(uct_srq_cm_config_t, queue_len), UCS_CONFIG_TYPE_UINT},
+     ucs_offsetof(uct_srq_hs_config_t, queue_len), UCS_CONFIG_TYPE_UINT},
 
     {NULL}
 };
 
-static const char *uct_srq_cm_msg_name(uint8_t type)
+static const char *uct_srq_hs_msg_name(uint8_t type)
 {
     switch (type) {
-    case UCT_SRQ_CM_REQ: return "REQ";
-    case UCT_SRQ_CM_REP: return "REP";
-    case UCT_SRQ_CM_RTU: return "RTU";
+    case UCT_SRQ_HS_REQ: return "REQ";
+    case UCT_SRQ_HS_REP: return "REP";
+    case UCT_SRQ_HS_RTU: return "RTU";
     default:             return "?";
     }
 }
 
 /* ---- the handshake QP ---------------------------------------------------- */
 
-static int uct_srq_cm_post_recv(uct_srq_cm_t *cm, unsigned index)
+static int uct_srq_hs_post_recv(uct_srq_hs_t *hs, unsigned index)
 {
     struct ibv_recv_wr wr, *bad_wr;
     struct ibv_sge sge;
 
-    sge.addr   = (uintptr_t)cm->bufs + (size_t)index * UCT_SRQ_CM_BUF_LEN;
-    sge.length = UCT_SRQ_CM_BUF_LEN;
-    sge.lkey   = cm->mr->lkey;
+    sge.addr   = (uintptr_t)hs->bufs + (size_t)index * UCT_SRQ_HS_BUF_LEN;
+    sge.length = UCT_SRQ_HS_BUF_LEN;
+    sge.lkey   = hs->mr->lkey;
     wr.wr_id   = index;
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.next    = NULL;
-    return ibv_post_recv(cm->ud_qp, &wr, &bad_wr);
+    return ibv_post_recv(hs->ud_qp, &wr, &bad_wr);
 }
 
-static ucs_status_t uct_srq_cm_ud_qp_init(uct_srq_cm_t *cm,
+static ucs_status_t uct_srq_hs_ud_qp_init(uct_srq_hs_t *hs,
                                           uct_srq_iface_t *iface)
 {
     struct ibv_qp_init_attr init = {};
@@ -110,13 +110,13 @@ static ucs_status_t uct_srq_cm_ud_qp_init(uct_srq_cm_t *cm,
     init.send_cq             = iface->send_cq;
     init.recv_cq             = iface->recv_cq;
     init.qp_type             = IBV_QPT_UD;
-    init.cap.max_send_wr     = UCT_SRQ_CM_UD_TX_LEN;
-    init.cap.max_recv_wr     = cm->num_bufs;
+    init.cap.max_send_wr     = UCT_SRQ_HS_UD_TX_LEN;
+    init.cap.max_recv_wr     = hs->num_bufs;
     init.cap.max_send_sge    = 1;
     init.cap.max_recv_sge    = 1;
-    init.cap.max_inline_data = sizeof(uct_srq_cm_msg_t);
-    cm->ud_qp = srq_verbs_create_qp(iface->dev, iface->pd, &init);
-    if (cm->ud_qp == NULL) {
+    init.cap.max_inline_data = sizeof(uct_srq_hs_msg_t);
+    hs->ud_qp = srq_verbs_create_qp(iface->dev, iface->pd, &init);
+    if (hs->ud_qp == NULL) {
         ucs_error("srq: failed to create the handshake UD QP: %m");
         return UCS_ERR_IO_ERROR;
     }
@@ -124,18 +124,18 @@ static ucs_status_t uct_srq_cm_ud_qp_init(uct_srq_cm_t *cm,
     attr.qp_state   = IBV_QPS_INIT;
     attr.pkey_index = 0;
     attr.port_num   = iface->port_num;
-    attr.qkey       = UCT_SRQ_CM_QKEY;
-    ret = srq_verbs_modify_qp(iface->dev, cm->ud_qp, &attr,
+    attr.qkey       = UCT_SRQ_HS_QKEY;
+    ret = srq_verbs_modify_qp(iface->dev, hs->ud_qp, &attr,
                               IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
                               IBV_QP_QKEY);
     if (ret == 0) {
         attr.qp_state = IBV_QPS_RTR;
-        ret = srq_verbs_modify_qp(iface->dev, cm->ud_qp, &attr, IBV_QP_STATE);
+        ret = srq_verbs_modify_qp(iface->dev, hs->ud_qp, &attr, IBV_QP_STATE);
     }
     if (ret == 0) {
         attr.qp_state = IBV_QPS_RTS;
         attr.sq_psn   = 0;
-        ret = srq_verbs_modify_qp(iface->dev, cm->ud_qp, &attr,
+        ret = srq_verbs_modify_qp(iface->dev, hs->ud_qp, &attr,
                                   IBV_QP_STATE | IBV_QP_SQ_PSN);
     }
     if (ret != 0) {
@@ -146,8 +146,9 @@ static ucs_status_t uct_srq_cm_ud_qp_init(uct_srq_cm_t *cm,
     return UCS_OK;
 }
 
-ucs_status_t uct_srq_cm_init(uct_srq_cm_t *cm, uct_srq_iface_t *iface,
-                             const uct_srq_cm_config_t *config)
+ucs_status_t uct_srq_hs_init(uct_srq_hs_t *hs, uct_srq_iface_t *iface,
+                             const uct_srq_hs_config_t *config,
+                             const uct_srq_conn_hooks_t *hooks)
 {
     size_t size;
     ucs_status_t status;
@@ -163,37 +164,38 @@ ucs_status_t uct_srq_cm_init(uct_srq_cm_t *cm, uct_srq_iface_t *iface,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    memset(cm, 0, sizeof(*cm));
-    kh_init_inplace(uct_srq_conns, &cm->conns);
-    ucs_list_head_init(&cm->connecting);
-    ucs_list_head_init(&cm->dead);
-    cm->config.timeout = ucs_time_from_sec(config->timeout);
-    cm->config.retry   = ucs_time_from_sec(config->retry);
-    cm->config.drop    = config->drop;
-    cm->seed           = ucs_get_time();
-    cm->num_bufs       = config->queue_len;
-    cm->ud_tx_avail    = UCT_SRQ_CM_UD_TX_LEN;
+    memset(hs, 0, sizeof(*hs));
+    kh_init_inplace(uct_srq_conns, &hs->conns);
+    ucs_list_head_init(&hs->connecting);
+    ucs_list_head_init(&hs->dead);
+    hs->config.timeout = ucs_time_from_sec(config->timeout);
+    hs->config.retry   = ucs_time_from_sec(config->retry);
+    hs->config.drop    = config->drop;
+    hs->seed           = ucs_get_time();
+    hs->num_bufs       = config->queue_len;
+    hs->ud_tx_avail    = UCT_SRQ_HS_UD_TX_LEN;
+    hs->hooks          = hooks;
 
-    size     = (size_t)cm->num_bufs * UCT_SRQ_CM_BUF_LEN;
-    cm->bufs = ucs_malloc(size, "srq handshake buffers");
-    if (cm->bufs == NULL) {
+    size     = (size_t)hs->num_bufs * UCT_SRQ_HS_BUF_LEN;
+    hs->bufs = ucs_malloc(size, "srq handshake buffers");
+    if (hs->bufs == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
-    cm->mr = srq_verbs_reg_mr(iface->dev, iface->pd, cm->bufs, size,
+    hs->mr = srq_verbs_reg_mr(iface->dev, iface->pd, hs->bufs, size,
                               IBV_ACCESS_LOCAL_WRITE);
-    if (cm->mr == NULL) {
+    if (hs->mr == NULL) {
         ucs_error("srq: failed to register handshake buffers: %m");
         status = UCS_ERR_IO_ERROR;
         goto err_free;
     }
 
-    status = uct_srq_cm_ud_qp_init(cm, iface);
+    status = uct_srq_hs_ud_qp_init(hs, iface);
     if (status != UCS_OK) {
         goto err_dereg;
     }
 
-    for (i = 0; i < cm->num_bufs; ++i) {
-        ret = uct_srq_cm_post_recv(cm, i);
+    for (i = 0; i < hs->num_bufs; ++i) {
+        ret = uct_srq_hs_post_recv(hs, i);
         if (ret != 0) {
             ucs_error("srq: failed to post handshake buffers: %s",
                       strerror(ret));
@@ -204,111 +206,21 @@ ucs_status_t uct_srq_cm_init(uct_srq_cm_t *cm, uct_srq_iface_t *iface,
     return UCS_OK;
 
 err_qp:
-    srq_verbs_destroy_qp(iface->dev, cm->ud_qp);
+    srq_verbs_destroy_qp(iface->dev, hs->ud_qp);
 err_dereg:
-    srq_verbs_dereg_mr(iface->dev, cm->mr);
+    srq_verbs_dereg_mr(iface->dev, hs->mr);
 err_free:
-    ucs_free(cm->bufs);
-    kh_destroy_inplace(uct_srq_conns, &cm->conns);
+    ucs_free(hs->bufs);
+    kh_destroy_inplace(uct_srq_conns, &hs->conns);
     return status;
-}
-
-/* ---- RC QPs ------------------------------------------------------------- */
-
-ucs_status_t uct_srq_rc_qp_create(uct_srq_iface_t *iface, unsigned tx_len,
-                                  struct ibv_qp **qp_p)
-{
-    struct ibv_qp_init_attr init = {};
-    struct ibv_qp_attr attr      = {};
-    struct ibv_qp *qp;
-    int ret;
-
-    init.send_cq             = iface->send_cq;
-    init.recv_cq             = iface->recv_cq;
-    init.srq                 = iface->rx.srq;
-    init.qp_type             = IBV_QPT_RC;
-    init.cap.max_send_wr     = tx_len;
-    init.cap.max_send_sge    = iface->config.max_send_sge;
-    init.cap.max_inline_data = iface->config.max_inline;
-    if (init.srq == NULL) {
-        /* per-QP mode: the QP's own receive queue */
-        init.cap.max_recv_wr  = iface->rx.depth;
-        init.cap.max_recv_sge = 1;
-    }
-    qp = srq_verbs_create_qp(iface->dev, iface->pd, &init);
-    if (qp == NULL) {
-        ucs_error("srq: failed to create an RC QP: %m");
-        return UCS_ERR_IO_ERROR;
-    }
-
-    attr.qp_state        = IBV_QPS_INIT;
-    attr.pkey_index      = 0;
-    attr.port_num        = iface->port_num;
-    attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-                           IBV_ACCESS_REMOTE_READ;
-    ret = srq_verbs_modify_qp(iface->dev, qp, &attr,
-                              IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-                              IBV_QP_ACCESS_FLAGS);
-    if (ret != 0) {
-        ucs_error("srq: failed to move an RC QP to INIT: %s", strerror(ret));
-        srq_verbs_destroy_qp(iface->dev, qp);
-        return UCS_ERR_IO_ERROR;
-    }
-    *qp_p = qp;
-    return UCS_OK;
-}
-
-ucs_status_t uct_srq_rc_qp_connect(uct_srq_iface_t *iface, struct ibv_qp *qp,
-                                   const srq_verbs_port_addr_t *addr,
-                                   uint32_t remote_qpn)
-{
-    struct ibv_qp_attr attr = {};
-    int ret;
-
-    attr.qp_state           = IBV_QPS_RTR;
-    attr.path_mtu           = iface->port_attr.active_mtu;
-    attr.dest_qp_num        = remote_qpn;
-    attr.rq_psn             = 0;
-    attr.max_dest_rd_atomic = ucs_max(1, iface->dev_attr.max_qp_rd_atom);
-    attr.min_rnr_timer      = iface->config.rnr_timer;
-    ret = srq_verbs_ah_attr(iface->dev, iface->port_num, addr, &attr.ah_attr);
-    if (ret == 0) {
-        ret = srq_verbs_modify_qp(iface->dev, qp, &attr,
-                                  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-                                  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                  IBV_QP_MAX_DEST_RD_ATOMIC |
-                                  IBV_QP_MIN_RNR_TIMER);
-    }
-    if (ret == 0) {
-        attr.qp_state      = IBV_QPS_RTS;
-        attr.sq_psn        = 0;
-        attr.timeout       = iface->config.timeout;
-        attr.retry_cnt     = 7;
-        attr.rnr_retry     = 7; /* a dry SRQ stalls a sender, never fails it */
-        attr.max_rd_atomic = ucs_max(1, iface->dev_attr.max_qp_init_rd_atom);
-        ret = srq_verbs_modify_qp(iface->dev, qp, &attr,
-                                  IBV_QP_STATE | IBV_QP_SQ_PSN |
-                                  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                                  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-    }
-    if (ret != 0) {
-        ucs_error("srq: failed to connect QP 0x%x to 0x%x: %s", qp->qp_num,
-                  remote_qpn, strerror(ret));
-        return UCS_ERR_IO_ERROR;
-    }
-    return UCS_OK;
 }
 
 /* ---- connections ------------------------------------------------------ */
 
 static void uct_srq_conn_destroy(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
 {
-    uct_srq_ep_t *ep;
-
     /* endpoints outliving the interface lose their connection */
-    ucs_list_for_each(ep, &conn->eps, list) {
-        ep->conn = NULL;
-    }
+    iface->hs.hooks->closed(iface, conn);
     /* operations still queued complete with an error, their memory is
      * about to go away */
     conn->sn_done = conn->sn_posted;
@@ -321,30 +233,30 @@ static void uct_srq_conn_destroy(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
     ucs_free(conn);
 }
 
-void uct_srq_cm_cleanup(uct_srq_cm_t *cm, uct_srq_iface_t *iface)
+void uct_srq_hs_cleanup(uct_srq_hs_t *hs, uct_srq_iface_t *iface)
 {
     uct_srq_conn_t *conn, *tmp;
 
-    kh_foreach_value(&cm->conns, conn, {
+    kh_foreach_value(&hs->conns, conn, {
         if (uct_srq_conn_is_connecting(conn)) {
             ucs_list_del(&conn->list);
         }
         uct_srq_conn_destroy(iface, conn);
     });
-    ucs_list_for_each_safe(conn, tmp, &cm->dead, list) {
+    ucs_list_for_each_safe(conn, tmp, &hs->dead, list) {
         uct_srq_conn_destroy(iface, conn);
     }
-    kh_destroy_inplace(uct_srq_conns, &cm->conns);
-    srq_verbs_destroy_qp(iface->dev, cm->ud_qp);
-    srq_verbs_dereg_mr(iface->dev, cm->mr);
-    ucs_free(cm->bufs);
+    kh_destroy_inplace(uct_srq_conns, &hs->conns);
+    srq_verbs_destroy_qp(iface->dev, hs->ud_qp);
+    srq_verbs_dereg_mr(iface->dev, hs->mr);
+    ucs_free(hs->bufs);
 }
 
 static ucs_status_t uct_srq_conn_create(uct_srq_iface_t *iface,
                                         const uct_srq_conn_key_t *key,
                                         uct_srq_conn_t **conn_p)
 {
-    uct_srq_cm_t *cm            = &iface->cm;
+    uct_srq_hs_t *hs            = &iface->hs;
     struct ibv_ah_attr ah_attr;
     uct_srq_conn_t *conn;
     khiter_t it;
@@ -373,8 +285,8 @@ static ucs_status_t uct_srq_conn_create(uct_srq_iface_t *iface,
         goto err_free;
     }
 
-    if (uct_srq_rc_qp_create(iface, iface->config.tx_queue_len,
-                             &conn->qp) != UCS_OK) {
+    if (uct_srq_qp_create(iface, iface->config.tx_queue_len,
+                          &conn->qp) != UCS_OK) {
         goto err_ah;
     }
     if ((iface->rx.srq == NULL) &&
@@ -383,16 +295,16 @@ static ucs_status_t uct_srq_conn_create(uct_srq_iface_t *iface,
         goto err_qp;
     }
 
-    it = kh_put(uct_srq_conns, &cm->conns, *key, &ret);
+    it = kh_put(uct_srq_conns, &hs->conns, *key, &ret);
     if (ret == UCS_KH_PUT_FAILED) {
         goto err_qp;
     }
-    kh_value(&cm->conns, it) = conn;
+    kh_value(&hs->conns, it) = conn;
 
-    conn->retry_interval = cm->config.retry;
+    conn->retry_interval = hs->config.retry;
     conn->next_retry     = ucs_get_time() + conn->retry_interval;
-    conn->deadline       = ucs_get_time() + cm->config.timeout;
-    ucs_list_add_tail(&cm->connecting, &conn->list);
+    conn->deadline       = ucs_get_time() + hs->config.timeout;
+    ucs_list_add_tail(&hs->connecting, &conn->list);
     *conn_p = conn;
     return UCS_OK;
 
@@ -406,45 +318,30 @@ err_free:
     return UCS_ERR_IO_ERROR;
 }
 
-/* RTR and RTS towards the peer's QP */
-static ucs_status_t uct_srq_conn_connect_qp(uct_srq_iface_t *iface,
-                                            uct_srq_conn_t *conn,
-                                            uint32_t remote_qpn)
-{
-    ucs_status_t status;
-
-    status = uct_srq_rc_qp_connect(iface, conn->qp, &conn->key.dev,
-                                   remote_qpn);
-    if (status == UCS_OK) {
-        conn->remote_qpn = remote_qpn;
-    }
-    return status;
-}
-
-static void uct_srq_cm_send(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+static void uct_srq_hs_send(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
                             uint8_t type)
 {
-    uct_srq_cm_t *cm = &iface->cm;
+    uct_srq_hs_t *hs = &iface->hs;
     struct ibv_send_wr wr, *bad_wr;
-    uct_srq_cm_msg_t msg;
+    uct_srq_hs_msg_t msg;
     struct ibv_sge sge;
     int ret;
 
-    if ((cm->ud_tx_avail <= 0) || (iface->tx_cq_avail <= 0)) {
+    if ((hs->ud_tx_avail <= 0) || (iface->tx_cq_avail <= 0)) {
         return; /* the retry timer sends it later */
     }
-    if (ucs_unlikely(cm->config.drop > 0) &&
-        ((unsigned)rand_r(&cm->seed) % 100 < cm->config.drop)) {
-        ++cm->stats.lost;
+    if (ucs_unlikely(hs->config.drop > 0) &&
+        ((unsigned)rand_r(&hs->seed) % 100 < hs->config.drop)) {
+        ++hs->stats.lost;
         return; /* lost on the way, as far as the peer can tell */
     }
 
-    msg.magic    = htole32(UCT_SRQ_CM_MAGIC);
-    msg.version  = UCT_SRQ_CM_VERSION;
+    msg.magic    = htole32(UCT_SRQ_HS_MAGIC);
+    msg.version  = UCT_SRQ_HS_VERSION;
     msg.type     = type;
     msg.reserved = 0;
     msg.src.dev    = iface->port_addr;
-    msg.src.ud_qpn = htole32(cm->ud_qp->qp_num);
+    msg.src.ud_qpn = htole32(hs->ud_qp->qp_num);
     msg.rc_qpn   = htole32(conn->qp->qp_num);
 
     sge.addr              = (uintptr_t)&msg;
@@ -458,38 +355,31 @@ static void uct_srq_cm_send(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
     wr.send_flags         = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
     wr.wr.ud.ah           = conn->ah;
     wr.wr.ud.remote_qpn   = conn->key.ud_qpn;
-    wr.wr.ud.remote_qkey  = UCT_SRQ_CM_QKEY;
-    ret = ibv_post_send(cm->ud_qp, &wr, &bad_wr);
+    wr.wr.ud.remote_qkey  = UCT_SRQ_HS_QKEY;
+    ret = ibv_post_send(hs->ud_qp, &wr, &bad_wr);
     if (ret != 0) {
         ucs_diag("srq: failed to send a handshake %s: %s",
-                 uct_srq_cm_msg_name(type), strerror(ret));
+                 uct_srq_hs_msg_name(type), strerror(ret));
         return;
     }
-    --cm->ud_tx_avail;
+    --hs->ud_tx_avail;
     --iface->tx_cq_avail;
-    ++cm->stats.sent;
+    ++hs->stats.sent;
     ucs_trace("srq: sent %s to ud qpn 0x%x (rc qp 0x%x)",
-              uct_srq_cm_msg_name(type), conn->key.ud_qpn, conn->qp->qp_num);
+              uct_srq_hs_msg_name(type), conn->key.ud_qpn, conn->qp->qp_num);
 }
 
 static void uct_srq_conn_established(uct_srq_iface_t *iface,
                                      uct_srq_conn_t *conn)
 {
-    uct_srq_ep_t *ep;
-
     ucs_list_del(&conn->list);
     conn->state = UCT_SRQ_CONN_CONNECTED;
     ucs_debug("srq: connection QP 0x%x <-> 0x%x is up", conn->qp->qp_num,
               conn->remote_qpn);
-
-    /* requests queued while connecting may go now */
-    ucs_list_for_each(ep, &conn->eps, list) {
-        ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
-    }
-    uct_srq_iface_dispatch_pending(iface);
+    iface->hs.hooks->established(iface, conn);
 }
 
-ucs_status_t uct_srq_cm_get_conn(uct_srq_iface_t *iface,
+ucs_status_t uct_srq_hs_get_conn(uct_srq_iface_t *iface,
                                  const uct_srq_conn_key_t *key,
                                  uct_srq_conn_t **conn_p)
 {
@@ -497,9 +387,9 @@ ucs_status_t uct_srq_cm_get_conn(uct_srq_iface_t *iface,
     ucs_status_t status;
     khiter_t it;
 
-    it = kh_get(uct_srq_conns, &iface->cm.conns, *key);
-    if (it != kh_end(&iface->cm.conns)) {
-        *conn_p = kh_value(&iface->cm.conns, it);
+    it = kh_get(uct_srq_conns, &iface->hs.conns, *key);
+    if (it != kh_end(&iface->hs.conns)) {
+        *conn_p = kh_value(&iface->hs.conns, it);
         return UCS_OK;
     }
 
@@ -507,84 +397,101 @@ ucs_status_t uct_srq_cm_get_conn(uct_srq_iface_t *iface,
     if (status != UCS_OK) {
         return status;
     }
-    uct_srq_cm_send(iface, conn, UCT_SRQ_CM_REQ);
+    uct_srq_hs_send(iface, conn, UCT_SRQ_HS_REQ);
     *conn_p = conn;
     return UCS_OK;
 }
 
 /* ---- receiving handshake datagrams ------------------------------------- */
 
-static int uct_srq_cm_msg_valid(uct_srq_iface_t *iface,
-                                const uct_srq_cm_msg_t *msg, uint32_t len)
+static int uct_srq_hs_msg_valid(uct_srq_iface_t *iface,
+                                const uct_srq_hs_msg_t *msg, uint32_t len)
 {
     return (len >= sizeof(*msg)) &&
-           (le32toh(msg->magic) == UCT_SRQ_CM_MAGIC) &&
-           (msg->version == UCT_SRQ_CM_VERSION) &&
-           (msg->type >= UCT_SRQ_CM_REQ) && (msg->type <= UCT_SRQ_CM_RTU) &&
+           (le32toh(msg->magic) == UCT_SRQ_HS_MAGIC) &&
+           (msg->version == UCT_SRQ_HS_VERSION) &&
+           (msg->type >= UCT_SRQ_HS_REQ) && (msg->type <= UCT_SRQ_HS_RTU) &&
            (msg->src.dev.kind == iface->port_addr.kind);
 }
 
-static void uct_srq_cm_drop(uct_srq_iface_t *iface, const char *why,
-                            const uct_srq_cm_msg_t *msg)
+static void uct_srq_hs_drop(uct_srq_iface_t *iface, const char *why,
+                            const uct_srq_hs_msg_t *msg)
 {
-    ++iface->cm.stats.dropped;
+    ++iface->hs.stats.dropped;
     ucs_diag("srq: dropped a handshake datagram (%s)", why);
 }
 
-static void uct_srq_cm_handle_req(uct_srq_iface_t *iface,
+/* Connect our QP for the pair to the QP @rc_qpn the peer named, and answer
+ * with @reply; a QP that cannot be connected fails the connection */
+static ucs_status_t uct_srq_hs_connect_reply(uct_srq_iface_t *iface,
+                                             uct_srq_conn_t *conn,
+                                             uint32_t rc_qpn, uint8_t reply)
+{
+    ucs_status_t status;
+
+    status = uct_srq_qp_connect(iface, conn->qp, &conn->key.dev, rc_qpn);
+    if (status != UCS_OK) {
+        uct_srq_conn_fail(iface, conn, UCS_ERR_IO_ERROR);
+        return status;
+    }
+    conn->remote_qpn = rc_qpn;
+    uct_srq_hs_send(iface, conn, reply);
+    return UCS_OK;
+}
+
+static void uct_srq_hs_handle_req(uct_srq_iface_t *iface,
                                   uct_srq_conn_t *conn, uint32_t rc_qpn)
 {
     switch (conn->state) {
     case UCT_SRQ_CONN_CONNECTING:
         /* a new peer, or a simultaneous connect: our one QP for the pair
-         * goes to the QP the peer named */
-        if (uct_srq_conn_connect_qp(iface, conn, rc_qpn) != UCS_OK) {
-            uct_srq_conn_fail(iface, conn, UCS_ERR_IO_ERROR);
-            return;
+         * goes to the QP the peer named; the REP is retried until the RTU */
+        if (uct_srq_hs_connect_reply(iface, conn, rc_qpn, UCT_SRQ_HS_REP) ==
+            UCS_OK) {
+            conn->state          = UCT_SRQ_CONN_REP_SENT;
+            conn->retry_interval = iface->hs.config.retry;
+            conn->next_retry     = ucs_get_time() + conn->retry_interval;
         }
-        conn->state          = UCT_SRQ_CONN_REP_SENT;
-        conn->retry_interval = iface->cm.config.retry;
-        conn->next_retry     = ucs_get_time() + conn->retry_interval;
-        uct_srq_cm_send(iface, conn, UCT_SRQ_CM_REP);
         break;
     case UCT_SRQ_CONN_REP_SENT:
     case UCT_SRQ_CONN_CONNECTED:
         /* a retransmitted REQ: our REP was lost */
-        uct_srq_cm_send(iface, conn, UCT_SRQ_CM_REP);
+        uct_srq_hs_send(iface, conn, UCT_SRQ_HS_REP);
         break;
     default:
         break;
     }
 }
 
-static void uct_srq_cm_handle_rep(uct_srq_iface_t *iface,
+static void uct_srq_hs_handle_rep(uct_srq_iface_t *iface,
                                   uct_srq_conn_t *conn, uint32_t rc_qpn)
 {
     switch (conn->state) {
     case UCT_SRQ_CONN_CONNECTING:
-        if (uct_srq_conn_connect_qp(iface, conn, rc_qpn) != UCS_OK) {
-            uct_srq_conn_fail(iface, conn, UCS_ERR_IO_ERROR);
-            return;
+        /* the peer connected its QP to ours: ours goes to its */
+        if (uct_srq_hs_connect_reply(iface, conn, rc_qpn, UCT_SRQ_HS_RTU) ==
+            UCS_OK) {
+            uct_srq_conn_established(iface, conn);
         }
-        /* fall through */
+        break;
     case UCT_SRQ_CONN_REP_SENT:
         /* the peer's QP is ready for ours */
-        uct_srq_cm_send(iface, conn, UCT_SRQ_CM_RTU);
+        uct_srq_hs_send(iface, conn, UCT_SRQ_HS_RTU);
         uct_srq_conn_established(iface, conn);
         break;
     case UCT_SRQ_CONN_CONNECTED:
-        uct_srq_cm_send(iface, conn, UCT_SRQ_CM_RTU); /* our RTU was lost */
+        uct_srq_hs_send(iface, conn, UCT_SRQ_HS_RTU); /* our RTU was lost */
         break;
     default:
         break;
     }
 }
 
-void uct_srq_cm_handle_rx(uct_srq_iface_t *iface, const struct ibv_wc *wc)
+void uct_srq_hs_handle_rx(uct_srq_iface_t *iface, const struct ibv_wc *wc)
 {
-    uct_srq_cm_t *cm = &iface->cm;
+    uct_srq_hs_t *hs = &iface->hs;
     unsigned index   = wc->wr_id;
-    const uct_srq_cm_msg_t *msg;
+    const uct_srq_hs_msg_t *msg;
     uct_srq_conn_key_t key;
     uct_srq_conn_t *conn;
     uint32_t rc_qpn;
@@ -600,11 +507,11 @@ void uct_srq_cm_handle_rx(uct_srq_iface_t *iface, const struct ibv_wc *wc)
     }
 
     /* UD: the first 40 bytes hold the GRH */
-    msg = UCS_PTR_BYTE_OFFSET(cm->bufs, (size_t)index * UCT_SRQ_CM_BUF_LEN +
-                                        UCT_SRQ_CM_GRH_LEN);
-    if ((wc->byte_len < UCT_SRQ_CM_GRH_LEN) ||
-        !uct_srq_cm_msg_valid(iface, msg, wc->byte_len - UCT_SRQ_CM_GRH_LEN)) {
-        uct_srq_cm_drop(iface, "malformed", msg);
+    msg = UCS_PTR_BYTE_OFFSET(hs->bufs, (size_t)index * UCT_SRQ_HS_BUF_LEN +
+                                        UCT_SRQ_HS_GRH_LEN);
+    if ((wc->byte_len < UCT_SRQ_HS_GRH_LEN) ||
+        !uct_srq_hs_msg_valid(iface, msg, wc->byte_len - UCT_SRQ_HS_GRH_LEN)) {
+        uct_srq_hs_drop(iface, "malformed", msg);
         goto out;
     }
 
@@ -612,34 +519,34 @@ void uct_srq_cm_handle_rx(uct_srq_iface_t *iface, const struct ibv_wc *wc)
     key.ud_qpn = le32toh(msg->src.ud_qpn);
     rc_qpn     = le32toh(msg->rc_qpn) & 0xffffff;
     ucs_trace("srq: got %s from ud qpn 0x%x (rc qp 0x%x)",
-              uct_srq_cm_msg_name(msg->type), key.ud_qpn, rc_qpn);
+              uct_srq_hs_msg_name(msg->type), key.ud_qpn, rc_qpn);
 
-    it = kh_get(uct_srq_conns, &cm->conns, key);
-    if (it != kh_end(&cm->conns)) {
-        conn = kh_value(&cm->conns, it);
+    it = kh_get(uct_srq_conns, &hs->conns, key);
+    if (it != kh_end(&hs->conns)) {
+        conn = kh_value(&hs->conns, it);
         if ((conn->state != UCT_SRQ_CONN_CONNECTING) &&
             (conn->remote_qpn != rc_qpn)) {
-            uct_srq_cm_drop(iface, "names another QP than the connection's", msg);
+            uct_srq_hs_drop(iface, "names another QP than the connection's", msg);
             goto out;
         }
-    } else if (msg->type == UCT_SRQ_CM_REQ) {
+    } else if (msg->type == UCT_SRQ_HS_REQ) {
         if (uct_srq_conn_create(iface, &key, &conn) != UCS_OK) {
-            uct_srq_cm_drop(iface, "cannot create a connection", msg);
+            uct_srq_hs_drop(iface, "cannot create a connection", msg);
             goto out;
         }
     } else {
-        uct_srq_cm_drop(iface, "no connection for it", msg);
+        uct_srq_hs_drop(iface, "no connection for it", msg);
         goto out;
     }
 
     switch (msg->type) {
-    case UCT_SRQ_CM_REQ:
-        uct_srq_cm_handle_req(iface, conn, rc_qpn);
+    case UCT_SRQ_HS_REQ:
+        uct_srq_hs_handle_req(iface, conn, rc_qpn);
         break;
-    case UCT_SRQ_CM_REP:
-        uct_srq_cm_handle_rep(iface, conn, rc_qpn);
+    case UCT_SRQ_HS_REP:
+        uct_srq_hs_handle_rep(iface, conn, rc_qpn);
         break;
-    case UCT_SRQ_CM_RTU:
+    case UCT_SRQ_HS_RTU:
         if (conn->state == UCT_SRQ_CONN_REP_SENT) {
             uct_srq_conn_established(iface, conn);
         }
@@ -647,20 +554,20 @@ void uct_srq_cm_handle_rx(uct_srq_iface_t *iface, const struct ibv_wc *wc)
     }
 
 out:
-    ret = uct_srq_cm_post_recv(cm, index);
+    ret = uct_srq_hs_post_recv(hs, index);
     if (ret != 0) {
         ucs_error("srq: failed to repost a handshake buffer: %s",
                   strerror(ret));
     }
 }
 
-void uct_srq_cm_progress(uct_srq_iface_t *iface)
+void uct_srq_hs_progress(uct_srq_iface_t *iface)
 {
-    uct_srq_cm_t *cm = &iface->cm;
+    uct_srq_hs_t *hs = &iface->hs;
     ucs_time_t now   = ucs_get_time();
     uct_srq_conn_t *conn, *tmp;
 
-    ucs_list_for_each_safe(conn, tmp, &cm->connecting, list) {
+    ucs_list_for_each_safe(conn, tmp, &hs->connecting, list) {
         if (now >= conn->deadline) {
             ucs_diag("srq: connection to ud qpn 0x%x timed out",
                      conn->key.ud_qpn);
@@ -670,65 +577,21 @@ void uct_srq_cm_progress(uct_srq_iface_t *iface)
         if (now < conn->next_retry) {
             continue;
         }
-        ++cm->stats.retries;
-        uct_srq_cm_send(iface, conn, (conn->state == UCT_SRQ_CONN_CONNECTING) ?
-                                     UCT_SRQ_CM_REQ : UCT_SRQ_CM_REP);
+        ++hs->stats.retries;
+        uct_srq_hs_send(iface, conn, (conn->state == UCT_SRQ_CONN_CONNECTING) ?
+                                     UCT_SRQ_HS_REQ : UCT_SRQ_HS_REP);
         conn->retry_interval = ucs_min(conn->retry_interval * 2,
-                                       UCT_SRQ_CM_MAX_RETRY);
+                                       UCT_SRQ_HS_MAX_RETRY);
         conn->next_retry     = now + conn->retry_interval;
     }
 }
 
-/* ---- send completions and failure ------------------------------------- */
-
-void uct_srq_conn_complete_ops(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
-                               ucs_status_t status)
-{
-    uct_srq_op_t *op;
-
-    ucs_queue_for_each_extract(op, &conn->ops, queue,
-                               UCS_CIRCULAR_COMPARE32(op->sn, <, conn->sn_done)) {
-        op->cb(iface, op, status);
-    }
-}
-
-void uct_srq_conn_tx_complete(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
-                              const struct ibv_wc *wc)
-{
-    uct_srq_ep_t *ep;
-
-    ++conn->tx_avail;
-    ++conn->sn_done;
-    --iface->tx_outstanding;
-
-    if (ucs_unlikely(conn->pending_desched)) {
-        /* endpoints that ran out of send slots may go on */
-        conn->pending_desched = 0;
-        ucs_list_for_each(ep, &conn->eps, list) {
-            ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
-        }
-    }
-
-    if (ucs_likely(wc->status == IBV_WC_SUCCESS)) {
-        uct_srq_conn_complete_ops(iface, conn, UCS_OK);
-        return;
-    }
-
-    if (conn->state != UCT_SRQ_CONN_FAILED) {
-        ucs_diag("srq: send on QP 0x%x failed: %s", conn->qp->qp_num,
-                 ibv_wc_status_str(wc->status));
-        uct_srq_conn_fail(iface, conn,
-                          (wc->status == IBV_WC_REM_ACCESS_ERR) ?
-                          UCS_ERR_INVALID_ADDR : UCS_ERR_ENDPOINT_TIMEOUT);
-    }
-    uct_srq_conn_complete_ops(iface, conn, UCS_ERR_ENDPOINT_TIMEOUT);
-}
+/* ---- failure ---------------------------------------------------------- */
 
 void uct_srq_conn_fail(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
                        ucs_status_t status)
 {
     struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
-    uct_srq_ep_t *ep, *tmp;
     khiter_t it;
 
     if (conn->state == UCT_SRQ_CONN_FAILED) {
@@ -740,17 +603,14 @@ void uct_srq_conn_fail(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
     conn->state = UCT_SRQ_CONN_FAILED;
 
     /* a new endpoint to this peer gets a new connection */
-    it = kh_get(uct_srq_conns, &iface->cm.conns, conn->key);
-    if (it != kh_end(&iface->cm.conns)) {
-        kh_del(uct_srq_conns, &iface->cm.conns, it);
+    it = kh_get(uct_srq_conns, &iface->hs.conns, conn->key);
+    if (it != kh_end(&iface->hs.conns)) {
+        kh_del(uct_srq_conns, &iface->hs.conns, it);
     }
-    ucs_list_add_tail(&iface->cm.dead, &conn->list);
+    ucs_list_add_tail(&iface->hs.dead, &conn->list);
 
     /* outstanding WRs come back flushed, completing their operations */
     srq_verbs_modify_qp(iface->dev, conn->qp, &attr, IBV_QP_STATE);
 
-    ucs_list_for_each_safe(ep, tmp, &conn->eps, list) {
-        ucs_arbiter_group_desched(&iface->arbiter, &ep->arb_group);
-        uct_iface_handle_ep_err(&iface->super.super, &ep->super.super, status);
-    }
+    iface->hs.hooks->failed(iface, conn, status);
 }

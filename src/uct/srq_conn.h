@@ -15,6 +15,8 @@
 #include <ucs/datastruct/list.h>
 #include <ucs/datastruct/queue.h>
 #include <ucs/time/time.h>
+#include <ucs/sys/math.h>
+#include <ucs/debug/log_def.h>
 
 typedef struct uct_srq_iface uct_srq_iface_t;
 
@@ -58,7 +60,7 @@ typedef struct uct_srq_conn {
     int                   pending_desched; /* an endpoint waits for slots */
     ucs_queue_head_t      ops;          /* uct_srq_op_t by sequence number */
     ucs_list_link_t       eps;          /* uct_srq_ep_t on this connection */
-    ucs_list_link_t       list;         /* in cm->connecting or cm->dead */
+    ucs_list_link_t       list;         /* in hs->connecting or hs->dead */
     struct ibv_ah        *ah;           /* for handshake datagrams */
     uct_srq_rx_rq_t       rq;           /* per-QP mode: its receive queue */
     ucs_time_t            next_retry;
@@ -83,14 +85,31 @@ static inline khint32_t uct_srq_conn_key_hash(uct_srq_conn_key_t key)
 KHASH_INIT(uct_srq_conns, uct_srq_conn_key_t, uct_srq_conn_t*, 1,
            uct_srq_conn_key_hash, uct_srq_conn_key_equal);
 
-typedef struct uct_srq_cm_config {
+/*
+ * What a connection tells its interface, through the interface's hooks
+ * (given to uct_srq_hs_init): the interface, not the connection, knows the
+ * endpoints on it and their pending requests.
+ */
+typedef struct uct_srq_conn_hooks {
+    /* @conn is up: requests queued while connecting may go */
+    void (*established)(uct_srq_iface_t *iface, uct_srq_conn_t *conn);
+    /* @conn freed send slots after an endpoint found none */
+    void (*tx_resumed)(uct_srq_iface_t *iface, uct_srq_conn_t *conn);
+    /* @conn is lost: its endpoints learn it with @status */
+    void (*failed)(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                   ucs_status_t status);
+    /* @conn is destroyed with the interface: its endpoints lose it */
+    void (*closed)(uct_srq_iface_t *iface, uct_srq_conn_t *conn);
+} uct_srq_conn_hooks_t;
+
+typedef struct uct_srq_hs_config {
     double    timeout;       /* give up connecting after this long */
     double    retry;         /* first handshake retry interval */
     unsigned  queue_len;     /* handshake receive buffers */
     unsigned  drop;          /* debug: % of handshake datagrams dropped */
-} uct_srq_cm_config_t;
+} uct_srq_hs_config_t;
 
-typedef struct uct_srq_cm {
+typedef struct uct_srq_hs {
     struct ibv_qp          *ud_qp;
     struct ibv_mr          *mr;
     void                   *bufs;         /* handshake receive buffers */
@@ -99,6 +118,7 @@ typedef struct uct_srq_cm {
     khash_t(uct_srq_conns)  conns;        /* live connections by peer */
     ucs_list_link_t         connecting;   /* handshakes under way */
     ucs_list_link_t         dead;         /* failed, kept until close */
+    const uct_srq_conn_hooks_t *hooks;    /* the interface's */
     struct {
         ucs_time_t          timeout;
         ucs_time_t          retry;
@@ -111,43 +131,26 @@ typedef struct uct_srq_cm {
         uint64_t            dropped;      /* malformed or unexpected */
         uint64_t            lost;         /* dropped on purpose (CONN_DROP) */
     } stats;
-} uct_srq_cm_t;
+} uct_srq_hs_t;
 
-extern ucs_config_field_t uct_srq_cm_config_table[];
+extern ucs_config_field_t uct_srq_hs_config_table[];
 
-/* An RC QP of the interface (on its SRQ, or with its own receive queue in
- * per-QP mode), in INIT */
-ucs_status_t uct_srq_rc_qp_create(uct_srq_iface_t *iface, unsigned tx_len,
-                                  struct ibv_qp **qp_p);
-
-/* RTR and RTS towards QP @remote_qpn at @addr */
-ucs_status_t uct_srq_rc_qp_connect(uct_srq_iface_t *iface, struct ibv_qp *qp,
-                                   const srq_verbs_port_addr_t *addr,
-                                   uint32_t remote_qpn);
-
-ucs_status_t uct_srq_cm_init(uct_srq_cm_t *cm, uct_srq_iface_t *iface,
-                             const uct_srq_cm_config_t *config);
-void uct_srq_cm_cleanup(uct_srq_cm_t *cm, uct_srq_iface_t *iface);
+ucs_status_t uct_srq_hs_init(uct_srq_hs_t *hs, uct_srq_iface_t *iface,
+                             const uct_srq_hs_config_t *config,
+                             const uct_srq_conn_hooks_t *hooks);
+void uct_srq_hs_cleanup(uct_srq_hs_t *hs, uct_srq_iface_t *iface);
 
 /* The connection to a peer interface: an existing one, or a new one whose
  * handshake starts now */
-ucs_status_t uct_srq_cm_get_conn(uct_srq_iface_t *iface,
+ucs_status_t uct_srq_hs_get_conn(uct_srq_iface_t *iface,
                                  const uct_srq_conn_key_t *key,
                                  uct_srq_conn_t **conn_p);
 
 /* A completion of the handshake QP (receive) */
-void uct_srq_cm_handle_rx(uct_srq_iface_t *iface, const struct ibv_wc *wc);
+void uct_srq_hs_handle_rx(uct_srq_iface_t *iface, const struct ibv_wc *wc);
 
 /* Retransmit and time out handshakes; only while some are under way */
-void uct_srq_cm_progress(uct_srq_iface_t *iface);
-
-/* A send completion of a connection's QP */
-void uct_srq_conn_tx_complete(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
-                              const struct ibv_wc *wc);
-
-/* Complete every operation of @conn up to its completed WR count */
-void uct_srq_conn_complete_ops(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
-                               ucs_status_t status);
+void uct_srq_hs_progress(uct_srq_iface_t *iface);
 
 /* The connection is lost: fail its operations, tell its endpoints */
 void uct_srq_conn_fail(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
@@ -156,6 +159,49 @@ void uct_srq_conn_fail(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
 static inline int uct_srq_conn_is_connecting(const uct_srq_conn_t *conn)
 {
     return conn->state < UCT_SRQ_CONN_CONNECTED;
+}
+
+/* Complete every operation of @conn up to its completed WR count */
+static UCS_F_ALWAYS_INLINE void
+uct_srq_conn_complete_ops(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                          ucs_status_t status)
+{
+    uct_srq_op_t *op;
+
+    ucs_queue_for_each_extract(op, &conn->ops, queue,
+                               UCS_CIRCULAR_COMPARE32(op->sn, <, conn->sn_done)) {
+        op->cb(iface, op, status);
+    }
+}
+
+/* A send completion of a connection's QP: a send slot back, the operations
+ * up to it done; an error fails the connection */
+static UCS_F_ALWAYS_INLINE void
+uct_srq_conn_tx_complete(uct_srq_iface_t *iface, uct_srq_hs_t *hs,
+                         uct_srq_conn_t *conn, const struct ibv_wc *wc)
+{
+    ++conn->tx_avail;
+    ++conn->sn_done;
+
+    if (ucs_unlikely(conn->pending_desched)) {
+        /* endpoints that ran out of send slots may go on */
+        conn->pending_desched = 0;
+        hs->hooks->tx_resumed(iface, conn);
+    }
+
+    if (ucs_likely(wc->status == IBV_WC_SUCCESS)) {
+        uct_srq_conn_complete_ops(iface, conn, UCS_OK);
+        return;
+    }
+
+    if (conn->state != UCT_SRQ_CONN_FAILED) {
+        ucs_diag("srq: send on QP 0x%x failed: %s", conn->qp->qp_num,
+                 ibv_wc_status_str(wc->status));
+        uct_srq_conn_fail(iface, conn,
+                          (wc->status == IBV_WC_REM_ACCESS_ERR) ?
+                          UCS_ERR_INVALID_ADDR : UCS_ERR_ENDPOINT_TIMEOUT);
+    }
+    uct_srq_conn_complete_ops(iface, conn, UCS_ERR_ENDPOINT_TIMEOUT);
 }
 
 #endif

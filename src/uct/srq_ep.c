@@ -134,10 +134,31 @@ uct_srq_ep_post_op(uct_srq_iface_t *iface, uct_srq_ep_t *ep,
     return UCS_OK;
 }
 
-static UCS_F_ALWAYS_INLINE uct_srq_tx_desc_t *
-uct_srq_ep_get_tx_desc(uct_srq_iface_t *iface)
+/* May @ep post one WR, and is there a send descriptor for its data? */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srq_ep_tx_desc(uct_srq_iface_t *iface, uct_srq_ep_t *ep,
+                   uct_srq_tx_desc_t **desc_p)
 {
-    return ucs_mpool_get_inline(&iface->tx_mp);
+    ucs_status_t status = uct_srq_ep_tx_check(iface, ep);
+
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    *desc_p = ucs_mpool_get_inline(&iface->tx_mp);
+    if (ucs_unlikely(*desc_p == NULL)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    return UCS_OK;
+}
+
+/* @sge covers the first @length bytes of @desc's data */
+static UCS_F_ALWAYS_INLINE void
+uct_srq_tx_desc_sge(struct ibv_sge *sge, uct_srq_tx_desc_t *desc,
+                    size_t length)
+{
+    sge->addr   = (uintptr_t)uct_srq_tx_desc_data(desc);
+    sge->length = length;
+    sge->lkey   = desc->super.lkey;
 }
 
 /* Post @wr, whose data is in @desc; @desc is freed (and @comp invoked) by
@@ -190,17 +211,24 @@ uct_srq_ep_am_desc(uct_srq_iface_t *iface, uct_srq_ep_t *ep, uint8_t id,
     ucs_status_t status;
 
     UCT_CHECK_AM_ID(id);
-    status = uct_srq_ep_tx_check(iface, ep);
+    status = uct_srq_ep_tx_desc(iface, ep, desc_p);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
-    }
-    *desc_p = uct_srq_ep_get_tx_desc(iface);
-    if (ucs_unlikely(*desc_p == NULL)) {
-        return UCS_ERR_NO_RESOURCE;
     }
     *buf_p      = uct_srq_tx_desc_data(*desc_p);
     (*buf_p)[0] = id;
     return UCS_OK;
+}
+
+/* A send of @num_sge pieces */
+static UCS_F_ALWAYS_INLINE void
+uct_srq_send_wr(struct ibv_send_wr *wr, struct ibv_sge *sge, int num_sge,
+                int send_flags)
+{
+    wr->opcode     = IBV_WR_SEND;
+    wr->sg_list    = sge;
+    wr->num_sge    = num_sge;
+    wr->send_flags = send_flags;
 }
 
 static UCS_F_ALWAYS_INLINE ucs_status_t
@@ -210,13 +238,10 @@ uct_srq_ep_send_inline(uct_srq_iface_t *iface, uct_srq_ep_t *ep,
     struct ibv_send_wr wr;
     struct ibv_sge sge;
 
-    sge.addr      = (uintptr_t)buf;
-    sge.length    = length;
-    sge.lkey      = 0;
-    wr.sg_list    = &sge;
-    wr.num_sge    = 1;
-    wr.opcode     = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_INLINE;
+    sge.addr   = (uintptr_t)buf;
+    sge.length = length;
+    sge.lkey   = 0;
+    uct_srq_send_wr(&wr, &sge, 1, IBV_SEND_INLINE);
     return uct_srq_ep_post(iface, ep->conn, &wr);
 }
 
@@ -277,13 +302,9 @@ ssize_t uct_srq_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     length = pack_cb(buf + 1, arg);
     ucs_assertv(length <= iface->config.seg_size - 1, "length=%zu", length);
 
-    sge.addr      = (uintptr_t)buf;
-    sge.length    = 1 + length;
-    sge.lkey      = desc->super.lkey;
-    wr.sg_list    = &sge;
-    wr.num_sge    = 1;
-    wr.opcode     = IBV_WR_SEND;
-    wr.send_flags = (sge.length <= iface->config.max_inline) ? IBV_SEND_INLINE : 0;
+    uct_srq_tx_desc_sge(&sge, desc, 1 + length);
+    uct_srq_send_wr(&wr, &sge, 1, (sge.length <= iface->config.max_inline) ?
+                                  IBV_SEND_INLINE : 0);
     status = uct_srq_ep_post_desc(iface, ep, &wr, desc, uct_srq_tx_desc_done,
                                   NULL);
     return (status == UCS_OK) ? (ssize_t)length : status;
@@ -315,13 +336,8 @@ ucs_status_t uct_srq_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
     if (header_length > 0) {
         memcpy(buf + 1, header, header_length);
     }
-    sge[0].addr   = (uintptr_t)buf;
-    sge[0].length = 1 + header_length;
-    sge[0].lkey   = desc->super.lkey;
-    wr.sg_list    = sge;
-    wr.num_sge    = 1 + uct_srq_iov_to_sge(sge + 1, iov, iovcnt);
-    wr.opcode     = IBV_WR_SEND;
-    wr.send_flags = 0;
+    uct_srq_tx_desc_sge(&sge[0], desc, 1 + header_length);
+    uct_srq_send_wr(&wr, sge, 1 + uct_srq_iov_to_sge(sge + 1, iov, iovcnt), 0);
     status = uct_srq_ep_post_desc(iface, ep, &wr, desc, uct_srq_tx_desc_done,
                                   comp);
     return (status == UCS_OK) ? UCS_INPROGRESS : status;
@@ -378,19 +394,13 @@ ssize_t uct_srq_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
     ucs_status_t status;
     size_t length;
 
-    status = uct_srq_ep_tx_check(iface, ep);
+    status = uct_srq_ep_tx_desc(iface, ep, &desc);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
-    desc = uct_srq_ep_get_tx_desc(iface);
-    if (ucs_unlikely(desc == NULL)) {
-        return UCS_ERR_NO_RESOURCE;
-    }
 
-    length     = pack_cb(uct_srq_tx_desc_data(desc), arg);
-    sge.addr   = (uintptr_t)uct_srq_tx_desc_data(desc);
-    sge.length = length;
-    sge.lkey   = desc->super.lkey;
+    length = pack_cb(uct_srq_tx_desc_data(desc), arg);
+    uct_srq_tx_desc_sge(&sge, desc, length);
     uct_srq_rdma_wr(&wr, IBV_WR_RDMA_WRITE, &sge, length ? 1 : 0, remote_addr,
                     rkey);
     status = uct_srq_ep_post_desc(iface, ep, &wr, desc, uct_srq_tx_desc_done,
@@ -466,21 +476,15 @@ ucs_status_t uct_srq_ep_get_bcopy(uct_ep_h tl_ep, uct_unpack_callback_t unpack_c
     ucs_status_t status;
 
     UCT_CHECK_LENGTH(length, 0, iface->config.seg_size, "get_bcopy");
-    status = uct_srq_ep_tx_check(iface, ep);
+    status = uct_srq_ep_tx_desc(iface, ep, &desc);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
-    }
-    desc = uct_srq_ep_get_tx_desc(iface);
-    if (ucs_unlikely(desc == NULL)) {
-        return UCS_ERR_NO_RESOURCE;
     }
 
     desc->unpack_cb  = unpack_cb;
     desc->unpack_arg = arg;
     desc->length     = length;
-    sge.addr         = (uintptr_t)uct_srq_tx_desc_data(desc);
-    sge.length       = length;
-    sge.lkey         = desc->super.lkey;
+    uct_srq_tx_desc_sge(&sge, desc, length);
     uct_srq_rdma_wr(&wr, IBV_WR_RDMA_READ, &sge, length ? 1 : 0, remote_addr,
                     rkey);
     status = uct_srq_ep_post_desc(iface, ep, &wr, desc, uct_srq_get_bcopy_done,
@@ -638,7 +642,7 @@ UCS_CLASS_INIT_FUNC(uct_srq_ep_t, const uct_ep_params_t *params)
     memcpy(&key.dev, params->dev_addr, sizeof(key.dev));
     key.ud_qpn = le32toh(iface_addr->ud_qpn);
 
-    status = uct_srq_cm_get_conn(iface, &key, &self->conn);
+    status = uct_srq_hs_get_conn(iface, &key, &self->conn);
     if (status != UCS_OK) {
         return status;
     }

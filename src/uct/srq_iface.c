@@ -1,10 +1,12 @@
 /*
- * ucx-srq: the rc_srq interface: devices and ports, the shared queues,
- * progress, events and capabilities.
+ * ucx-srq: the rc_srq interface: its port, CQs, pools and shared receive
+ * queue, progress (polling both CQs), events, capabilities, and the hooks
+ * its connections call.
  */
 #include "srq_iface.h"
+#include "srq_counters.h"
 #include "srq_ep.h"
-#include "ucx_srq.h"
+#include "srq_md.h"
 
 #include <ucs/arch/bitops.h>
 #include <ucs/debug/log_def.h>
@@ -34,8 +36,8 @@ ucs_config_field_t uct_srq_iface_config_table[] = {
      UCS_CONFIG_TYPE_TABLE(uct_srq_rx_config_table)},
 
     {"", "", NULL,
-     ucs_offsetof(uct_srq_iface_config_t, cm),
-     UCS_CONFIG_TYPE_TABLE(uct_srq_cm_config_table)},
+     ucs_offsetof(uct_srq_iface_config_t, hs),
+     UCS_CONFIG_TYPE_TABLE(uct_srq_hs_config_table)},
 
     {"TX_QUEUE_LEN", "256",
      "Send queue length of each RC connection: WRs in flight per peer\n"
@@ -83,51 +85,7 @@ ucs_config_field_t uct_srq_iface_config_table[] = {
     {NULL}
 };
 
-/* ---- devices and ports ---------------------------------------------------- */
-
-static ucs_status_t
-uct_srq_query_devices(uct_md_h uct_md, uct_tl_device_resource_t **devices_p,
-                      unsigned *num_devices_p)
-{
-    uct_srq_md_t *md = ucs_derived_of(uct_md, uct_srq_md_t);
-    uct_tl_device_resource_t *devices;
-    struct ibv_device_attr dev_attr;
-    struct ibv_port_attr port_attr;
-    unsigned num = 0;
-    uint8_t port;
-    int ret;
-
-    ret = srq_verbs_query_device(md->dev, &dev_attr);
-    if (ret != 0) {
-        ucs_error("srq: query of device %s failed: %s",
-                  srq_verbs_dev_name(md->dev), strerror(ret));
-        return UCS_ERR_IO_ERROR;
-    }
-
-    devices = ucs_calloc(dev_attr.phys_port_cnt ? dev_attr.phys_port_cnt : 1,
-                         sizeof(*devices), "srq tl devices");
-    if (devices == NULL) {
-        return UCS_ERR_NO_MEMORY;
-    }
-
-    for (port = 1; port <= dev_attr.phys_port_cnt; ++port) {
-        if ((srq_verbs_query_port(md->dev, port, &port_attr) != 0) ||
-            (port_attr.state != IBV_PORT_ACTIVE)) {
-            ucs_debug("srq: %s:%d is not active", srq_verbs_dev_name(md->dev),
-                      port);
-            continue;
-        }
-        ucs_snprintf_zero(devices[num].name, sizeof(devices[num].name),
-                          "%s:%d", srq_verbs_dev_name(md->dev), port);
-        devices[num].type       = UCT_DEVICE_TYPE_NET;
-        devices[num].sys_device = UCS_SYS_DEVICE_ID_UNKNOWN;
-        ++num;
-    }
-
-    *devices_p     = devices;
-    *num_devices_p = num;
-    return UCS_OK;
-}
+/* ---- the port ------------------------------------------------------------- */
 
 /* "<verbs device>:<port>" of this md's device -> port number */
 static ucs_status_t uct_srq_iface_parse_dev(uct_srq_md_t *md,
@@ -155,14 +113,72 @@ static ucs_status_t uct_srq_iface_parse_dev(uct_srq_md_t *md,
 
 /* ---- progress ------------------------------------------------------------- */
 
-void uct_srq_iface_dispatch_pending(uct_srq_iface_t *iface)
+/* Give endpoints with pending requests their turn */
+static void uct_srq_iface_dispatch_pending(uct_srq_iface_t *iface)
 {
     ucs_arbiter_dispatch(&iface->arbiter, 1, uct_srq_ep_process_pending, NULL);
 }
 
+static void uct_srq_iface_schedule_eps(uct_srq_iface_t *iface,
+                                       uct_srq_conn_t *conn)
+{
+    uct_srq_ep_t *ep;
+
+    ucs_list_for_each(ep, &conn->eps, list) {
+        ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
+    }
+}
+
+/* ---- what the connections tell the interface (uct_srq_conn_hooks_t) ---- */
+
+static void uct_srq_iface_conn_established(uct_srq_iface_t *iface,
+                                           uct_srq_conn_t *conn)
+{
+    /* requests queued while connecting may go now */
+    uct_srq_iface_schedule_eps(iface, conn);
+    uct_srq_iface_dispatch_pending(iface);
+}
+
+static void uct_srq_iface_conn_tx_resumed(uct_srq_iface_t *iface,
+                                          uct_srq_conn_t *conn)
+{
+    /* poll_tx dispatches them once its batch is done */
+    uct_srq_iface_schedule_eps(iface, conn);
+}
+
+static void uct_srq_iface_conn_failed(uct_srq_iface_t *iface,
+                                      uct_srq_conn_t *conn,
+                                      ucs_status_t status)
+{
+    uct_srq_ep_t *ep, *tmp;
+
+    /* the error handler may destroy the endpoint */
+    ucs_list_for_each_safe(ep, tmp, &conn->eps, list) {
+        ucs_arbiter_group_desched(&iface->arbiter, &ep->arb_group);
+        uct_iface_handle_ep_err(&iface->super.super, &ep->super.super, status);
+    }
+}
+
+static void uct_srq_iface_conn_closed(uct_srq_iface_t *iface,
+                                      uct_srq_conn_t *conn)
+{
+    uct_srq_ep_t *ep;
+
+    ucs_list_for_each(ep, &conn->eps, list) {
+        ep->conn = NULL;
+    }
+}
+
+static const uct_srq_conn_hooks_t uct_srq_iface_conn_hooks = {
+    .established = uct_srq_iface_conn_established,
+    .tx_resumed  = uct_srq_iface_conn_tx_resumed,
+    .failed      = uct_srq_iface_conn_failed,
+    .closed      = uct_srq_iface_conn_closed
+};
+
 static unsigned uct_srq_iface_poll_rx(uct_srq_iface_t *iface)
 {
-    uint32_t ud_qpn = iface->cm.ud_qp->qp_num;
+    uint32_t ud_qpn = iface->hs.ud_qp->qp_num;
     struct ibv_wc wc[UCT_SRQ_POLL_BATCH];
     int i, n;
 
@@ -171,15 +187,15 @@ static unsigned uct_srq_iface_poll_rx(uct_srq_iface_t *iface)
         if (ucs_unlikely(n < 0)) {
             ucs_error("srq: polling the receive CQ failed: %s", strerror(-n));
         }
-        uct_srq_rx_idle(&iface->rx, iface);
+        uct_srq_rx_refill_adapt(&iface->rx, iface);
         return 0;
     }
 
     for (i = 0; i < n; ++i) {
         if (ucs_unlikely(wc[i].qp_num == ud_qpn)) {
-            uct_srq_cm_handle_rx(iface, &wc[i]);
+            uct_srq_hs_handle_rx(iface, &wc[i]);
         } else {
-            uct_srq_rx_complete(&iface->rx, iface, &wc[i]);
+            uct_srq_rx_deliver(&iface->rx, iface, &wc[i]);
         }
     }
     uct_srq_rx_refill(&iface->rx, iface);
@@ -204,11 +220,12 @@ static unsigned uct_srq_iface_poll_tx(uct_srq_iface_t *iface)
     for (i = 0; i < n; ++i) {
         conn = (uct_srq_conn_t*)(uintptr_t)wc[i].wr_id;
         if (ucs_unlikely(conn == NULL)) {
-            ++iface->cm.ud_tx_avail; /* a handshake datagram went out */
+            ++iface->hs.ud_tx_avail; /* a handshake datagram went out */
         } else if (ucs_unlikely(wc[i].wr_id == UCT_SRQ_RX_RETIRE_WRID)) {
             uct_srq_rx_retire_complete(&iface->rx, iface, &wc[i]);
         } else {
-            uct_srq_conn_tx_complete(iface, conn, &wc[i]);
+            --iface->tx_outstanding;
+            uct_srq_conn_tx_complete(iface, &iface->hs, conn, &wc[i]);
         }
     }
 
@@ -224,8 +241,8 @@ static unsigned uct_srq_iface_progress(uct_iface_h tl_iface)
     unsigned count;
 
     count = uct_srq_iface_poll_rx(iface) + uct_srq_iface_poll_tx(iface);
-    if (ucs_unlikely(!ucs_list_is_empty(&iface->cm.connecting))) {
-        uct_srq_cm_progress(iface);
+    if (ucs_unlikely(!ucs_list_is_empty(&iface->hs.connecting))) {
+        uct_srq_hs_progress(iface);
     }
     return count;
 }
@@ -302,7 +319,7 @@ static ucs_status_t uct_srq_iface_fence(uct_iface_h tl_iface, unsigned flags)
     uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
     uct_srq_conn_t *conn;
 
-    kh_foreach_value(&iface->cm.conns, conn, {
+    kh_foreach_value(&iface->hs.conns, conn, {
         conn->send_flags |= IBV_SEND_FENCE;
     });
     return UCS_OK;
@@ -322,7 +339,7 @@ static ucs_status_t uct_srq_iface_get_address(uct_iface_h tl_iface,
 {
     uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
 
-    ((uct_srq_iface_addr_t*)addr)->ud_qpn = htole32(iface->cm.ud_qp->qp_num);
+    ((uct_srq_iface_addr_t*)addr)->ud_qpn = htole32(iface->hs.ud_qp->qp_num);
     return UCS_OK;
 }
 
@@ -454,7 +471,7 @@ static ucs_status_t uct_srq_iface_create_cqs(uct_srq_iface_t *iface,
     /* every posted receive, shared or handshake, completes at most once */
     iface->recv_cq = srq_verbs_create_cq(iface->dev,
                                          uct_srq_rx_cq_len(&config->rx) +
-                                         config->cm.queue_len, iface,
+                                         config->hs.queue_len, iface,
                                          iface->channel, 0);
     if (iface->recv_cq == NULL) {
         ucs_error("srq: failed to create a receive CQ: %m");
@@ -487,10 +504,11 @@ static ucs_status_t uct_srq_iface_init_port(uct_srq_iface_t *iface,
     if (status != UCS_OK) {
         return status;
     }
-    ret = srq_verbs_query_device(md->dev, &iface->dev_attr);
-    if (ret == 0) {
-        ret = srq_verbs_query_port(md->dev, iface->port_num, &iface->port_attr);
+    status = uct_srq_md_query_device(md, &iface->dev_attr);
+    if (status != UCS_OK) {
+        return UCS_ERR_NO_DEVICE;
     }
+    ret = srq_verbs_query_port(md->dev, iface->port_num, &iface->port_attr);
     if ((ret != 0) || (iface->port_attr.state != IBV_PORT_ACTIVE)) {
         ucs_error("srq: port %s is not usable: %s", dev_name,
                   ret ? strerror(ret) : "not active");
@@ -647,7 +665,8 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
         goto err_rx;
     }
 
-    status = uct_srq_cm_init(&self->cm, self, &config->cm);
+    status = uct_srq_hs_init(&self->hs, self, &config->hs,
+                             &uct_srq_iface_conn_hooks);
     if (status != UCS_OK) {
         goto err_pools;
     }
@@ -661,14 +680,14 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
     if ((self->rx.srq != NULL) && (self->rx.posted == 0)) {
         ucs_error("srq: could not post any receive buffer");
         status = UCS_ERR_NO_MEMORY;
-        goto err_cm;
+        goto err_hs;
     }
     return UCS_OK;
 
-err_cm:
+err_hs:
     ucs_free(self->counters_file);
     ucs_arbiter_cleanup(&self->arbiter);
-    uct_srq_cm_cleanup(&self->cm, self);
+    uct_srq_hs_cleanup(&self->hs, self);
 err_pools:
     ucs_mpool_cleanup(&self->op_mp, 0);
     ucs_mpool_cleanup(&self->tx_mp, 0);
@@ -679,41 +698,15 @@ err_cqs:
     return status;
 }
 
-/* One line of counters, for UCX_RC_SRQ_COUNTERS_FILE */
-static void uct_srq_iface_dump_counters(uct_srq_iface_t *iface)
-{
-    uct_srq_iface_counters_t c;
-    char path[PATH_MAX];
-    FILE *f;
-
-    ucs_fill_filename_template(iface->counters_file, path, sizeof(path));
-    f = fopen(path, "a");
-    if (f == NULL) {
-        ucs_warn("srq: cannot write counters to %s: %m", path);
-        return;
-    }
-    uct_srq_iface_query_counters(&iface->super.super, &c);
-    fprintf(f, "rc_srq %s:%d pid %d rx_msgs %lu rx_bytes %lu tx_wrs %lu "
-            "tx_bytes %lu conns %lu rx_refills %lu rx_queue %lu rx_bytes_held "
-            "%lu rx_srq %lu rx_queue_peak %lu rx_limit_events %lu rx_rnr %lu "
-            "rx_grows %lu rx_shrinks %lu rx_retired %lu rx_starved %lu\n",
-            srq_verbs_dev_name(iface->dev), iface->port_num, (int)getpid(),
-            c.rx_consumed, c.rx_bytes, c.tx_wrs, c.tx_bytes, c.conns,
-            c.rx_refills, c.rx_queue_target, c.rx_bytes_held, c.rx_srq,
-            c.rx_queue_peak, c.rx_limit_events, c.rx_rnr, c.rx_grows,
-            c.rx_shrinks, c.rx_retired, c.rx_starved);
-    fclose(f);
-}
-
 UCS_CLASS_CLEANUP_FUNC(uct_srq_iface_t)
 {
     if (self->counters_file != NULL) {
-        uct_srq_iface_dump_counters(self);
+        uct_srq_counters_dump(self, self->counters_file);
         ucs_free(self->counters_file);
     }
     uct_base_iface_progress_disable(&self->super.super,
                                     UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
-    uct_srq_cm_cleanup(&self->cm, self);
+    uct_srq_hs_cleanup(&self->hs, self);
     ucs_arbiter_cleanup(&self->arbiter);
     ucs_mpool_cleanup(&self->op_mp, 1);
     ucs_mpool_cleanup(&self->tx_mp, 1);
@@ -726,49 +719,6 @@ UCS_CLASS_DEFINE_NEW_FUNC(uct_srq_iface_t, uct_iface_t, uct_md_h, uct_worker_h,
                           const uct_iface_params_t*, const uct_iface_config_t*);
 UCS_CLASS_DEFINE_DELETE_FUNC(uct_srq_iface_t, uct_iface_t);
 
-UCT_TL_DEFINE_ENTRY(&uct_srq_component, rc_srq, uct_srq_query_devices,
+UCT_TL_DEFINE_ENTRY(&uct_srq_component, rc_srq, uct_srq_md_query_tl_devices,
                     uct_srq_iface_t, "RC_SRQ_", uct_srq_iface_config_table,
                     uct_srq_iface_config_t);
-
-/* ---- public counters ------------------------------------------------------------ */
-
-ucs_status_t uct_srq_iface_query_counters(uct_iface_h tl_iface,
-                                          uct_srq_iface_counters_t *counters)
-{
-    uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
-
-    if ((tl_iface == NULL) ||
-        (tl_iface->ops.iface_query != uct_srq_iface_query)) {
-        return UCS_ERR_INVALID_PARAM;
-    }
-
-    memset(counters, 0, sizeof(*counters));
-    counters->rx_posted       = iface->rx.stats.posted;
-    counters->rx_consumed     = iface->rx.stats.consumed;
-    counters->rx_refills      = iface->rx.stats.refills;
-    counters->rx_dropped      = iface->rx.stats.dropped;
-    counters->rx_bytes        = iface->rx.stats.bytes;
-    counters->rx_queue_now    = iface->rx.posted;
-    counters->rx_queue_target = (iface->rx.srq != NULL) ? iface->rx.depth :
-                                iface->rx.depth * iface->rx.num_rqs;
-    counters->rx_bytes_held   = uct_srq_rx_pool_bytes(&iface->rx.pool);
-    counters->rx_srq          = (iface->rx.srq != NULL);
-    counters->rx_queue_peak   = iface->rx.stats.peak;
-    counters->rx_queue_min    = iface->rx.config.min;
-    counters->rx_queue_max    = iface->rx.config.max;
-    counters->rx_limit_events = iface->rx.stats.limit_events;
-    counters->rx_rnr          = iface->rx.stats.rnr;
-    counters->rx_grows        = iface->rx.stats.grows;
-    counters->rx_shrinks      = iface->rx.stats.shrinks;
-    counters->rx_retired      = iface->rx.stats.retired;
-    counters->rx_held         = iface->rx.stats.held;
-    counters->rx_starved      = iface->rx.stats.starved;
-    counters->conns           = kh_size(&iface->cm.conns);
-    counters->conn_sent       = iface->cm.stats.sent;
-    counters->conn_retries    = iface->cm.stats.retries;
-    counters->conn_dropped    = iface->cm.stats.dropped;
-    counters->tx_wrs          = iface->tx_stats.wrs;
-    counters->tx_bytes        = iface->tx_stats.bytes;
-    counters->tx_outstanding  = iface->tx_outstanding;
-    return UCS_OK;
-}

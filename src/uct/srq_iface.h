@@ -27,7 +27,7 @@ typedef struct uct_srq_iface_config {
     size_t              seg_size;      /* bcopy/receive segment size */
     size_t              max_inline;    /* inline data of a send */
     uct_srq_rx_config_t rx;
-    uct_srq_cm_config_t cm;
+    uct_srq_hs_config_t hs;
     unsigned            rnr_timer;     /* min_rnr_timer code */
     unsigned            timeout;       /* local ack timeout code */
     char               *counters_file; /* append counters here at close */
@@ -45,7 +45,7 @@ typedef struct uct_srq_iface {
     struct ibv_cq            *send_cq;
     struct ibv_cq            *recv_cq;
     uct_srq_rx_t              rx;       /* the shared receive queue */
-    uct_srq_cm_t              cm;       /* connections and their handshake */
+    uct_srq_hs_t              hs;       /* connections and their handshake */
     ucs_mpool_t               tx_mp;    /* registered send descriptors */
     ucs_mpool_t               op_mp;    /* completion records */
     ucs_arbiter_t             arbiter;  /* endpoints with pending requests */
@@ -84,8 +84,5 @@ extern ucs_config_field_t uct_srq_iface_config_table[];
             return UCS_ERR_INVALID_PARAM; \
         } \
     } while (0)
-
-/* Give endpoints with pending requests their turn */
-void uct_srq_iface_dispatch_pending(uct_srq_iface_t *iface);
 
 #endif

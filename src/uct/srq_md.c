@@ -1,9 +1,11 @@
 /*
- * ucx-srq: the memory domain: one per verbs device (rdma-core or soft).
- * Registration is advertised only when the device really registers memory.
+ * ucx-srq: the memory domain: one per verbs device (rdma-core or soft),
+ * the transport devices (its active ports), SRQ limit events and memory
+ * registration. Registration is advertised only when the device really
+ * registers memory. Which devices there are is the component's business
+ * (srq_component.c).
  */
 #include "srq_md.h"
-#include "srq_rx.h"
 
 #include <ucs/async/async_fwd.h>
 #include <ucs/debug/log_def.h>
@@ -46,69 +48,61 @@ ucs_config_field_t uct_srq_md_config_table[] = {
     {NULL}
 };
 
-static srq_verbs_soft_mode_t uct_srq_soft_mode(ucs_ternary_auto_value_t value)
+/* ---- the device and its ports ------------------------------------------ */
+
+ucs_status_t uct_srq_md_query_device(uct_srq_md_t *md,
+                                     struct ibv_device_attr *attr)
 {
-    switch (value) {
-    case UCS_NO:
-        return SRQ_VERBS_SOFT_NO;
-    case UCS_YES:
-        return SRQ_VERBS_SOFT_YES;
-    default:
-        return SRQ_VERBS_SOFT_AUTO;
-    }
-}
+    int ret = srq_verbs_query_device(md->dev, attr);
 
-ucs_status_t uct_srq_md_device_list(srq_verbs_dev_info_t **list_p, int *num_p)
-{
-    uct_srq_md_config_t config;
-    ucs_status_t status;
-    int ret;
-
-    /* query_md_resources gets no config object: read ours from the env */
-    status = ucs_config_parser_fill_opts(&config, uct_srq_md_config_table,
-                                         UCS_DEFAULT_ENV_PREFIX,
-                                         uct_srq_component.md_config.prefix, 0);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    ret = srq_verbs_get_device_list(uct_srq_soft_mode(config.soft), list_p,
-                                    num_p);
-    ucs_config_parser_release_opts(&config, uct_srq_md_config_table);
     if (ret != 0) {
-        ucs_error("srq: failed to list verbs devices: %s", strerror(ret));
+        ucs_error("srq: query of device %s failed: %s",
+                  srq_verbs_dev_name(md->dev), strerror(ret));
         return UCS_ERR_IO_ERROR;
     }
     return UCS_OK;
 }
 
-ucs_status_t uct_srq_query_md_resources(uct_component_t *component,
-                                        uct_md_resource_desc_t **resources_p,
-                                        unsigned *num_resources_p)
+/* The transport's devices: the active ports of the md's device */
+ucs_status_t uct_srq_md_query_tl_devices(uct_md_h uct_md,
+                                         uct_tl_device_resource_t **devices_p,
+                                         unsigned *num_devices_p)
 {
-    uct_md_resource_desc_t *resources;
-    srq_verbs_dev_info_t *list;
+    uct_srq_md_t *md = ucs_derived_of(uct_md, uct_srq_md_t);
+    uct_tl_device_resource_t *devices;
+    struct ibv_device_attr dev_attr;
+    struct ibv_port_attr port_attr;
     ucs_status_t status;
-    int num, i;
+    unsigned num = 0;
+    uint8_t port;
 
-    status = uct_srq_md_device_list(&list, &num);
+    status = uct_srq_md_query_device(md, &dev_attr);
     if (status != UCS_OK) {
         return status;
     }
 
-    resources = ucs_calloc(num ? num : 1, sizeof(*resources), "srq md resources");
-    if (resources == NULL) {
-        srq_verbs_free_device_list(list);
+    devices = ucs_calloc(dev_attr.phys_port_cnt ? dev_attr.phys_port_cnt : 1,
+                         sizeof(*devices), "srq tl devices");
+    if (devices == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
-    for (i = 0; i < num; ++i) {
-        ucs_strncpy_zero(resources[i].md_name, list[i].name,
-                         sizeof(resources[i].md_name));
-    }
-    srq_verbs_free_device_list(list);
 
-    *resources_p     = resources;
-    *num_resources_p = num;
+    for (port = 1; port <= dev_attr.phys_port_cnt; ++port) {
+        if ((srq_verbs_query_port(md->dev, port, &port_attr) != 0) ||
+            (port_attr.state != IBV_PORT_ACTIVE)) {
+            ucs_debug("srq: %s:%d is not active", srq_verbs_dev_name(md->dev),
+                      port);
+            continue;
+        }
+        ucs_snprintf_zero(devices[num].name, sizeof(devices[num].name),
+                          "%s:%d", srq_verbs_dev_name(md->dev), port);
+        devices[num].type       = UCT_DEVICE_TYPE_NET;
+        devices[num].sys_device = UCS_SYS_DEVICE_ID_UNKNOWN;
+        ++num;
+    }
+
+    *devices_p     = devices;
+    *num_devices_p = num;
     return UCS_OK;
 }
 
@@ -117,24 +111,24 @@ ucs_status_t uct_srq_query_md_resources(uct_component_t *component,
 /*
  * The device's async events are per device, so per md, while SRQs belong to
  * interfaces: UCX's async thread reads them and hands an SRQ limit event to
- * the interface owning the SRQ, if it still exists.
+ * the handler registered for that SRQ, if there still is one.
  */
 static void uct_srq_md_async_event(int fd, ucs_event_set_types_t events,
                                    void *arg)
 {
     uct_srq_md_t *md = arg;
+    uct_srq_md_limit_handler_t *handler;
     struct ibv_async_event event;
-    uct_srq_rx_t *rx;
 
     while (srq_verbs_get_async_event(md->dev, &event) == 0) {
         if (event.event_type == IBV_EVENT_SRQ_LIMIT_REACHED) {
-            pthread_mutex_lock(&md->srqs_lock);
-            ucs_list_for_each(rx, &md->srqs, md_list) {
-                if (rx->srq == event.element.srq) {
-                    uct_srq_rx_limit_reached(rx);
+            pthread_mutex_lock(&md->handlers_lock);
+            ucs_list_for_each(handler, &md->handlers, list) {
+                if (handler->srq == event.element.srq) {
+                    handler->cb(handler->arg);
                 }
             }
-            pthread_mutex_unlock(&md->srqs_lock);
+            pthread_mutex_unlock(&md->handlers_lock);
         } else {
             ucs_debug("srq: %s: async event %s", srq_verbs_dev_name(md->dev),
                       ibv_event_type_str(event.event_type));
@@ -147,8 +141,8 @@ static void uct_srq_md_async_init(uct_srq_md_t *md)
 {
     ucs_status_t status;
 
-    pthread_mutex_init(&md->srqs_lock, NULL);
-    ucs_list_head_init(&md->srqs);
+    pthread_mutex_init(&md->handlers_lock, NULL);
+    ucs_list_head_init(&md->handlers);
     md->async_fd = srq_verbs_async_fd(md->dev);
     status       = ucs_async_set_event_handler(UCS_ASYNC_MODE_THREAD_MUTEX,
                                                md->async_fd,
@@ -168,22 +162,28 @@ static void uct_srq_md_async_cleanup(uct_srq_md_t *md)
     if (md->async_fd >= 0) {
         ucs_async_remove_handler(md->async_fd, 1);
     }
-    pthread_mutex_destroy(&md->srqs_lock);
+    pthread_mutex_destroy(&md->handlers_lock);
 }
 
-void uct_srq_md_add_srq(uct_srq_md_t *md, uct_srq_rx_t *rx)
+void uct_srq_md_add_limit_handler(uct_srq_md_t *md,
+                                  uct_srq_md_limit_handler_t *handler,
+                                  struct ibv_srq *srq,
+                                  uct_srq_md_limit_cb_t cb, void *arg)
 {
-    pthread_mutex_lock(&md->srqs_lock);
-    ucs_list_add_tail(&md->srqs, &rx->md_list);
-    pthread_mutex_unlock(&md->srqs_lock);
+    handler->srq = srq;
+    handler->cb  = cb;
+    handler->arg = arg;
+    pthread_mutex_lock(&md->handlers_lock);
+    ucs_list_add_tail(&md->handlers, &handler->list);
+    pthread_mutex_unlock(&md->handlers_lock);
 }
 
-void uct_srq_md_remove_srq(uct_srq_md_t *md, uct_srq_rx_t *rx)
+void uct_srq_md_remove_limit_handler(uct_srq_md_t *md,
+                                     uct_srq_md_limit_handler_t *handler)
 {
-    /* after this, no event reaches @rx: its SRQ may go */
-    pthread_mutex_lock(&md->srqs_lock);
-    ucs_list_del(&rx->md_list);
-    pthread_mutex_unlock(&md->srqs_lock);
+    pthread_mutex_lock(&md->handlers_lock);
+    ucs_list_del(&handler->list);
+    pthread_mutex_unlock(&md->handlers_lock);
 }
 
 /* ---- open and close ----------------------------------------------------- */
@@ -202,13 +202,12 @@ static ucs_status_t uct_srq_md_query(uct_md_h uct_md, uct_md_attr_t *md_attr)
 {
     uct_srq_md_t *md = ucs_derived_of(uct_md, uct_srq_md_t);
     struct ibv_device_attr dev_attr;
-    int ret;
+    ucs_status_t status;
+    int cpu;
 
-    ret = srq_verbs_query_device(md->dev, &dev_attr);
-    if (ret != 0) {
-        ucs_error("srq: query of device %s failed: %s",
-                  srq_verbs_dev_name(md->dev), strerror(ret));
-        return UCS_ERR_IO_ERROR;
+    status = uct_srq_md_query_device(md, &dev_attr);
+    if (status != UCS_OK) {
+        return status;
     }
 
     memset(md_attr, 0, sizeof(*md_attr));
@@ -224,12 +223,12 @@ static ucs_status_t uct_srq_md_query(uct_md_h uct_md, uct_md_attr_t *md_attr)
     md_attr->rkey_packed_size     = sizeof(uct_srq_packed_rkey_t);
     /* registration pins nothing on the soft device, a page walk on an HCA */
     md_attr->reg_cost             = ucs_linear_func_make(1e-6, 1e-10);
-    ucs_strncpy_zero(md_attr->component_name, uct_srq_component.name,
+    ucs_strncpy_zero(md_attr->component_name, md->super.component->name,
                      sizeof(md_attr->component_name));
     /* soft0 is memory: every CPU is near it; an HCA's locality is unknown */
     UCS_CPU_ZERO(&md_attr->local_cpus);
-    for (ret = 0; ret < UCS_CPU_SETSIZE; ++ret) {
-        UCS_CPU_SET(ret, &md_attr->local_cpus);
+    for (cpu = 0; cpu < UCS_CPU_SETSIZE; ++cpu) {
+        UCS_CPU_SET(cpu, &md_attr->local_cpus);
     }
     return UCS_OK;
 }
@@ -383,9 +382,7 @@ ucs_status_t uct_srq_md_open(uct_component_t *component, const char *md_name,
         return UCS_ERR_IO_ERROR;
     }
 
-    ret = srq_verbs_query_device(md->dev, &dev_attr);
-    if (ret != 0) {
-        ucs_error("srq: failed to query device %s: %s", md_name, strerror(ret));
+    if (uct_srq_md_query_device(md, &dev_attr) != UCS_OK) {
         srq_verbs_dealloc_pd(md->dev, md->pd);
         srq_verbs_close(md->dev);
         ucs_free(md);

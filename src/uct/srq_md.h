@@ -11,7 +11,17 @@
 #include <ucs/datastruct/list.h>
 #include <pthread.h>
 
-typedef struct uct_srq_rx uct_srq_rx_t;
+/* Called from UCX's async thread when the SRQ of a handler reached its
+ * limit (IBV_EVENT_SRQ_LIMIT_REACHED) */
+typedef void (*uct_srq_md_limit_cb_t)(void *arg);
+
+/* Who wants the limit events of one SRQ of the md's device */
+typedef struct uct_srq_md_limit_handler {
+    ucs_list_link_t        list;  /* in the md's handlers */
+    struct ibv_srq        *srq;
+    uct_srq_md_limit_cb_t  cb;
+    void                  *arg;
+} uct_srq_md_limit_handler_t;
 
 typedef struct uct_srq_md_config {
     uct_md_config_t           super;
@@ -25,8 +35,8 @@ typedef struct uct_srq_md {
     uint64_t          cap_flags;    /* UCT_MD_FLAG_xx this device really has */
     int               atomic_access;/* the device takes IBV_ACCESS_REMOTE_ATOMIC */
     int               async_fd;     /* watched for async events, or -1 */
-    pthread_mutex_t   srqs_lock;    /* the async thread reads srqs */
-    ucs_list_link_t   srqs;         /* uct_srq_rx_t of the device's ifaces */
+    pthread_mutex_t   handlers_lock;/* the async thread reads handlers */
+    ucs_list_link_t   handlers;     /* uct_srq_md_limit_handler_t */
 } uct_srq_md_t;
 
 /* Packed remote key: the device rkey, little endian on the wire */
@@ -36,24 +46,34 @@ typedef struct uct_srq_packed_rkey {
 
 extern ucs_config_field_t uct_srq_md_config_table[];
 
-ucs_status_t uct_srq_query_md_resources(uct_component_t *component,
-                                        uct_md_resource_desc_t **resources_p,
-                                        unsigned *num_resources_p);
 ucs_status_t uct_srq_md_open(uct_component_t *component, const char *md_name,
                              const uct_md_config_t *config, uct_md_h *md_p);
 ucs_status_t uct_srq_rkey_unpack(uct_component_t *component,
                                  const void *rkey_buffer, uct_rkey_t *rkey_p,
                                  void **handle_p);
 
-/* Async events of an SRQ go to @rx while it is on the md's list */
-void uct_srq_md_add_srq(uct_srq_md_t *md, uct_srq_rx_t *rx);
-void uct_srq_md_remove_srq(uct_srq_md_t *md, uct_srq_rx_t *rx);
+/* Limit events of @srq go to @cb(@arg) until the handler is removed;
+ * @handler is the caller's, and stays valid until then */
+void uct_srq_md_add_limit_handler(uct_srq_md_t *md,
+                                  uct_srq_md_limit_handler_t *handler,
+                                  struct ibv_srq *srq,
+                                  uct_srq_md_limit_cb_t cb, void *arg);
+
+/* After this returns, no event reaches the handler: its SRQ may go */
+void uct_srq_md_remove_limit_handler(uct_srq_md_t *md,
+                                     uct_srq_md_limit_handler_t *handler);
 
 /* The verbs device of an srq md, or NULL for another md (for tests: the
  * soft device's hooks, srq_soft.h, take it) */
 srq_verbs_dev_t *uct_srq_md_verbs_dev(uct_md_h md);
 
-/* The verbs device list as configured by UCX_SRQ_SOFT */
-ucs_status_t uct_srq_md_device_list(srq_verbs_dev_info_t **list_p, int *num_p);
+/* The device's attributes; an error (logged) when the query fails */
+ucs_status_t uct_srq_md_query_device(uct_srq_md_t *md,
+                                     struct ibv_device_attr *attr);
+
+/* The transport's devices: "<verbs device>:<port>" of the active ports */
+ucs_status_t uct_srq_md_query_tl_devices(uct_md_h md,
+                                         uct_tl_device_resource_t **devices_p,
+                                         unsigned *num_devices_p);
 
 #endif

@@ -189,7 +189,6 @@ ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
     rx->rx_headroom         = rx_headroom;
     rx->release.cb          = uct_srq_rx_release_desc;
     ucs_list_head_init(&rx->refill_rqs);
-    ucs_list_head_init(&rx->md_list);
     uct_srq_rx_set_depth(rx, rx->config.min);
 
     /* room for the user's headroom and the release pointer before the
@@ -406,8 +405,10 @@ static void uct_srq_rx_rq_consumed(uct_srq_rx_t *rx, uct_srq_rx_rq_t *rq,
     }
 }
 
-/* Not an active message: a failed receive, a retire send, garbage */
-static void uct_srq_rx_complete_other(uct_srq_rx_t *rx,
+/* Not an active message (a failed receive, a retire send, a keepalive
+ * probe, garbage): retire sends and garbage are counted, and the buffer
+ * goes back to the pool */
+static void uct_srq_rx_discard(uct_srq_rx_t *rx,
                                       const struct ibv_wc *wc,
                                       uct_srq_rx_desc_t *desc, uint8_t am_id)
 {
@@ -427,7 +428,7 @@ static void uct_srq_rx_complete_other(uct_srq_rx_t *rx,
     uct_srq_rx_pool_put(&rx->pool, desc);
 }
 
-void uct_srq_rx_complete(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
+void uct_srq_rx_deliver(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
                          const struct ibv_wc *wc)
 {
     uct_srq_rx_desc_t *desc = (void*)(uintptr_t)wc->wr_id;
@@ -446,7 +447,7 @@ void uct_srq_rx_complete(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
     am_id = buf[0];
     if (ucs_unlikely((wc->status != IBV_WC_SUCCESS) || (wc->byte_len < 1) ||
                      (am_id >= UCT_AM_ID_MAX))) {
-        uct_srq_rx_complete_other(rx, wc, desc, am_id);
+        uct_srq_rx_discard(rx, wc, desc, am_id);
         return;
     }
 

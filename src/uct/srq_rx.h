@@ -45,6 +45,16 @@ struct uct_srq_rx_rq {
     ucs_list_link_t   list;
 };
 
+/*
+ * The receive side of an interface. In SRQ mode (UCX_RC_SRQ_SRQ=y, the
+ * default) it is one shared receive queue for all the interface's QPs,
+ * whose depth adapts between RX_QUEUE_MIN and RX_QUEUE_MAX. In per-QP mode
+ * (SRQ=n, the baseline) @srq is NULL and every connection's QP has a
+ * receive queue of its own (uct_srq_rx_rq_t, in the connection) of a fixed
+ * RX_QP_LEN buffers: @depth is then per QP, @posted counts all queues,
+ * queues below their depth wait in @refill_rqs, and nothing adapts. Both
+ * modes draw descriptors from the same @pool and deliver the same way.
+ */
 typedef struct uct_srq_rx {
     struct ibv_srq       *srq;        /* NULL in per-QP mode */
     uct_srq_rx_pool_t     pool;       /* registered receive descriptors */
@@ -59,7 +69,7 @@ typedef struct uct_srq_rx {
     uct_recv_desc_t       release;    /* returns kept descriptors */
     ucs_list_link_t       refill_rqs; /* per-QP mode: queues below depth */
     unsigned              num_rqs;    /* per-QP mode: QPs with a queue */
-    ucs_list_link_t       md_list;    /* in the md's SRQs (limit events) */
+    uct_srq_md_limit_handler_t limit_handler; /* the md's limit events */
     struct {
         unsigned          min, max, low_wm, grow_after;
         ucs_time_t        interval, shrink_delay;
@@ -114,8 +124,11 @@ unsigned uct_srq_rx_cq_len(const uct_srq_rx_config_t *config);
 /* Post buffers where queues are below their thresholds */
 void uct_srq_rx_refill(uct_srq_rx_t *rx, uct_srq_iface_t *iface);
 
-/* Handle one receive completion of a connection's QP */
-void uct_srq_rx_complete(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
+/* One receive completion of a connection's QP: an active message goes to
+ * its handler (the descriptor back to the pool, or kept by the handler);
+ * anything else (a flushed receive, a retire send, garbage) gives its
+ * descriptor back */
+void uct_srq_rx_deliver(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
                          const struct ibv_wc *wc);
 
 /* Adapt the depth to what the last period saw (srq_rx_depth.c) */
@@ -123,7 +136,8 @@ void uct_srq_rx_tick(uct_srq_rx_t *rx, uct_srq_iface_t *iface);
 
 /* The receive CQ had nothing: refill a queue the pool could not fill (its
  * descriptors were held), and adapt the depth now and then */
-static inline void uct_srq_rx_idle(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
+static inline void uct_srq_rx_refill_adapt(uct_srq_rx_t *rx,
+                                           uct_srq_iface_t *iface)
 {
     if (ucs_unlikely(((rx->srq != NULL) && (rx->posted < rx->low)) ||
                      !ucs_list_is_empty(&rx->refill_rqs))) {
@@ -140,9 +154,6 @@ static inline void uct_srq_rx_idle(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
 ucs_status_t uct_srq_rx_rq_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
                                 uct_srq_rx_rq_t *rq, struct ibv_qp *qp);
 void uct_srq_rx_rq_cleanup(uct_srq_rx_t *rx, uct_srq_rx_rq_t *rq);
-
-/* Async handler (any thread): the SRQ reached its limit */
-void uct_srq_rx_limit_reached(uct_srq_rx_t *rx);
 
 /* A send completion of the retire QP */
 void uct_srq_rx_retire_complete(uct_srq_rx_t *rx, uct_srq_iface_t *iface,

@@ -19,6 +19,7 @@
  */
 #include "srq_rx.h"
 #include "srq_iface.h"
+#include "srq_qp.h"
 
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
@@ -50,6 +51,15 @@ static void uct_srq_rx_read_rnr(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
     }
 }
 
+/* The md's async handler (any thread): the SRQ reached its limit; the
+ * progress thread reads the count at its next refill */
+static void uct_srq_rx_limit_reached(void *arg)
+{
+    uct_srq_rx_t *rx = arg;
+
+    ucs_atomic_add32(&rx->adapt.limit_events, 1);
+}
+
 void uct_srq_rx_adapt_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
 {
     uct_srq_md_t *md = ucs_derived_of(iface->super.md, uct_srq_md_t);
@@ -62,7 +72,8 @@ void uct_srq_rx_adapt_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
     rx->adapt.next_tick   = rx->adapt.last_tick + rx->config.interval;
     rx->adapt.last_change = ucs_get_time();
     if (rx->srq != NULL) {
-        uct_srq_md_add_srq(md, rx);
+        uct_srq_md_add_limit_handler(md, &rx->limit_handler, rx->srq,
+                                     uct_srq_rx_limit_reached, rx);
     }
 }
 
@@ -71,17 +82,12 @@ void uct_srq_rx_adapt_cleanup(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
     uct_srq_md_t *md = ucs_derived_of(iface->super.md, uct_srq_md_t);
 
     if (rx->srq != NULL) {
-        uct_srq_md_remove_srq(md, rx);
+        uct_srq_md_remove_limit_handler(md, &rx->limit_handler);
     }
     if (rx->retire.qp != NULL) {
         srq_verbs_destroy_qp(iface->dev, rx->retire.qp);
         rx->retire.qp = NULL;
     }
-}
-
-void uct_srq_rx_limit_reached(uct_srq_rx_t *rx)
-{
-    ucs_atomic_add32(&rx->adapt.limit_events, 1);
 }
 
 /* A new depth moves the watermark: a limit armed at the old one would
@@ -192,13 +198,12 @@ static ucs_status_t uct_srq_rx_retire_qp(uct_srq_rx_t *rx,
 {
     ucs_status_t status;
 
-    status = uct_srq_rc_qp_create(iface, UCT_SRQ_RX_RETIRE_WRS,
-                                  &rx->retire.qp);
+    status = uct_srq_qp_create(iface, UCT_SRQ_RX_RETIRE_WRS, &rx->retire.qp);
     if (status != UCS_OK) {
         return status;
     }
-    status = uct_srq_rc_qp_connect(iface, rx->retire.qp, &iface->port_addr,
-                                   rx->retire.qp->qp_num);
+    status = uct_srq_qp_connect(iface, rx->retire.qp, &iface->port_addr,
+                                rx->retire.qp->qp_num);
     if (status != UCS_OK) {
         srq_verbs_destroy_qp(iface->dev, rx->retire.qp);
         rx->retire.qp = NULL;

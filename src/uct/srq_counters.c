@@ -1,0 +1,89 @@
+/*
+ * ucx-srq: the counters of an rc_srq interface: the public query
+ * (ucx_srq.h) and the line UCX_RC_SRQ_COUNTERS_FILE appends at close.
+ */
+#include "srq_counters.h"
+#include "srq_iface.h"
+#include "srq_ep.h"
+#include "ucx_srq.h"
+
+#include <ucs/debug/log_def.h>
+#include <ucs/sys/string.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Collect the counters @iface's parts keep (rx, handshake, sends) */
+static void uct_srq_counters_fill(uct_srq_iface_t *iface,
+                                  uct_srq_iface_counters_t *counters)
+{
+    memset(counters, 0, sizeof(*counters));
+    counters->rx_posted       = iface->rx.stats.posted;
+    counters->rx_consumed     = iface->rx.stats.consumed;
+    counters->rx_refills      = iface->rx.stats.refills;
+    counters->rx_dropped      = iface->rx.stats.dropped;
+    counters->rx_bytes        = iface->rx.stats.bytes;
+    counters->rx_queue_now    = iface->rx.posted;
+    counters->rx_queue_target = (iface->rx.srq != NULL) ? iface->rx.depth :
+                                iface->rx.depth * iface->rx.num_rqs;
+    counters->rx_bytes_held   = uct_srq_rx_pool_bytes(&iface->rx.pool);
+    counters->rx_srq          = (iface->rx.srq != NULL);
+    counters->rx_queue_peak   = iface->rx.stats.peak;
+    counters->rx_queue_min    = iface->rx.config.min;
+    counters->rx_queue_max    = iface->rx.config.max;
+    counters->rx_limit_events = iface->rx.stats.limit_events;
+    counters->rx_rnr          = iface->rx.stats.rnr;
+    counters->rx_grows        = iface->rx.stats.grows;
+    counters->rx_shrinks      = iface->rx.stats.shrinks;
+    counters->rx_retired      = iface->rx.stats.retired;
+    counters->rx_held         = iface->rx.stats.held;
+    counters->rx_starved      = iface->rx.stats.starved;
+    counters->conns           = kh_size(&iface->hs.conns);
+    counters->conn_sent       = iface->hs.stats.sent;
+    counters->conn_retries    = iface->hs.stats.retries;
+    counters->conn_dropped    = iface->hs.stats.dropped;
+    counters->tx_wrs          = iface->tx_stats.wrs;
+    counters->tx_bytes        = iface->tx_stats.bytes;
+    counters->tx_outstanding  = iface->tx_outstanding;
+}
+
+ucs_status_t uct_srq_iface_query_counters(uct_iface_h tl_iface,
+                                          uct_srq_iface_counters_t *counters)
+{
+    /* an rc_srq interface is one whose operations are ours */
+    if ((tl_iface == NULL) ||
+        (tl_iface->ops.ep_am_short != uct_srq_ep_am_short)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    uct_srq_counters_fill(ucs_derived_of(tl_iface, uct_srq_iface_t),
+                          counters);
+    return UCS_OK;
+}
+
+/* One line, for UCX_RC_SRQ_COUNTERS_FILE */
+void uct_srq_counters_dump(uct_srq_iface_t *iface, const char *file_template)
+{
+    uct_srq_iface_counters_t c;
+    char path[PATH_MAX];
+    FILE *f;
+
+    ucs_fill_filename_template(file_template, path, sizeof(path));
+    f = fopen(path, "a");
+    if (f == NULL) {
+        ucs_warn("srq: cannot write counters to %s: %m", path);
+        return;
+    }
+    uct_srq_counters_fill(iface, &c);
+    fprintf(f, "rc_srq %s:%d pid %d rx_msgs %lu rx_bytes %lu tx_wrs %lu "
+            "tx_bytes %lu conns %lu rx_refills %lu rx_queue %lu rx_bytes_held "
+            "%lu rx_srq %lu rx_queue_peak %lu rx_limit_events %lu rx_rnr %lu "
+            "rx_grows %lu rx_shrinks %lu rx_retired %lu rx_starved %lu\n",
+            srq_verbs_dev_name(iface->dev), iface->port_num, (int)getpid(),
+            c.rx_consumed, c.rx_bytes, c.tx_wrs, c.tx_bytes, c.conns,
+            c.rx_refills, c.rx_queue_target, c.rx_bytes_held, c.rx_srq,
+            c.rx_queue_peak, c.rx_limit_events, c.rx_rnr, c.rx_grows,
+            c.rx_shrinks, c.rx_retired, c.rx_starved);
+    fclose(f);
+}
