@@ -190,9 +190,15 @@ uct_ep_h entity::connect(const entity &peer)
 uct_srq_iface_counters_t entity::counters() const
 {
     typedef ucs_status_t (*query_func_t)(uct_iface_h, uct_srq_iface_counters_t*);
-    query_func_t query = (query_func_t)dlsym(RTLD_DEFAULT,
-                                             "uct_srq_iface_query_counters");
+    /* by soname: found whether preloaded or loaded by UCX's plugin scan */
+    void *plugin = dlopen("libuct_srq.so", RTLD_LAZY | RTLD_NOLOAD);
+    query_func_t query = (plugin == NULL) ? NULL : (query_func_t)
+                         dlsym(plugin, "uct_srq_iface_query_counters");
     uct_srq_iface_counters_t c;
+
+    if (plugin != NULL) {
+        dlclose(plugin);
+    }
 
     if (query == NULL) {
         throw std::runtime_error("uct_srq_iface_query_counters not found");
