@@ -109,6 +109,8 @@ typedef struct uct_srq_hs_config {
     unsigned  drop;          /* debug: % of handshake datagrams dropped */
 } uct_srq_hs_config_t;
 
+/* The handshake of an interface: its UD QP and buffers, and the connections
+ * it set up (live, connecting, failed) */
 typedef struct uct_srq_hs {
     struct ibv_qp          *ud_qp;
     struct ibv_mr          *mr;

@@ -2,7 +2,8 @@
  * rc_srq operations through the public UCT API, between interfaces on
  * soft0:1 in one process: every operation at sizes 0, 1, 8 and its maximum
  * with the data verified, pending/flush/fence semantics, kept descriptors,
- * simultaneous connects, many connections on one SRQ, handshake loss.
+ * simultaneous connects, many connections on one SRQ, handshake loss, and
+ * the counters query refusing interfaces that are not rc_srq.
  */
 #include "srq_uct_fixture.h"
 
@@ -10,6 +11,7 @@ extern "C" {
 #include <ucs/debug/log_def.h>
 }
 
+#include <dlfcn.h>
 #include <poll.h>
 #include <algorithm>
 #include <numeric>
@@ -995,4 +997,68 @@ TEST(rc_srq_scale, many_interfaces_to_one)
         EXPECT_FALSE(seen[id]) << "duplicate from " << id;
         seen[id] = true;
     }
+}
+
+/* uct_srq_iface_query_counters answers for rc_srq interfaces only: UCX's
+ * own "self" interface, and no interface at all, are refused */
+TEST_F(rc_srq, query_counters_refuses_other_interfaces)
+{
+    typedef ucs_status_t (*query_func_t)(uct_iface_h,
+                                         uct_srq_iface_counters_t*);
+    query_func_t query = (query_func_t)dlsym(RTLD_DEFAULT,
+                                             "uct_srq_iface_query_counters");
+    uct_component_h *components, self = NULL;
+    uct_component_attr_t comp_attr;
+    uct_iface_params_t params   = {};
+    uct_md_config_t *md_config  = NULL;
+    uct_iface_config_t *config  = NULL;
+    uct_md_h md                 = NULL;
+    uct_iface_h iface           = NULL;
+    uct_srq_iface_counters_t c;
+    unsigned num;
+
+    ASSERT_TRUE(query != NULL);
+    EXPECT_EQ(UCS_OK, query(m_sender->iface(), &c));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, query(NULL, &c));
+
+    ASSERT_EQ(UCS_OK, uct_query_components(&components, &num));
+    for (unsigned i = 0; i < num; ++i) {
+        comp_attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
+        if ((uct_component_query(components[i], &comp_attr) == UCS_OK) &&
+            !strcmp(comp_attr.name, "self")) {
+            self = components[i];
+        }
+    }
+    ASSERT_TRUE(self != NULL) << "UCX's self component is not there";
+
+    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                                  UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = "self";
+    params.mode.device.dev_name = "memory0";
+    EXPECT_EQ(UCS_OK, uct_md_config_read(self, NULL, NULL, &md_config));
+    EXPECT_EQ(UCS_OK, uct_md_open(self, "self", md_config, &md));
+    if (md != NULL) {
+        EXPECT_EQ(UCS_OK, uct_md_iface_config_read(md, "self", NULL, NULL,
+                                                   &config));
+    }
+    if (config != NULL) {
+        EXPECT_EQ(UCS_OK, uct_iface_open(md, m_sender->worker(), &params,
+                                         config, &iface));
+    }
+    if (iface != NULL) {
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM, query(iface, &c));
+        uct_iface_close(iface);
+    }
+    if (config != NULL) {
+        uct_config_release(config);
+    }
+    if (md != NULL) {
+        uct_md_close(md);
+    }
+    if (md_config != NULL) {
+        uct_config_release(md_config);
+    }
+    uct_release_component_list(components);
+    EXPECT_TRUE(iface != NULL) << "could not open a self interface";
 }
