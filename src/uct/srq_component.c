@@ -35,9 +35,8 @@ static ucs_status_t uct_srq_device_list(srq_verbs_dev_info_t **list_p,
     int ret;
 
     /* query_md_resources gets no config object: read ours from the env */
-    status = ucs_config_parser_fill_opts(&config, uct_srq_md_config_table,
-                                         UCS_DEFAULT_ENV_PREFIX,
-                                         UCT_SRQ_MD_CONFIG_PREFIX, 0);
+    status = uct_srq_config_fill(&config, &uct_srq_component.md_config,
+                                 UCS_DEFAULT_ENV_PREFIX);
     if (status != UCS_OK) {
         return status;
     }
