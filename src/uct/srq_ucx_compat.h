@@ -13,6 +13,10 @@
 #include <uct/base/uct_component.h>
 #include <ucs/config/parser.h>
 #include <ucs/datastruct/mpool.h>
+#include <ucs/sys/math.h>
+#ifdef HAVE_UCX_PTR_ARITH_H
+#  include <ucs/sys/ptr_arith.h> /* ucs_align_up, once in ucs/sys/math.h */
+#endif
 #include <string.h>
 
 /* md query: uct_md_attr_t and its .cap, or the flat uct_md_attr_v2_t */
