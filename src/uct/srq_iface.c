@@ -641,6 +641,12 @@ static uct_iface_internal_ops_t uct_srq_iface_internal_ops = {
 #ifdef HAVE_UCX_EP_IS_CONNECTED
     .ep_is_connected       = uct_srq_ep_is_connected,
 #endif
+#ifdef HAVE_UCX_EP_OUTSTANDING_PURGE
+    /* asserted at interface init; used only where an interface advertises
+     * token queries, which this one does not */
+    .ep_outstanding_purge  = (uct_ep_outstanding_purge_func_t)
+                                 ucs_empty_function_return_unsupported,
+#endif
 };
 
 UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
