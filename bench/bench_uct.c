@@ -35,7 +35,15 @@ query_func_t bench_counters_query(void)
 {
     query_func_t query;
 
-    query = (query_func_t)dlsym(RTLD_DEFAULT, "uct_srq_iface_query_counters");
+    /* The loaded plugin by its soname: preloaded, or loaded RTLD_LOCAL by
+     * the plugin scan of UCX 1.22+ where RTLD_DEFAULT does not see it */
+    void *plugin = dlopen("libuct_srq.so", RTLD_LAZY | RTLD_NOLOAD);
+
+    query = (plugin == NULL) ? NULL :
+            (query_func_t)dlsym(plugin, "uct_srq_iface_query_counters");
+    if (plugin != NULL) {
+        dlclose(plugin); /* it stays loaded by whoever loaded it */
+    }
     if (query == NULL) {
         fprintf(stderr, "%s: uct_srq_iface_query_counters not found\n",
                 bench_prog);

@@ -1,8 +1,9 @@
 #!/bin/bash
 #
-# MPI and OpenSHMEM programs over rc_srq, under srq-run mpirun/oshrun, at 2
-# and 4 ranks: point-to-point, collectives, RMA (osc ucx), THREAD_MULTIPLE,
-# and OpenSHMEM (spml ucx). UCX_TLS=rc_srq,self and no other BTL, so nothing
+# MPI and OpenSHMEM programs over rc_srq at 2 and 4 ranks: point-to-point,
+# collectives, RMA, THREAD_MULTIPLE under Open MPI (srq-run mpirun.openmpi:
+# pml/osc ucx) and MPICH (srq-run mpiexec.mpich: ch4:ucx), and OpenSHMEM
+# (Open MPI's spml ucx). UCX_TLS=rc_srq,self and no other BTL, so nothing
 # else can carry the traffic; the transport's counters (one line per
 # interface, UCX_RC_SRQ_COUNTERS_FILE) must show every rank received over
 # rc_srq. Every program verifies its results and exits non-zero on error.
@@ -22,20 +23,33 @@ export UCX_TLS=rc_srq,self
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 fail=0
 
+# MPI_ID: openmpi (mpicc.openmpi, mpirun.openmpi: pml/osc ucx, btl self)
+# or mpich (MPICH's ch4:ucx: mpicc.mpich, mpiexec.mpich). The explicit
+# names: Debian's update-alternatives decide what plain mpicc/mpirun are.
+have_mpich=0
+command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null && have_mpich=1
+
+mkdir -p "$out/mpich"
 for p in p2p coll rma threads srq_mpi_job; do
-    mpicc -O2 -pthread -I"$src/mpi" -o "$out/$p" "$src/mpi/$p.c" ||
-        { echo "FAIL: cannot build $p"; fail=1; }
+    mpicc.openmpi -O2 -pthread -I"$src/mpi" -o "$out/$p" "$src/mpi/$p.c" ||
+        { echo "FAIL: cannot build $p (Open MPI)"; fail=1; }
+    [ $have_mpich = 1 ] || continue
+    mpicc.mpich -O2 -pthread -I"$src/mpi" -o "$out/mpich/$p" "$src/mpi/$p.c" 2>/dev/null ||
+        { echo "FAIL: cannot build $p (MPICH)"; fail=1; }
 done
 oshcc -O2 -o "$out/shmem_basic" "$src/shmem/shmem_basic.c" ||
     { echo "FAIL: cannot build shmem_basic"; fail=1; }
 
-mpi_opts=(--oversubscribe --mca pml ucx --mca osc ucx --mca btl self
-          -x UCX_TLS -x UCX_RC_SRQ_COUNTERS_FILE)
+ompi_opts=(--oversubscribe --mca pml ucx --mca osc ucx --mca btl self
+           -x UCX_TLS -x UCX_RC_SRQ_COUNTERS_FILE)
+# hydra passes its environment to local ranks; -genvlist names what must
+# reach ranks on every host (srq-run adds the plugin and UCX_TLS itself)
+mpich_opts=(-genvlist UCX_TLS,UCX_RC_SRQ_COUNTERS_FILE)
 
-# job NAME NP LAUNCHER-OPTIONS... -- PROGRAM
+# job NAME NP LAUNCHER LAUNCHER-OPTIONS... PROGRAM
 job() {
     local name=$1 np=$2 launcher=$3; shift 3
-    local counters="$work/counters.$name.$np" log rc ranks
+    local counters="$work/counters.${name//[^a-z0-9_]/_}.$np" log rc ranks
     rm -f "$counters".*
     log=$(UCX_RC_SRQ_COUNTERS_FILE="$counters.%p" \
           timeout -k 10 180 "$run" "$launcher" -np "$np" "$@" 2>&1)
@@ -55,8 +69,15 @@ job() {
 
 for np in 2 4; do
     for p in p2p coll rma threads; do
-        job "$p" "$np" mpirun "${mpi_opts[@]}" "$out/$p"
+        job "$p" "$np" mpirun.openmpi "${ompi_opts[@]}" "$out/$p"
     done
+    if [ $have_mpich = 1 ]; then
+        for p in p2p coll rma threads; do
+            job "mpich:$p" "$np" mpiexec.mpich "${mpich_opts[@]}" "$out/mpich/$p"
+        done
+    else
+        echo "SKIP: MPICH jobs np=$np: mpicc.mpich/mpiexec.mpich not installed (contrib/install-deps installs them)"
+    fi
     # Open MPI's OpenSHMEM does not survive AddressSanitizer's memory layout
     # (mca_atomic_basic touches its symmetric heap through a mapping ASan
     # reserved), whatever the transport: not ours to fix, so not run there

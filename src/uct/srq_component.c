@@ -35,9 +35,8 @@ static ucs_status_t uct_srq_device_list(srq_verbs_dev_info_t **list_p,
     int ret;
 
     /* query_md_resources gets no config object: read ours from the env */
-    status = ucs_config_parser_fill_opts(&config, uct_srq_md_config_table,
-                                         UCS_DEFAULT_ENV_PREFIX,
-                                         UCT_SRQ_MD_CONFIG_PREFIX, 0);
+    status = uct_srq_config_fill(&config, &uct_srq_component.md_config,
+                                 UCS_DEFAULT_ENV_PREFIX);
     if (status != UCS_OK) {
         return status;
     }
@@ -109,8 +108,34 @@ uct_component_t uct_srq_component = {
 
 static int uct_srq_registered = 0;
 
+/*
+ * Whether UCT already lists a component of our name: a second copy of this
+ * library in the process (preloaded, and found again under another file name
+ * by the plugin scan of UCX 1.22+) must leave the first one alone. Its
+ * global symbols may even resolve to the first copy's objects, so
+ * registering again would link the same list nodes twice.
+ */
+static int uct_srq_component_listed(void)
+{
+    uct_component_t *component;
+
+    ucs_list_for_each(component, &uct_components_list, list) {
+        if (!strcmp(component->name, UCT_SRQ_COMPONENT_NAME)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static void UCS_F_CTOR uct_srq_init(void)
 {
+    if (uct_srq_component_listed()) {
+        ucs_diag("ucx-srq: component '%s' is already registered by another "
+                 "copy of the plugin; this one stays inactive",
+                 UCT_SRQ_COMPONENT_NAME);
+        return;
+    }
+
     if (uct_srq_version_check() != UCS_OK) {
         return;
     }

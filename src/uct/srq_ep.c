@@ -541,7 +541,8 @@ ucs_status_t uct_srq_ep_check(uct_ep_h tl_ep, unsigned flags,
     uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
     uint8_t probe          = UCT_SRQ_AM_ID_KEEPALIVE;
 
-    UCT_EP_KEEPALIVE_CHECK_PARAM(flags, comp);
+    UCT_CHECK_PARAM(flags == 0, "unsupported flags: %x", flags);
+    UCT_CHECK_PARAM(comp == NULL, "unsupported completion on ep_check");
 
     /* A probe message reaches the peer's device: if the peer is gone, its
      * send completes in error and the error handler runs. With no send slot
@@ -551,6 +552,27 @@ ucs_status_t uct_srq_ep_check(uct_ep_h tl_ep, unsigned flags,
     }
     return UCS_OK;
 }
+
+#ifdef HAVE_UCX_EP_IS_CONNECTED
+/* Whether this endpoint is connected to the interface at these addresses */
+int uct_srq_ep_is_connected(uct_ep_h tl_ep,
+                            const uct_ep_is_connected_params_t *params)
+{
+    uct_srq_ep_t *ep = ucs_derived_of(tl_ep, uct_srq_ep_t);
+    const uct_srq_iface_addr_t *iface_addr;
+
+    if ((ep->conn == NULL) ||
+        !(params->field_mask & UCT_EP_IS_CONNECTED_FIELD_DEVICE_ADDR) ||
+        !(params->field_mask & UCT_EP_IS_CONNECTED_FIELD_IFACE_ADDR)) {
+        return 0;
+    }
+
+    iface_addr = (const uct_srq_iface_addr_t*)params->iface_addr;
+    return !memcmp(&ep->conn->key.dev, params->device_addr,
+                   sizeof(ep->conn->key.dev)) &&
+           (ep->conn->key.ud_qpn == le32toh(iface_addr->ud_qpn));
+}
+#endif
 
 /* ---- pending requests ---------------------------------------------------- */
 

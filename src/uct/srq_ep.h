@@ -68,6 +68,10 @@ void uct_srq_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
                               void *arg);
 ucs_status_t uct_srq_ep_check(uct_ep_h tl_ep, unsigned flags,
                               uct_completion_t *comp);
+#ifdef HAVE_UCX_EP_IS_CONNECTED
+int uct_srq_ep_is_connected(uct_ep_h tl_ep,
+                            const uct_ep_is_connected_params_t *params);
+#endif
 
 ucs_arbiter_cb_result_t uct_srq_ep_process_pending(ucs_arbiter_t *arbiter,
                                                    ucs_arbiter_group_t *group,

@@ -358,6 +358,34 @@ static int uct_srq_iface_is_reachable(const uct_iface_h tl_iface,
                              &ah_attr) == 0;
 }
 
+#ifdef HAVE_UCX_IFACE_IS_REACHABLE_V2
+/* UCP asks through the v2 call: the addresses it has, maybe a scope */
+static int
+uct_srq_iface_is_reachable_v2(const uct_iface_h tl_iface,
+                              const uct_iface_is_reachable_params_t *params)
+{
+    uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
+    const uct_device_addr_t *dev_addr =
+            (params->field_mask & UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR) ?
+            params->device_addr : NULL;
+    const uct_iface_addr_t *iface_addr =
+            (params->field_mask & UCT_IFACE_IS_REACHABLE_FIELD_IFACE_ADDR) ?
+            params->iface_addr : NULL;
+
+    if (!uct_srq_iface_is_reachable(tl_iface, dev_addr, iface_addr)) {
+        return 0;
+    }
+#ifdef HAVE_UCX_REACHABLE_SCOPE
+    /* scope "device": only an interface on this very port */
+    if ((params->field_mask & UCT_IFACE_IS_REACHABLE_FIELD_SCOPE) &&
+        (params->scope == UCT_IFACE_REACHABILITY_SCOPE_DEVICE)) {
+        return !memcmp(dev_addr, &iface->port_addr, sizeof(iface->port_addr));
+    }
+#endif
+    return 1;
+}
+#endif
+
 static ucs_status_t uct_srq_iface_query(uct_iface_h tl_iface,
                                         uct_iface_attr_t *iface_attr)
 {
@@ -381,6 +409,12 @@ static ucs_status_t uct_srq_iface_query(uct_iface_h tl_iface,
                             UCT_IFACE_FLAG_CONNECT_TO_IFACE |
                             UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE |
                             UCT_IFACE_FLAG_EP_CHECK;
+#ifdef UCT_IFACE_FLAG_INTER_NODE
+    /* an HCA reaches other hosts; soft0 only the processes of this one */
+    if (!soft) {
+        iface_attr->cap.flags |= UCT_IFACE_FLAG_INTER_NODE;
+    }
+#endif
     iface_attr->cap.event_flags = UCT_IFACE_FLAG_EVENT_SEND_COMP |
                                   UCT_IFACE_FLAG_EVENT_RECV |
                                   UCT_IFACE_FLAG_EVENT_FD;
@@ -541,8 +575,9 @@ static ucs_status_t uct_srq_iface_init_pools(uct_srq_iface_t *iface,
         return status;
     }
 
-    status = ucs_mpool_init(&iface->op_mp, 0, sizeof(uct_srq_op_t), 0, 1, 256,
-                            UINT_MAX, &op_mpool_ops, "srq_op");
+    status = uct_srq_ucs_mpool_init(&iface->op_mp, 0, sizeof(uct_srq_op_t),
+                                    0, 1, 256, UINT_MAX, &op_mpool_ops,
+                                    "srq_op");
     if (status != UCS_OK) {
         ucs_mpool_cleanup(&iface->tx_mp, 0);
     }
@@ -594,6 +629,24 @@ static uct_iface_internal_ops_t uct_srq_iface_internal_ops = {
     .iface_vfs_refresh   = (uct_iface_vfs_refresh_func_t)ucs_empty_function,
     .ep_query            = (uct_ep_query_func_t)ucs_empty_function_return_unsupported,
     .ep_invalidate       = (uct_ep_invalidate_func_t)ucs_empty_function_return_unsupported,
+    /* ops later UCX releases call, where their headers have them */
+#ifdef HAVE_UCX_IFACE_QUERY_V2
+    .iface_query_v2        = uct_iface_base_query_v2,
+#endif
+#ifdef HAVE_UCX_IFACE_IS_REACHABLE_V2
+    .iface_is_reachable_v2 = uct_srq_iface_is_reachable_v2,
+    .ep_connect_to_ep_v2   = (uct_ep_connect_to_ep_v2_func_t)
+                                 ucs_empty_function_return_unsupported,
+#endif
+#ifdef HAVE_UCX_EP_IS_CONNECTED
+    .ep_is_connected       = uct_srq_ep_is_connected,
+#endif
+#ifdef HAVE_UCX_EP_OUTSTANDING_PURGE
+    /* asserted at interface init; used only where an interface advertises
+     * token queries, which this one does not */
+    .ep_outstanding_purge  = (uct_ep_outstanding_purge_func_t)
+                                 ucs_empty_function_return_unsupported,
+#endif
 };
 
 UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,

@@ -27,9 +27,13 @@ static int uct_srq_config_sscanf_soft(const char *buf, void *dest,
 }
 
 #define UCT_SRQ_CONFIG_TYPE_SOFT \
-    {uct_srq_config_sscanf_soft, ucs_config_sprintf_ternary_auto, \
-     ucs_config_clone_int,       ucs_config_release_nop, \
-     ucs_config_help_generic,    "<yes|no|auto>"}
+    {.read    = uct_srq_config_sscanf_soft, \
+     .write   = ucs_config_sprintf_ternary_auto, \
+     .clone   = ucs_config_clone_int, \
+     .release = ucs_config_release_nop, \
+     .help    = ucs_config_help_generic, \
+     UCT_SRQ_CONFIG_PARSER_DOC \
+     .arg     = "<yes|no|auto>"}
 
 ucs_config_field_t uct_srq_md_config_table[] = {
     {"", "", NULL,
@@ -198,7 +202,8 @@ static void uct_srq_md_close(uct_md_h uct_md)
     ucs_free(md);
 }
 
-static ucs_status_t uct_srq_md_query(uct_md_h uct_md, uct_md_attr_t *md_attr)
+static ucs_status_t uct_srq_md_query(uct_md_h uct_md,
+                                     uct_srq_md_attr_t *md_attr)
 {
     uct_srq_md_t *md = ucs_derived_of(uct_md, uct_srq_md_t);
     struct ibv_device_attr dev_attr;
@@ -210,16 +215,21 @@ static ucs_status_t uct_srq_md_query(uct_md_h uct_md, uct_md_attr_t *md_attr)
         return status;
     }
 
-    memset(md_attr, 0, sizeof(*md_attr));
-    md_attr->cap.flags            = md->cap_flags;
-    md_attr->cap.max_alloc        = 0;
-    md_attr->cap.max_reg          = (md->cap_flags & UCT_MD_FLAG_REG) ?
-                                    dev_attr.max_mr_size : 0;
-    md_attr->cap.reg_mem_types    = (md->cap_flags & UCT_MD_FLAG_REG) ?
-                                    UCS_BIT(UCS_MEMORY_TYPE_HOST) : 0;
-    md_attr->cap.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
-    md_attr->cap.detect_mem_types = 0;
-    md_attr->cap.alloc_mem_types  = 0;
+    uct_srq_md_attr_reset(md_attr);
+    UCT_SRQ_MD_CAP(md_attr).flags            = md->cap_flags;
+    UCT_SRQ_MD_CAP(md_attr).max_alloc        = 0;
+    UCT_SRQ_MD_CAP(md_attr).max_reg          = (md->cap_flags & UCT_MD_FLAG_REG) ?
+                                               dev_attr.max_mr_size : 0;
+    UCT_SRQ_MD_CAP(md_attr).reg_mem_types    = (md->cap_flags & UCT_MD_FLAG_REG) ?
+                                               UCS_BIT(UCS_MEMORY_TYPE_HOST) : 0;
+    UCT_SRQ_MD_CAP(md_attr).access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
+    UCT_SRQ_MD_CAP(md_attr).detect_mem_types = 0;
+    UCT_SRQ_MD_CAP(md_attr).alloc_mem_types  = 0;
+#ifdef HAVE_UCX_MD_CACHE_MEM_TYPES
+    /* UCP's registration cache may keep what we register (with a global
+     * cache it even asserts that every registering md allows it) */
+    UCT_SRQ_MD_CAP(md_attr).cache_mem_types  = UCT_SRQ_MD_CAP(md_attr).reg_mem_types;
+#endif
     md_attr->rkey_packed_size     = sizeof(uct_srq_packed_rkey_t);
     /* registration pins nothing on the soft device, a page walk on an HCA */
     md_attr->reg_cost             = ucs_linear_func_make(1e-6, 1e-10);
@@ -251,10 +261,11 @@ static int uct_srq_md_access_flags(uct_srq_md_t *md, unsigned flags)
 }
 
 static ucs_status_t uct_srq_md_mem_reg(uct_md_h uct_md, void *address,
-                                       size_t length, unsigned flags,
+                                       size_t length, uct_srq_mem_reg_arg_t arg,
                                        uct_mem_h *memh_p)
 {
     uct_srq_md_t *md = ucs_derived_of(uct_md, uct_srq_md_t);
+    unsigned flags   = uct_srq_mem_reg_flags(arg);
     struct ibv_mr *mr;
 
     if (!(md->cap_flags & UCT_MD_FLAG_REG)) {
@@ -296,6 +307,7 @@ uct_srq_md_mem_dereg(uct_md_h uct_md, const uct_md_mem_dereg_params_t *params)
 
 static ucs_status_t
 uct_srq_md_mkey_pack(uct_md_h uct_md, uct_mem_h memh,
+                     UCT_SRQ_MKEY_PACK_REGION_ARGS
                      const uct_md_mkey_pack_params_t *params,
                      void *rkey_buffer)
 {
@@ -307,8 +319,9 @@ uct_srq_md_mkey_pack(uct_md_h uct_md, uct_mem_h memh,
 }
 
 ucs_status_t uct_srq_rkey_unpack(uct_component_t *component,
-                                 const void *rkey_buffer, uct_rkey_t *rkey_p,
-                                 void **handle_p)
+                                 const void *rkey_buffer,
+                                 UCT_SRQ_RKEY_UNPACK_PARAMS_ARG
+                                 uct_rkey_t *rkey_p, void **handle_p)
 {
     const uct_srq_packed_rkey_t *packed = rkey_buffer;
 
@@ -348,8 +361,10 @@ static uct_md_ops_t uct_srq_md_ops = {
     .mem_query              = (uct_md_mem_query_func_t)
                                   ucs_empty_function_return_unsupported,
     .mkey_pack              = uct_srq_md_mkey_pack,
+#ifdef HAVE_UCX_MD_IS_SOCKADDR_ACCESSIBLE
     .is_sockaddr_accessible = (uct_md_is_sockaddr_accessible_func_t)
                                   ucs_empty_function_return_zero_int,
+#endif
     .detect_memory_type     = (uct_md_detect_memory_type_func_t)
                                   ucs_empty_function_return_unsupported,
 };

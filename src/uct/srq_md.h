@@ -5,6 +5,7 @@
 #define UCT_SRQ_MD_H_
 
 #include "srq_component.h"
+#include "srq_ucx_compat.h"
 
 #include <uct/base/uct_md.h>
 #include <verbs/srq_verbs.h>
@@ -49,8 +50,9 @@ extern ucs_config_field_t uct_srq_md_config_table[];
 ucs_status_t uct_srq_md_open(uct_component_t *component, const char *md_name,
                              const uct_md_config_t *config, uct_md_h *md_p);
 ucs_status_t uct_srq_rkey_unpack(uct_component_t *component,
-                                 const void *rkey_buffer, uct_rkey_t *rkey_p,
-                                 void **handle_p);
+                                 const void *rkey_buffer,
+                                 UCT_SRQ_RKEY_UNPACK_PARAMS_ARG
+                                 uct_rkey_t *rkey_p, void **handle_p);
 
 /* Limit events of @srq go to @cb(@arg) until the handler is removed;
  * @handler is the caller's, and stays valid until then */

@@ -88,9 +88,10 @@ ucs_status_t uct_srq_mpool_init(ucs_mpool_t *mp, uct_srq_md_t *md,
     uct_srq_mpool_priv_t *priv;
     ucs_status_t status;
 
-    status = ucs_mpool_init(mp, sizeof(*priv), elem_size, align_offset,
-                            UCS_SYS_CACHE_LINE_SIZE, elems_per_chunk,
-                            max_elems, &uct_srq_mpool_ops, name);
+    status = uct_srq_ucs_mpool_init(mp, sizeof(*priv), elem_size,
+                                    align_offset, UCS_SYS_CACHE_LINE_SIZE,
+                                    elems_per_chunk, max_elems,
+                                    &uct_srq_mpool_ops, name);
     if (status != UCS_OK) {
         return status;
     }

@@ -1,9 +1,11 @@
 /*
  * ucx-srq public API: counters of an rc_srq interface.
  *
- * The plugin is usually loaded with LD_PRELOAD (srq-run); a program can
- * then find the function with dlsym(RTLD_DEFAULT, "uct_srq_iface_query_counters")
- * or link against libuct_srq.so.
+ * The plugin is loaded with LD_PRELOAD or, on UCX 1.22+, by UCX's plugin
+ * scan (UCX_PLUGIN_PATH; RTLD_LOCAL, so RTLD_DEFAULT does not see it). A
+ * program finds the function either way through the plugin's soname:
+ * dlsym(dlopen("libuct_srq.so", RTLD_LAZY | RTLD_NOLOAD),
+ * "uct_srq_iface_query_counters"); or it links against libuct_srq.so.
  */
 #ifndef UCX_SRQ_H_
 #define UCX_SRQ_H_

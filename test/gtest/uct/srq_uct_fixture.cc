@@ -10,6 +10,32 @@
 
 namespace srq_test {
 
+void *plugin_symbol(const char *name)
+{
+    void *plugin = dlopen("libuct_srq.so", RTLD_LAZY | RTLD_NOLOAD);
+    void *sym    = (plugin == NULL) ? NULL : dlsym(plugin, name);
+
+    if (plugin != NULL) {
+        dlclose(plugin); /* it stays loaded by whoever loaded it */
+    }
+    return sym;
+}
+
+ucs_status_t config_modify(uct_iface_config_t *config, const std::string &name,
+                           const std::string &value)
+{
+    /* UCX 1.13 matches the name as given; later releases match a field of
+     * the transport's own table only with the table prefix (RC_SRQ_), the
+     * fields of its sub-tables either way */
+    ucs_status_t status = uct_config_modify(config, name.c_str(),
+                                            value.c_str());
+    if (status == UCS_ERR_NO_ELEM) {
+        status = uct_config_modify(config, ("RC_SRQ_" + name).c_str(),
+                                   value.c_str());
+    }
+    return status;
+}
+
 uct_component_h srq_component()
 {
     static uct_component_h srq = NULL;
@@ -91,8 +117,7 @@ void entity::init(const entity_params &ep)
     SRQ_TEST_CHECK(uct_md_iface_config_read(m_md, "rc_srq", NULL, NULL,
                                             &m_iface_config));
     for (auto &kv : ep.config) {
-        SRQ_TEST_CHECK(uct_config_modify(m_iface_config, kv.first.c_str(),
-                                         kv.second.c_str()));
+        SRQ_TEST_CHECK(config_modify(m_iface_config, kv.first, kv.second));
     }
 
     params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
@@ -190,8 +215,8 @@ uct_ep_h entity::connect(const entity &peer)
 uct_srq_iface_counters_t entity::counters() const
 {
     typedef ucs_status_t (*query_func_t)(uct_iface_h, uct_srq_iface_counters_t*);
-    query_func_t query = (query_func_t)dlsym(RTLD_DEFAULT,
-                                             "uct_srq_iface_query_counters");
+    query_func_t query = (query_func_t)
+                         plugin_symbol("uct_srq_iface_query_counters");
     uct_srq_iface_counters_t c;
 
     if (query == NULL) {

@@ -27,6 +27,16 @@ namespace srq_test {
 /* The srq component, or NULL */
 uct_component_h srq_component();
 
+/* A symbol of the loaded plugin, found by its soname whether it was
+ * preloaded or loaded RTLD_LOCAL by the plugin scan of UCX 1.22+ (where
+ * dlsym(RTLD_DEFAULT) does not see it); NULL if there is none */
+void *plugin_symbol(const char *name);
+
+/* uct_config_modify of an rc_srq interface configuration by the variable's
+ * name without UCX_RC_SRQ_ (as "TX_QUEUE_LEN") */
+ucs_status_t config_modify(uct_iface_config_t *config, const std::string &name,
+                           const std::string &value);
+
 typedef std::map<std::string, std::string> config_t;
 
 /* How to open an entity's interface */

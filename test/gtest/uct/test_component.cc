@@ -11,7 +11,12 @@ extern "C" {
 #include <uct/api/uct.h>
 }
 
+#include <dlfcn.h>
+#include <link.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <fstream>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -149,6 +154,76 @@ TEST_F(srq_component, soft_invalid_value_rejected)
         env_guard soft("UCX_SRQ_SOFT", value);
         EXPECT_NE(UCS_OK, md_names(m_srq, names)) << "accepted '" << value << "'";
     }
+}
+
+/* The names of the components UCT lists, in order; *srq_p: the first "srq" */
+static std::vector<std::string> component_names(uct_component_h *srq_p)
+{
+    std::vector<std::string> names;
+    uct_component_h *components;
+    uct_component_attr_t attr;
+    unsigned num;
+
+    *srq_p = NULL;
+    EXPECT_EQ(UCS_OK, uct_query_components(&components, &num));
+    for (unsigned i = 0; i < num; ++i) {
+        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
+        EXPECT_EQ(UCS_OK, uct_component_query(components[i], &attr));
+        names.push_back(attr.name);
+        if ((names.back() == "srq") && (*srq_p == NULL)) {
+            *srq_p = components[i];
+        }
+    }
+    uct_release_component_list(components);
+    return names;
+}
+
+/*
+ * A second copy of the plugin file in the process (preloaded and found
+ * again by UCX 1.22's plugin scan under the name libuct_srq.so.0) must not
+ * register a second "srq" component, neither while loaded nor when it goes.
+ */
+TEST_F(srq_component, second_copy_does_not_register)
+{
+    /* The loaded plugin, found by its soname however it was loaded */
+    void *self = dlopen("libuct_srq.so", RTLD_LAZY | RTLD_NOLOAD);
+    ASSERT_TRUE(self != NULL) << "plugin not loaded: " << dlerror();
+    struct link_map *lm = NULL;
+    ASSERT_EQ(0, dlinfo(self, RTLD_DI_LINKMAP, &lm));
+    std::string path = lm->l_name;
+    dlclose(self);
+
+    uct_component_h srq;
+    std::vector<std::string> before = component_names(&srq);
+    ASSERT_EQ(1, std::count(before.begin(), before.end(), "srq"));
+
+    char dir[] = "/tmp/srq-second-copy.XXXXXX";
+    ASSERT_TRUE(mkdtemp(dir) != NULL);
+    std::string copy = std::string(dir) + "/libuct_srq.so.0";
+    {
+        std::ifstream in(path, std::ios::binary);
+        std::ofstream out(copy, std::ios::binary);
+        out << in.rdbuf();
+        ASSERT_TRUE(in.good() && out.good()) << "cannot copy " << path;
+    }
+
+    void *second = dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
+    unlink(copy.c_str());
+    rmdir(dir);
+    ASSERT_TRUE(second != NULL) << dlerror();
+    self = dlopen("libuct_srq.so", RTLD_LAZY | RTLD_NOLOAD);
+    EXPECT_NE(self, second) << "the copy was not loaded as a second library";
+    dlclose(self);
+
+    /* The same components as before, "srq" once, the first copy's */
+    EXPECT_EQ(before, component_names(&srq)) << "with a second copy loaded";
+    EXPECT_EQ(m_srq, srq) << "the first copy's component was replaced";
+
+    dlclose(second);
+    EXPECT_EQ(before, component_names(&srq)) << "after the copy was unloaded";
+    EXPECT_EQ(m_srq, srq);
+    std::vector<std::string> names;
+    EXPECT_EQ(UCS_OK, md_names(m_srq, names));
 }
 
 

@@ -346,8 +346,8 @@ TEST(rc_srq_rx, partial_post_failure_loses_nothing)
 {
     typedef srq_verbs_dev_t *(*md_dev_func_t)(uct_md_h);
     typedef int (*fail_post_func_t)(srq_verbs_dev_t*, unsigned, int);
-    auto md_dev    = (md_dev_func_t)dlsym(RTLD_DEFAULT, "uct_srq_md_verbs_dev");
-    auto fail_post = (fail_post_func_t)dlsym(RTLD_DEFAULT,
+    auto md_dev    = (md_dev_func_t)plugin_symbol("uct_srq_md_verbs_dev");
+    auto fail_post = (fail_post_func_t)plugin_symbol(
                                              "srq_soft_test_fail_post");
     ASSERT_TRUE((md_dev != NULL) && (fail_post != NULL))
         << "the plugin's test hooks are not exported";
