@@ -14,6 +14,7 @@
  * waiting for the RTU); duplicates are answered again and change nothing.
  */
 #include "srq_conn.h"
+#include "srq_check.h"
 #include "srq_qp.h"
 #include "srq_iface.h"
 
@@ -146,6 +147,17 @@ static ucs_status_t uct_srq_hs_ud_qp_init(uct_srq_hs_t *hs,
     return UCS_OK;
 }
 
+ucs_status_t uct_srq_hs_check_config(const uct_srq_hs_config_t *config)
+{
+    UCT_SRQ_CHECK_RANGE("CONN_QUEUE_LEN", config->queue_len, 8, 4096);
+    UCT_SRQ_CHECK_RANGE("CONN_DROP", config->drop, 0, 100);
+    UCT_SRQ_CHECK_TIME_RANGE("CONN_TIMEOUT", config->timeout, 1e-3, 86400);
+    /* the first retransmission comes before giving up */
+    UCT_SRQ_CHECK_TIME_RANGE("CONN_RETRY", config->retry, 1e-6,
+                             config->timeout);
+    return UCS_OK;
+}
+
 ucs_status_t uct_srq_hs_init(uct_srq_hs_t *hs, uct_srq_iface_t *iface,
                              const uct_srq_hs_config_t *config,
                              const uct_srq_conn_hooks_t *hooks)
@@ -155,14 +167,7 @@ ucs_status_t uct_srq_hs_init(uct_srq_hs_t *hs, uct_srq_iface_t *iface,
     unsigned i;
     int ret;
 
-    UCT_SRQ_CHECK_RANGE("CONN_QUEUE_LEN", config->queue_len, 8, 4096);
-    UCT_SRQ_CHECK_RANGE("CONN_DROP", config->drop, 0, 100);
-    if ((config->retry <= 0) || (config->timeout < config->retry)) {
-        ucs_error("srq: UCX_RC_SRQ_CONN_RETRY (%g s) must be positive and at "
-                  "most UCX_RC_SRQ_CONN_TIMEOUT (%g s)", config->retry,
-                  config->timeout);
-        return UCS_ERR_INVALID_PARAM;
-    }
+    /* the interface checked the config (uct_srq_hs_check_config) */
 
     memset(hs, 0, sizeof(*hs));
     kh_init_inplace(uct_srq_conns, &hs->conns);

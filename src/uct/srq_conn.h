@@ -137,6 +137,9 @@ typedef struct uct_srq_hs {
 
 extern ucs_config_field_t uct_srq_hs_config_table[];
 
+/* Check the handshake configuration, before anything is created */
+ucs_status_t uct_srq_hs_check_config(const uct_srq_hs_config_t *config);
+
 ucs_status_t uct_srq_hs_init(uct_srq_hs_t *hs, uct_srq_iface_t *iface,
                              const uct_srq_hs_config_t *config,
                              const uct_srq_conn_hooks_t *hooks);

@@ -461,9 +461,14 @@ static ucs_status_t uct_srq_iface_query(uct_iface_h tl_iface,
 
 /* ---- lifetime ----------------------------------------------------------------- */
 
+/* Every range, the receive queue's and the handshake's too, before the
+ * interface creates anything: a bad value is named, not met later as a
+ * failing CQ, SRQ or memory pool */
 static ucs_status_t uct_srq_iface_check_config(uct_srq_iface_t *iface,
                                                const uct_srq_iface_config_t *config)
 {
+    ucs_status_t status;
+
     UCT_SRQ_CHECK_RANGE("TX_QUEUE_LEN", config->tx_queue_len, 16,
                         iface->dev_attr.max_qp_wr);
     UCT_SRQ_CHECK_RANGE("TX_CQ_LEN", config->tx_cq_len, config->tx_queue_len,
@@ -473,7 +478,14 @@ static ucs_status_t uct_srq_iface_check_config(uct_srq_iface_t *iface,
                         config->seg_size);
     UCT_SRQ_CHECK_RANGE("RNR_TIMER", config->rnr_timer, 0, 31);
     UCT_SRQ_CHECK_RANGE("TIMEOUT", config->timeout, 1, 31);
-    return UCS_OK;
+    /* -1 (unlimited) is UINT_MAX; UCX's memory pools need at least one */
+    UCT_SRQ_CHECK_RANGE("TX_MAX_BUFS", config->tx_max_bufs, 1, UINT_MAX);
+
+    status = uct_srq_rx_check_config(&config->rx, &iface->dev_attr);
+    if (status != UCS_OK) {
+        return status;
+    }
+    return uct_srq_hs_check_config(&config->hs);
 }
 
 static ucs_status_t uct_srq_iface_create_cqs(uct_srq_iface_t *iface,

@@ -7,6 +7,7 @@
 
 #include "srq_md.h"
 #include "srq_rx.h"
+#include "srq_check.h"
 #include "srq_conn.h"
 
 #include <uct/base/uct_iface.h>
@@ -73,16 +74,5 @@ typedef struct uct_srq_iface_addr {
 
 extern ucs_config_field_t uct_srq_iface_config_table[];
 
-/* Refuse the interface (return UCS_ERR_INVALID_PARAM from the caller) with an
- * error naming UCX_RC_SRQ_<_name>, when @_val is outside [@_min, @_max] */
-#define UCT_SRQ_CHECK_RANGE(_name, _val, _min, _max) \
-    do { \
-        if (((_val) < (_min)) || ((_val) > (_max))) { \
-            ucs_error("srq: UCX_RC_SRQ_" _name "=%lu is out of range " \
-                      "(%lu..%lu)", (unsigned long)(_val), \
-                      (unsigned long)(_min), (unsigned long)(_max)); \
-            return UCS_ERR_INVALID_PARAM; \
-        } \
-    } while (0)
 
 #endif

@@ -12,6 +12,7 @@
  */
 #include "srq_rx.h"
 #include "srq_iface.h"
+#include "srq_check.h"
 
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
@@ -107,8 +108,8 @@ static void uct_srq_rx_release_desc(uct_recv_desc_t *self, void *desc)
                                                   (ptrdiff_t)rx->data_offset));
 }
 
-static ucs_status_t uct_srq_rx_check_config(const uct_srq_rx_config_t *config,
-                                            const struct ibv_device_attr *attr)
+ucs_status_t uct_srq_rx_check_config(const uct_srq_rx_config_t *config,
+                                     const struct ibv_device_attr *attr)
 {
     UCT_SRQ_CHECK_RANGE("RX_BATCH", config->batch, 1, UCT_SRQ_RX_MAX_BATCH);
     UCT_SRQ_CHECK_RANGE("RX_LOW_WATERMARK", config->low_wm, 1, 90);
@@ -126,17 +127,11 @@ static ucs_status_t uct_srq_rx_check_config(const uct_srq_rx_config_t *config,
         UCT_SRQ_CHECK_RANGE("RX_MAX_BUFS", config->max_bufs,
                                config->qp_len, UINT_MAX);
     }
-    if ((config->interval <= 0) || (config->interval > 60)) {
-        ucs_error("srq: UCX_RC_SRQ_RX_ADAPT_INTERVAL=%gs is out of range "
-                  "(0..60s)", config->interval);
-        return UCS_ERR_INVALID_PARAM;
-    }
-    if ((config->shrink_delay < config->interval) ||
-        (config->shrink_delay > 3600)) {
-        ucs_error("srq: UCX_RC_SRQ_RX_SHRINK_DELAY=%gs is out of range "
-                  "(RX_ADAPT_INTERVAL..3600s)", config->shrink_delay);
-        return UCS_ERR_INVALID_PARAM;
-    }
+    UCT_SRQ_CHECK_TIME_RANGE("RX_ADAPT_INTERVAL", config->interval,
+                             UCT_SRQ_RX_MIN_INTERVAL, 60);
+    /* at least one adaptation period: the quiet is measured in periods */
+    UCT_SRQ_CHECK_TIME_RANGE("RX_SHRINK_DELAY", config->shrink_delay,
+                             config->interval, 3600);
     return UCS_OK;
 }
 
@@ -172,11 +167,7 @@ ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
     uct_srq_md_t *md = ucs_derived_of(iface->super.md, uct_srq_md_t);
     ucs_status_t status;
 
-    status = uct_srq_rx_check_config(config, &iface->dev_attr);
-    if (status != UCS_OK) {
-        return status;
-    }
-
+    /* the interface checked the config (uct_srq_rx_check_config) */
     memset(rx, 0, sizeof(*rx));
     rx->config.min          = config->srq ? config->queue_min : config->qp_len;
     rx->config.max          = config->srq ? config->queue_max : config->qp_len;

@@ -113,6 +113,15 @@ typedef struct uct_srq_rx {
 
 extern ucs_config_field_t uct_srq_rx_config_table[];
 
+/* Shortest RX_ADAPT_INTERVAL, in seconds: a period is at least one look of
+ * the progress loop, and a clock read per progress call is not free */
+#define UCT_SRQ_RX_MIN_INTERVAL 1e-5
+
+/* Check the receive configuration against the device, before anything is
+ * created: UCS_ERR_INVALID_PARAM with an error naming the variable */
+ucs_status_t uct_srq_rx_check_config(const uct_srq_rx_config_t *config,
+                                     const struct ibv_device_attr *attr);
+
 ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
                              const uct_srq_rx_config_t *config,
                              size_t seg_size, unsigned rx_headroom);

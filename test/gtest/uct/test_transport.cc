@@ -901,7 +901,9 @@ TEST(rc_srq_config, invalid_values_rejected)
         {"RX_ADAPT_INTERVAL", "0"}, {"RX_MAX_BUFS", "16"},
         {"TX_QUEUE_LEN", "1"}, {"SEG_SIZE", "16"}, {"MAX_INLINE", "1"},
         {"RNR_TIMER", "99"}, {"TIMEOUT", "0"}, {"CONN_QUEUE_LEN", "2"},
-        {"CONN_DROP", "101"}};
+        {"CONN_DROP", "101"}, {"RX_QUEUE_MAX", "100000000"},
+        {"TX_MAX_BUFS", "0"}, {"TX_CQ_LEN", "100000000"},
+        {"CONN_RETRY", "0"}, {"CONN_TIMEOUT", "0"}};
 
     /* values the parser itself refuses */
     uct_component_h srq = srq_component();
@@ -933,13 +935,17 @@ TEST(rc_srq_config, invalid_values_rejected)
         errors.clear();
         EXPECT_THROW(entity(config_t{{kv.first, kv.second}}), std::runtime_error)
             << kv.first << "=" << kv.second << " was accepted";
+        /* the first error, before anything failed to be created, names
+         * the variable and a range that does not hold the value */
         std::string expected = "UCX_RC_SRQ_" + kv.first + "=";
-        bool named = false;
-        for (auto &e : errors) {
-            named |= (e.find(expected) != std::string::npos) &&
-                     (e.find("out of range") != std::string::npos);
-        }
-        EXPECT_TRUE(named) << "no error naming " << expected << " and its range";
+        ASSERT_FALSE(errors.empty()) << kv.first << ": no error";
+        const std::string &e = errors.front();
+        EXPECT_NE(std::string::npos, e.find(expected))
+            << kv.first << ": the first error does not name it: " << e;
+        EXPECT_NE(std::string::npos, e.find("out of range"))
+            << kv.first << ": no range in: " << e;
+        EXPECT_EQ(std::string::npos, e.find("(" + kv.second + ".."))
+            << kv.first << ": the range begins with the refused value: " << e;
     }
     ucs_log_pop_handler();
 }
