@@ -503,12 +503,17 @@ void uct_srq_hs_handle_rx(uct_srq_iface_t *iface, const struct ibv_wc *wc)
     khiter_t it;
     int ret;
 
+    if (wc->status == IBV_WC_WR_FLUSH_ERR) {
+        return; /* the QP is in error: a repost would only flush again */
+    }
     if (wc->status != IBV_WC_SUCCESS) {
-        if (wc->status != IBV_WC_WR_FLUSH_ERR) {
-            ucs_diag("srq: handshake receive failed: %s",
-                     ibv_wc_status_str(wc->status));
-        }
-        return; /* the QP is in error: nothing to repost */
+        /* e.g. a datagram longer than the buffer (IBV_WC_LOC_LEN_ERR): on a
+         * UD QP that fails this WR only, and the buffer must go back, or
+         * a peer sending such datagrams leaves no room for real ones */
+        ++hs->stats.dropped;
+        ucs_diag("srq: handshake receive failed: %s",
+                 ibv_wc_status_str(wc->status));
+        goto out;
     }
 
     /* UD: the first 40 bytes hold the GRH */

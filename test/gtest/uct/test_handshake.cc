@@ -1,0 +1,181 @@
+/*
+ * The connection handshake under hostile datagrams: what a peer (or any
+ * local process on the soft device) sends to an interface's handshake QP
+ * must not take away its ability to accept connections.
+ */
+#include "srq_uct_fixture.h"
+
+#include <verbs/srq_verbs.h>
+
+#include <cstring>
+#include <vector>
+
+using namespace srq_test;
+
+namespace {
+
+/* The plugin's own copy of a verbs-layer function (the test plugin exports
+ * every symbol; the test does not link the verbs layer a second time) */
+#define SRQ_VERBS(_name) \
+    reinterpret_cast<decltype(&_name)>(plugin_symbol(#_name))
+
+/* The handshake's qkey (srq_conn.c): a datagram without it is dropped by the
+ * device before it takes a buffer, which is not what is tested here */
+const uint32_t HS_QKEY = 0x1ee75a5cu;
+
+/* A UD QP of its own on soft0, sending raw datagrams to an interface */
+class raw_ud_sender {
+public:
+    raw_ud_sender(const std::vector<char> &dev_addr)
+    {
+        auto open      = SRQ_VERBS(srq_verbs_open);
+        auto alloc_pd  = SRQ_VERBS(srq_verbs_alloc_pd);
+        auto create_cq = SRQ_VERBS(srq_verbs_create_cq);
+        auto create_qp = SRQ_VERBS(srq_verbs_create_qp);
+        auto modify_qp = SRQ_VERBS(srq_verbs_modify_qp);
+        auto ah_attr   = SRQ_VERBS(srq_verbs_ah_attr);
+        auto create_ah = SRQ_VERBS(srq_verbs_create_ah);
+        auto reg_mr    = SRQ_VERBS(srq_verbs_reg_mr);
+        if (!open || !alloc_pd || !create_cq || !create_qp || !modify_qp ||
+            !ah_attr || !create_ah || !reg_mr) {
+            throw std::runtime_error("the test plugin does not export the "
+                                     "verbs layer");
+        }
+        if (open("soft0", &m_dev) != 0) {
+            throw std::runtime_error("cannot open soft0");
+        }
+        m_pd = alloc_pd(m_dev);
+        m_cq = create_cq(m_dev, 256, NULL, NULL, 0);
+
+        struct ibv_qp_init_attr init = {};
+        init.send_cq          = m_cq;
+        init.recv_cq          = m_cq;
+        init.qp_type          = IBV_QPT_UD;
+        init.cap.max_send_wr  = 128;
+        init.cap.max_recv_wr  = 1;
+        init.cap.max_send_sge = 1;
+        init.cap.max_recv_sge = 1;
+        m_qp = create_qp(m_dev, m_pd, &init);
+        if ((m_pd == NULL) || (m_cq == NULL) || (m_qp == NULL)) {
+            throw std::runtime_error("cannot create the raw UD QP");
+        }
+
+        struct ibv_qp_attr attr = {};
+        attr.qp_state = IBV_QPS_INIT;
+        attr.port_num = 1;
+        attr.qkey     = HS_QKEY;
+        int ret = modify_qp(m_dev, m_qp, &attr, IBV_QP_STATE |
+                            IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
+        attr.qp_state = IBV_QPS_RTR;
+        ret = ret ?: modify_qp(m_dev, m_qp, &attr, IBV_QP_STATE);
+        attr.qp_state = IBV_QPS_RTS;
+        ret = ret ?: modify_qp(m_dev, m_qp, &attr,
+                               IBV_QP_STATE | IBV_QP_SQ_PSN);
+        if (ret != 0) {
+            throw std::runtime_error("cannot bring the raw UD QP up");
+        }
+
+        srq_verbs_port_addr_t addr;
+        std::memcpy(&addr, dev_addr.data(), sizeof(addr));
+        struct ibv_ah_attr ah = {};
+        if ((ah_attr(m_dev, 1, &addr, &ah) != 0) ||
+            ((m_ah = create_ah(m_dev, m_pd, &ah)) == NULL)) {
+            throw std::runtime_error("cannot reach the interface");
+        }
+        m_buf.resize(4096, 'x');
+        m_mr = reg_mr(m_dev, m_pd, m_buf.data(), m_buf.size(), 0);
+        if (m_mr == NULL) {
+            throw std::runtime_error("cannot register the datagram buffer");
+        }
+    }
+
+    ~raw_ud_sender()
+    {
+        SRQ_VERBS(srq_verbs_destroy_ah)(m_dev, m_ah);
+        SRQ_VERBS(srq_verbs_destroy_qp)(m_dev, m_qp);
+        SRQ_VERBS(srq_verbs_dereg_mr)(m_dev, m_mr);
+        SRQ_VERBS(srq_verbs_destroy_cq)(m_dev, m_cq);
+        SRQ_VERBS(srq_verbs_dealloc_pd)(m_dev, m_pd);
+        SRQ_VERBS(srq_verbs_close)(m_dev);
+    }
+
+    /* Send @len bytes to UD QP @qpn and wait for its send completion */
+    bool send(uint32_t qpn, size_t len)
+    {
+        struct ibv_sge sge = {(uintptr_t)m_buf.data(), (uint32_t)len,
+                              m_mr->lkey};
+        struct ibv_send_wr wr = {}, *bad_wr;
+        wr.sg_list           = &sge;
+        wr.num_sge           = 1;
+        wr.opcode            = IBV_WR_SEND;
+        wr.send_flags        = IBV_SEND_SIGNALED;
+        wr.wr.ud.ah          = m_ah;
+        wr.wr.ud.remote_qpn  = qpn;
+        wr.wr.ud.remote_qkey = HS_QKEY;
+        if (ibv_post_send(m_qp, &wr, &bad_wr) != 0) {
+            return false;
+        }
+        struct ibv_wc wc;
+        for (int i = 0; i < 1000000; ++i) {
+            int n = ibv_poll_cq(m_cq, 1, &wc);
+            if (n != 0) {
+                return (n == 1) && (wc.status == IBV_WC_SUCCESS);
+            }
+        }
+        return false;
+    }
+
+private:
+    srq_verbs_dev_t   *m_dev = NULL;
+    struct ibv_pd     *m_pd  = NULL;
+    struct ibv_cq     *m_cq  = NULL;
+    struct ibv_qp     *m_qp  = NULL;
+    struct ibv_ah     *m_ah  = NULL;
+    struct ibv_mr     *m_mr  = NULL;
+    std::vector<char>  m_buf;
+};
+
+ucs_status_t count_am(void *arg, void *data, size_t length, unsigned flags)
+{
+    ++*static_cast<int*>(arg);
+    return UCS_OK;
+}
+
+} // namespace
+
+/*
+ * Datagrams longer than a handshake buffer complete in error at the
+ * interface (IBV_WC_LOC_LEN_ERR). Each must give its buffer back: after
+ * CONN_QUEUE_LEN of them an interface that lost them accepts no connection.
+ */
+TEST(rc_srq_handshake, oversize_datagrams_lose_no_buffer)
+{
+    const unsigned queue_len = 8, count = 3 * queue_len;
+    entity receiver(config_t{{"CONN_QUEUE_LEN", std::to_string(queue_len)},
+                             {"CONN_TIMEOUT", "5s"}});
+    uint32_t ud_qpn;
+    std::vector<char> iface_addr = receiver.iface_addr();
+    std::memcpy(&ud_qpn, iface_addr.data(), sizeof(ud_qpn));
+    ud_qpn = le32toh(ud_qpn);
+
+    raw_ud_sender raw(receiver.dev_addr());
+    for (unsigned i = 0; i < count; ++i) {
+        ASSERT_TRUE(raw.send(ud_qpn, 2048)) << "datagram " << i;
+        /* the interface takes each in: its queue holds only queue_len */
+        ASSERT_TRUE(progress_until({&receiver}, [&] {
+            return receiver.counters().conn_dropped > i;
+        })) << "datagram " << i << " was not seen as dropped";
+    }
+
+    /* a real peer still gets a connection */
+    entity sender;
+    int received = 0;
+    ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(receiver.iface(), 1, count_am,
+                                               &received, 0));
+    uct_ep_h ep = sender.connect(receiver);
+    ASSERT_TRUE(progress_until({&sender, &receiver}, [&] {
+        return uct_ep_am_short(ep, 1, 42, NULL, 0) == UCS_OK;
+    })) << "no connection after " << count << " oversize datagrams";
+    EXPECT_TRUE(progress_until({&sender, &receiver},
+                               [&] { return received == 1; }));
+}
