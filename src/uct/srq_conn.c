@@ -416,7 +416,10 @@ static int uct_srq_hs_msg_valid(uct_srq_iface_t *iface,
            (le32toh(msg->magic) == UCT_SRQ_HS_MAGIC) &&
            (msg->version == UCT_SRQ_HS_VERSION) &&
            (msg->type >= UCT_SRQ_HS_REQ) && (msg->type <= UCT_SRQ_HS_RTU) &&
-           (msg->src.dev.kind == iface->port_addr.kind);
+           (msg->src.dev.kind == iface->port_addr.kind) &&
+           /* a port its device has: peers run the same kind of device */
+           (msg->src.dev.port_num >= 1) &&
+           (msg->src.dev.port_num <= iface->dev_attr.phys_port_cnt);
 }
 
 static void uct_srq_hs_drop(uct_srq_iface_t *iface, const char *why,

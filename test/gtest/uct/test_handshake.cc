@@ -99,6 +99,23 @@ public:
         SRQ_VERBS(srq_verbs_close)(m_dev);
     }
 
+    /* This QP's own address, as a handshake datagram carries it */
+    srq_verbs_port_addr_t port_addr() const
+    {
+        srq_verbs_port_addr_t addr = {};
+        SRQ_VERBS(srq_verbs_port_addr)(m_dev, 1, &addr);
+        return addr;
+    }
+
+    uint32_t qpn() const { return m_qp->qp_num; }
+
+    /* Send @data to UD QP @qpn and wait for its send completion */
+    bool send(uint32_t qpn, const void *data, size_t len)
+    {
+        std::memcpy(m_buf.data(), data, len);
+        return send(qpn, len);
+    }
+
     /* Send @len bytes to UD QP @qpn and wait for its send completion */
     bool send(uint32_t qpn, size_t len)
     {
@@ -178,4 +195,55 @@ TEST(rc_srq_handshake, oversize_datagrams_lose_no_buffer)
     })) << "no connection after " << count << " oversize datagrams";
     EXPECT_TRUE(progress_until({&sender, &receiver},
                                [&] { return received == 1; }));
+}
+
+/*
+ * A connect request naming a port its device does not have is refused: the
+ * interface would otherwise build an address handle and a QP towards it.
+ * The same request with the real port makes a connection, so the message
+ * built here is otherwise one the interface accepts.
+ */
+TEST(rc_srq_handshake, request_from_a_port_that_does_not_exist)
+{
+    /* the handshake datagram (srq_conn.c), integers little endian */
+    struct UCS_S_PACKED {
+        uint32_t              magic;
+        uint8_t               version;
+        uint8_t               type;
+        uint16_t              reserved;
+        srq_verbs_port_addr_t dev;
+        uint32_t              ud_qpn;
+        uint32_t              rc_qpn;
+    } req;
+
+    entity receiver;
+    uint32_t ud_qpn;
+    std::vector<char> iface_addr = receiver.iface_addr();
+    std::memcpy(&ud_qpn, iface_addr.data(), sizeof(ud_qpn));
+    ud_qpn = le32toh(ud_qpn);
+    raw_ud_sender raw(receiver.dev_addr());
+
+    std::memset(&req, 0, sizeof(req));
+    req.magic   = htole32(0x43515253u);
+    req.version = 1;
+    req.type    = 1; /* REQ */
+    req.dev     = raw.port_addr();
+    req.ud_qpn  = htole32(raw.qpn());
+    req.rc_qpn  = htole32(0x123);
+
+    for (uint8_t port : {0, 2, 77, 255}) {
+        req.dev.port_num = port;
+        uint64_t dropped = receiver.counters().conn_dropped;
+        ASSERT_TRUE(raw.send(ud_qpn, &req, sizeof(req)));
+        ASSERT_TRUE(progress_until({&receiver}, [&] {
+            return receiver.counters().conn_dropped > dropped;
+        })) << "a request from port " << (int)port << " was not dropped";
+        EXPECT_EQ(0u, receiver.counters().conns) << "port " << (int)port;
+    }
+
+    req.dev.port_num = 1;
+    ASSERT_TRUE(raw.send(ud_qpn, &req, sizeof(req)));
+    EXPECT_TRUE(progress_until({&receiver}, [&] {
+        return receiver.counters().conns == 1;
+    })) << "the same request from port 1 made no connection";
 }
