@@ -181,3 +181,53 @@ TEST(rc_srq_peer, killed_peer_reported_within_bound)
         EXPECT_NE(0, stat(shm.c_str(), &st)) << shm << " left behind";
     }
 }
+
+/*
+ * uct_ep_check alone finds a dead peer: after the traffic is done and
+ * acknowledged nothing else is sent, so no send can fail; the check must
+ * find out by itself and report through the error handler.
+ */
+TEST(rc_srq_peer, ep_check_alone_detects_dead_peer)
+{
+    std::unique_ptr<peer_process> peer(new peer_process());
+    err_count errors;
+    entity_params params;
+    params.err_handler = err_count::cb;
+    params.err_arg     = &errors;
+    entity self(params);
+    uct_ep_params_t ep_params = {};
+    uct_ep_h ep;
+
+    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
+                           UCT_EP_PARAM_FIELD_DEV_ADDR |
+                           UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    ep_params.iface      = self.iface();
+    ep_params.dev_addr   = (const uct_device_addr_t*)peer->m_dev.data();
+    ep_params.iface_addr = (const uct_iface_addr_t*)peer->m_iface.data();
+    ASSERT_EQ(UCS_OK, uct_ep_create(&ep_params, &ep));
+
+    /* connected, and every send acknowledged */
+    ASSERT_TRUE(progress_until({&self}, [&] {
+        return uct_ep_am_short(ep, 1, 0, NULL, 0) == UCS_OK;
+    }));
+    ASSERT_TRUE(progress_until({&self}, [&] {
+        return uct_ep_flush(ep, 0, NULL) == UCS_OK;
+    }));
+    EXPECT_EQ(UCS_OK, uct_ep_check(ep, 0, NULL)) << "a live peer";
+    for (int i = 0; i < 1000; ++i) {
+        self.progress();
+    }
+    ASSERT_EQ(0, errors.count) << "an error for a live peer";
+
+    peer->kill_now();
+
+    /* nothing but checks and progress */
+    EXPECT_TRUE(progress_until({&self}, [&] {
+        uct_ep_check(ep, 0, NULL);
+        return errors.count > 0;
+    }, 30.0)) << "uct_ep_check did not find the dead peer";
+    EXPECT_NE(UCS_OK, errors.status);
+
+    uct_ep_pending_purge(ep, NULL, NULL);
+    uct_ep_destroy(ep);
+}
