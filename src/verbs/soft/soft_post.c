@@ -146,6 +146,9 @@ int srq_soft_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
             break;
         }
         srq_soft_fill_swqe(qp, wr);
+        if (wr->send_flags & IBV_SEND_FENCE) {
+            ++dev->stats.tx_fenced;
+        }
         posted = true;
     }
     if (posted) {

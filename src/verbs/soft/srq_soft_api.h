@@ -29,6 +29,10 @@ typedef struct srq_soft_stats {
     uint64_t  peers_dead;
     uint64_t  segs_reclaimed;   /* stale segments of dead owners removed */
     uint64_t  producer_recovered; /* producer lock taken from a dead owner */
+    uint64_t  tx_fenced;        /* send WRs posted with IBV_SEND_FENCE (the
+                                   device runs RDMA operations in order, so a
+                                   fence changes nothing; it is counted so
+                                   that a user's fencing can be checked) */
 } srq_soft_stats_t;
 
 int srq_soft_query_stats(srq_verbs_dev_t *dev, srq_soft_stats_t *stats);

@@ -7,6 +7,8 @@
  */
 #include "srq_uct_fixture.h"
 
+#include <verbs/soft/srq_soft_api.h>
+
 extern "C" {
 #include <ucs/debug/log_def.h>
 }
@@ -637,8 +639,28 @@ TEST_F(rc_srq, flush_and_iface_flush)
     ASSERT_TRUE(wait([&] { return m_log.msgs.size() == 11; }));
 }
 
-TEST_F(rc_srq, fence_orders_put_before_get)
+/*
+ * uct_ep_fence puts IBV_SEND_FENCE on the next WR of the connection, and
+ * only on that one. (soft0 runs the RDMA operations of a QP in order, so
+ * whether a get after a fence sees the put before it says nothing about
+ * the fence; the device counts fenced WRs instead.) The get still reads
+ * what the put wrote.
+ */
+TEST_F(rc_srq, fence_marks_the_next_wr)
 {
+    typedef srq_verbs_dev_t *(*md_dev_func_t)(uct_md_h);
+    typedef int (*stats_func_t)(srq_verbs_dev_t*, srq_soft_stats_t*);
+    auto md_dev = (md_dev_func_t)plugin_symbol("uct_srq_md_verbs_dev");
+    auto stats  = (stats_func_t)plugin_symbol("srq_soft_query_stats");
+    ASSERT_TRUE((md_dev != NULL) && (stats != NULL))
+        << "the test plugin does not export the verbs layer";
+    srq_verbs_dev_t *dev = md_dev(m_sender->md());
+    auto fenced = [&] {
+        srq_soft_stats_t st;
+        EXPECT_EQ(0, stats(dev, &st));
+        return st.tx_fenced;
+    };
+
     mem_buffer remote(m_receiver->md(), 8, 0);
     uint64_t value = 0x1122334455667788ull;
     unpack_arg arg;
@@ -648,15 +670,25 @@ TEST_F(rc_srq, fence_orders_put_before_get)
         return uct_ep_put_short(m_ep, &value, sizeof(value), remote.addr(),
                                 remote.rkey());
     }));
+    uint64_t before = fenced();
     ASSERT_EQ(UCS_OK, uct_ep_fence(m_ep, 0));
+    EXPECT_EQ(before, fenced()) << "a fence alone posts nothing";
     ucs_status_t status = retry([&] {
         return uct_ep_get_bcopy(m_ep, unpack_cb, &arg, sizeof(value),
                                 remote.addr(), remote.rkey(), &comp.comp);
     });
     ASSERT_EQ(UCS_INPROGRESS, status);
+    EXPECT_EQ(before + 1, fenced()) << "the WR after the fence is not fenced";
     ASSERT_TRUE(wait([&] { return comp.done == 1; }));
     ASSERT_EQ(sizeof(value), arg.data.size());
     EXPECT_EQ(0, memcmp(arg.data.data(), &value, sizeof(value)));
+
+    /* the fence was for one WR */
+    ASSERT_EQ(UCS_OK, retry([&] {
+        return uct_ep_put_short(m_ep, &value, sizeof(value), remote.addr(),
+                                remote.rkey());
+    }));
+    EXPECT_EQ(before + 1, fenced()) << "a WR after the fenced one is fenced";
 }
 
 /* A pending request that sends one am_short when given its turn */
