@@ -574,11 +574,36 @@ out:
     }
 }
 
+/* A failed connection goes once nothing refers to it any more: no
+ * endpoint, no send WR and (per-QP mode) no receive WR still to come back
+ * flushed - their completions point at it */
+static int uct_srq_conn_is_unused(const uct_srq_conn_t *conn)
+{
+    return ucs_list_is_empty(&conn->eps) &&
+           (conn->sn_done == conn->sn_posted) && (conn->rq.posted == 0);
+}
+
+static void uct_srq_hs_reap(uct_srq_iface_t *iface)
+{
+    uct_srq_conn_t *conn, *tmp;
+
+    ucs_list_for_each_safe(conn, tmp, &iface->hs.dead, list) {
+        if (uct_srq_conn_is_unused(conn)) {
+            ucs_list_del(&conn->list);
+            uct_srq_conn_destroy(iface, conn);
+        }
+    }
+}
+
 void uct_srq_hs_progress(uct_srq_iface_t *iface)
 {
     uct_srq_hs_t *hs = &iface->hs;
     ucs_time_t now   = ucs_get_time();
     uct_srq_conn_t *conn, *tmp;
+
+    if (!ucs_list_is_empty(&hs->dead)) {
+        uct_srq_hs_reap(iface);
+    }
 
     ucs_list_for_each_safe(conn, tmp, &hs->connecting, list) {
         if (now >= conn->deadline) {

@@ -119,7 +119,7 @@ typedef struct uct_srq_hs {
     int                     ud_tx_avail;
     khash_t(uct_srq_conns)  conns;        /* live connections by peer */
     ucs_list_link_t         connecting;   /* handshakes under way */
-    ucs_list_link_t         dead;         /* failed, kept until close */
+    ucs_list_link_t         dead;         /* failed, freed when unused */
     const uct_srq_conn_hooks_t *hooks;    /* the interface's */
     struct {
         ucs_time_t          timeout;
@@ -154,7 +154,8 @@ ucs_status_t uct_srq_hs_get_conn(uct_srq_iface_t *iface,
 /* A completion of the handshake QP (receive) */
 void uct_srq_hs_handle_rx(uct_srq_iface_t *iface, const struct ibv_wc *wc);
 
-/* Retransmit and time out handshakes; only while some are under way */
+/* Retransmit and time out handshakes, free failed connections nothing
+ * refers to any more; only while there are such */
 void uct_srq_hs_progress(uct_srq_iface_t *iface);
 
 /* The connection is lost: fail its operations, tell its endpoints */

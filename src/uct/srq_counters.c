@@ -46,6 +46,7 @@ static void uct_srq_counters_fill(uct_srq_iface_t *iface,
     counters->tx_wrs          = iface->tx_stats.wrs;
     counters->tx_bytes        = iface->tx_stats.bytes;
     counters->tx_outstanding  = iface->tx_outstanding;
+    counters->conns_failed    = ucs_list_length(&iface->hs.dead);
 }
 
 ucs_status_t uct_srq_iface_query_counters(uct_iface_h tl_iface,

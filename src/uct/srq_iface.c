@@ -241,7 +241,8 @@ static unsigned uct_srq_iface_progress(uct_iface_h tl_iface)
     unsigned count;
 
     count = uct_srq_iface_poll_rx(iface) + uct_srq_iface_poll_tx(iface);
-    if (ucs_unlikely(!ucs_list_is_empty(&iface->hs.connecting))) {
+    if (ucs_unlikely(!ucs_list_is_empty(&iface->hs.connecting) ||
+                     !ucs_list_is_empty(&iface->hs.dead))) {
         uct_srq_hs_progress(iface);
     }
     return count;

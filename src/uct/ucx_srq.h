@@ -28,6 +28,7 @@ typedef struct uct_srq_iface_counters {
     uint64_t  rx_queue_target;  /* buffers the interface keeps posted now
                                    (its depth; all QPs' in per-QP mode) */
     uint64_t  rx_bytes_held;    /* registered receive memory, posted or not */
+    uint64_t  reserved0;        /* was rx_ring (the ring post is gone): 0 */
     /* connections */
     uint64_t  conns;            /* live connections (one per peer interface) */
     uint64_t  conn_sent;        /* handshake datagrams sent */
@@ -49,6 +50,9 @@ typedef struct uct_srq_iface_counters {
     uint64_t  rx_retired;       /* posted buffers retired by self-sends */
     uint64_t  rx_held;          /* descriptors kept by AM handlers now */
     uint64_t  rx_starved;       /* times the pool could not refill the queue */
+    uint64_t  conns_failed;     /* failed connections not yet freed: their
+                                   endpoints are still there, or their QP
+                                   still has WRs to flush */
 } uct_srq_iface_counters_t;
 
 /*

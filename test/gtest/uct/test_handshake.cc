@@ -247,3 +247,54 @@ TEST(rc_srq_handshake, request_from_a_port_that_does_not_exist)
         return receiver.counters().conns == 1;
     })) << "the same request from port 1 made no connection";
 }
+
+/*
+ * Connect requests that never complete (forged, or from a peer that died
+ * half way) each cost a QP and an address handle. They time out, and a
+ * failed connection nothing refers to is freed then, not at interface
+ * close: a long-running server does not run out of QPs or memory.
+ */
+TEST(rc_srq_handshake, failed_connections_are_freed)
+{
+    struct UCS_S_PACKED {
+        uint32_t              magic;
+        uint8_t               version;
+        uint8_t               type;
+        uint16_t              reserved;
+        srq_verbs_port_addr_t dev;
+        uint32_t              ud_qpn;
+        uint32_t              rc_qpn;
+    } req;
+    const unsigned count = 50;
+
+    entity receiver(config_t{{"CONN_TIMEOUT", "200ms"},
+                             {"CONN_RETRY", "50ms"}});
+    uint32_t ud_qpn;
+    std::vector<char> iface_addr = receiver.iface_addr();
+    std::memcpy(&ud_qpn, iface_addr.data(), sizeof(ud_qpn));
+    ud_qpn = le32toh(ud_qpn);
+    raw_ud_sender raw(receiver.dev_addr());
+
+    std::memset(&req, 0, sizeof(req));
+    req.magic   = htole32(0x43515253u);
+    req.version = 1;
+    req.type    = 1; /* REQ */
+    req.dev     = raw.port_addr();
+    req.rc_qpn  = htole32(0x123);
+    for (unsigned i = 0; i < count; ++i) {
+        /* each from another (made up) handshake QP: another connection */
+        req.ud_qpn = htole32(0x100000 + i);
+        ASSERT_TRUE(raw.send(ud_qpn, &req, sizeof(req)));
+    }
+    ASSERT_TRUE(progress_until({&receiver}, [&] {
+        return receiver.counters().conns == count;
+    })) << "the requests made " << receiver.counters().conns
+        << " connections";
+
+    /* no RTU ever comes: they time out and are freed */
+    EXPECT_TRUE(progress_until({&receiver}, [&] {
+        uct_srq_iface_counters_t c = receiver.counters();
+        return (c.conns == 0) && (c.conns_failed == 0);
+    })) << "live " << receiver.counters().conns << ", failed and kept "
+        << receiver.counters().conns_failed;
+}
