@@ -152,6 +152,38 @@ private:
     std::vector<char>  m_buf;
 };
 
+/* The handshake QP number of @e's interface (its interface address) */
+uint32_t hs_qpn(const entity &e)
+{
+    uint32_t qpn;
+    std::vector<char> addr = e.iface_addr();
+    std::memcpy(&qpn, addr.data(), sizeof(qpn));
+    return le32toh(qpn);
+}
+
+/* A connect request as srq_conn.c lays it out (integers little endian),
+ * from @raw's port and a handshake QP number of our choice */
+struct UCS_S_PACKED hs_req {
+    uint32_t              magic;
+    uint8_t               version;
+    uint8_t               type;
+    uint16_t              reserved;
+    srq_verbs_port_addr_t dev;
+    uint32_t              ud_qpn;
+    uint32_t              rc_qpn;
+
+    hs_req(const srq_verbs_port_addr_t &port, uint32_t qpn)
+    {
+        std::memset(this, 0, sizeof(*this));
+        magic   = htole32(0x43515253u);
+        version = 1;
+        type    = 1; /* REQ */
+        dev     = port;
+        ud_qpn  = htole32(qpn);
+        rc_qpn  = htole32(0x123);
+    }
+};
+
 ucs_status_t count_am(void *arg, void *data, size_t length, unsigned flags)
 {
     ++*static_cast<int*>(arg);
@@ -170,10 +202,7 @@ TEST(rc_srq_handshake, oversize_datagrams_lose_no_buffer)
     const unsigned queue_len = 8, count = 3 * queue_len;
     entity receiver(config_t{{"CONN_QUEUE_LEN", std::to_string(queue_len)},
                              {"CONN_TIMEOUT", "5s"}});
-    uint32_t ud_qpn;
-    std::vector<char> iface_addr = receiver.iface_addr();
-    std::memcpy(&ud_qpn, iface_addr.data(), sizeof(ud_qpn));
-    ud_qpn = le32toh(ud_qpn);
+    uint32_t ud_qpn = hs_qpn(receiver);
 
     raw_ud_sender raw(receiver.dev_addr());
     for (unsigned i = 0; i < count; ++i) {
@@ -205,31 +234,10 @@ TEST(rc_srq_handshake, oversize_datagrams_lose_no_buffer)
  */
 TEST(rc_srq_handshake, request_from_a_port_that_does_not_exist)
 {
-    /* the handshake datagram (srq_conn.c), integers little endian */
-    struct UCS_S_PACKED {
-        uint32_t              magic;
-        uint8_t               version;
-        uint8_t               type;
-        uint16_t              reserved;
-        srq_verbs_port_addr_t dev;
-        uint32_t              ud_qpn;
-        uint32_t              rc_qpn;
-    } req;
-
     entity receiver;
-    uint32_t ud_qpn;
-    std::vector<char> iface_addr = receiver.iface_addr();
-    std::memcpy(&ud_qpn, iface_addr.data(), sizeof(ud_qpn));
-    ud_qpn = le32toh(ud_qpn);
+    uint32_t ud_qpn = hs_qpn(receiver);
     raw_ud_sender raw(receiver.dev_addr());
-
-    std::memset(&req, 0, sizeof(req));
-    req.magic   = htole32(0x43515253u);
-    req.version = 1;
-    req.type    = 1; /* REQ */
-    req.dev     = raw.port_addr();
-    req.ud_qpn  = htole32(raw.qpn());
-    req.rc_qpn  = htole32(0x123);
+    hs_req req(raw.port_addr(), raw.qpn());
 
     for (uint8_t port : {0, 2, 77, 255}) {
         req.dev.port_num = port;
@@ -256,31 +264,12 @@ TEST(rc_srq_handshake, request_from_a_port_that_does_not_exist)
  */
 TEST(rc_srq_handshake, failed_connections_are_freed)
 {
-    struct UCS_S_PACKED {
-        uint32_t              magic;
-        uint8_t               version;
-        uint8_t               type;
-        uint16_t              reserved;
-        srq_verbs_port_addr_t dev;
-        uint32_t              ud_qpn;
-        uint32_t              rc_qpn;
-    } req;
     const unsigned count = 50;
-
     entity receiver(config_t{{"CONN_TIMEOUT", "200ms"},
                              {"CONN_RETRY", "50ms"}});
-    uint32_t ud_qpn;
-    std::vector<char> iface_addr = receiver.iface_addr();
-    std::memcpy(&ud_qpn, iface_addr.data(), sizeof(ud_qpn));
-    ud_qpn = le32toh(ud_qpn);
+    uint32_t ud_qpn = hs_qpn(receiver);
     raw_ud_sender raw(receiver.dev_addr());
-
-    std::memset(&req, 0, sizeof(req));
-    req.magic   = htole32(0x43515253u);
-    req.version = 1;
-    req.type    = 1; /* REQ */
-    req.dev     = raw.port_addr();
-    req.rc_qpn  = htole32(0x123);
+    hs_req req(raw.port_addr(), 0);
     for (unsigned i = 0; i < count; ++i) {
         /* each from another (made up) handshake QP: another connection */
         req.ud_qpn = htole32(0x100000 + i);

@@ -89,6 +89,20 @@ public:
         }
     }
 
+    /* An endpoint of @self's interface to the peer's */
+    ucs_status_t connect(const entity &self, uct_ep_h *ep_p) const
+    {
+        uct_ep_params_t params = {};
+
+        params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
+                            UCT_EP_PARAM_FIELD_DEV_ADDR |
+                            UCT_EP_PARAM_FIELD_IFACE_ADDR;
+        params.iface      = self.iface();
+        params.dev_addr   = (const uct_device_addr_t*)m_dev.data();
+        params.iface_addr = (const uct_iface_addr_t*)m_iface.data();
+        return uct_ep_create(&params, ep_p);
+    }
+
     /* the soft device's shared-memory segment of the peer's instance */
     std::string shm_path() const
     {
@@ -130,16 +144,8 @@ TEST(rc_srq_peer, killed_peer_reported_within_bound)
     params.err_handler = err_count::cb;
     params.err_arg     = &errors;
     entity self(params);
-    uct_ep_params_t ep_params = {};
     uct_ep_h ep;
-
-    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
-                           UCT_EP_PARAM_FIELD_DEV_ADDR |
-                           UCT_EP_PARAM_FIELD_IFACE_ADDR;
-    ep_params.iface      = self.iface();
-    ep_params.dev_addr   = (const uct_device_addr_t*)peer->m_dev.data();
-    ep_params.iface_addr = (const uct_iface_addr_t*)peer->m_iface.data();
-    ASSERT_EQ(UCS_OK, uct_ep_create(&ep_params, &ep));
+    ASSERT_EQ(UCS_OK, peer->connect(self, &ep));
 
     /* traffic flows */
     uint64_t sent = 0;
@@ -195,16 +201,8 @@ TEST(rc_srq_peer, ep_check_alone_detects_dead_peer)
     params.err_handler = err_count::cb;
     params.err_arg     = &errors;
     entity self(params);
-    uct_ep_params_t ep_params = {};
     uct_ep_h ep;
-
-    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
-                           UCT_EP_PARAM_FIELD_DEV_ADDR |
-                           UCT_EP_PARAM_FIELD_IFACE_ADDR;
-    ep_params.iface      = self.iface();
-    ep_params.dev_addr   = (const uct_device_addr_t*)peer->m_dev.data();
-    ep_params.iface_addr = (const uct_iface_addr_t*)peer->m_iface.data();
-    ASSERT_EQ(UCS_OK, uct_ep_create(&ep_params, &ep));
+    ASSERT_EQ(UCS_OK, peer->connect(self, &ep));
 
     /* connected, and every send acknowledged */
     ASSERT_TRUE(progress_until({&self}, [&] {
