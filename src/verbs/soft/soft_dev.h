@@ -77,7 +77,7 @@ struct srq_soft_dev {
     srq_soft_peer_t     self;         /* loopback peer: our own segment */
 
     /* wakeups: a FIFO peers poke when we asked (seg.hdr->wake_req) */
-    char                fifo_path[116]; /* = srq_soft_shm_hdr_t.fifo_path */
+    char                fifo_path[SRQ_SOFT_PATH_MAX]; /* = the segment's */
     int                 fifo_fd;      /* O_RDWR: never sees EOF */
     bool                wake_armed;   /* we set wake_req, may need drain */
     int                 timer_fd;     /* timers while the user sleeps */

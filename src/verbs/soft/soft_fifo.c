@@ -17,27 +17,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A private directory: ours, 0700, not a symlink */
+/*
+ * A private directory of our own, made by mkdtemp: mode 0700, under a name
+ * nobody can guess and so create first. (A fixed /tmp/srq-soft-<uid> could
+ * be created by another user before us, and then every open failed.)
+ */
 static int srq_soft_fifo_dir(char *buf, size_t len)
 {
     const char *base = getenv("XDG_RUNTIME_DIR");
-    struct stat st;
 
     if ((base == NULL) || (base[0] != '/') || (access(base, W_OK) != 0)) {
         base = "/tmp";
     }
-    snprintf(buf, len, "%s/srq-soft-%u", base, (unsigned)getuid());
-    if ((mkdir(buf, 0700) < 0) && (errno != EEXIST)) {
-        return errno;
+    if (snprintf(buf, len, "%s/srq-soft-XXXXXX", base) >= (int)len) {
+        return ENAMETOOLONG;
     }
-    if (lstat(buf, &st) < 0) {
-        return errno;
-    }
-    if (!S_ISDIR(st.st_mode) || (st.st_uid != getuid()) ||
-        ((st.st_mode & 0777) != 0700)) {
-        return EPERM;
-    }
-    return 0;
+    return (mkdtemp(buf) == NULL) ? errno : 0;
 }
 
 int srq_soft_fifo_create(srq_soft_dev_t *dev)
@@ -53,20 +48,23 @@ int srq_soft_fifo_create(srq_soft_dev_t *dev)
         snprintf(hex + 2 * i, 3, "%02x", dev->instance[i]);
     }
     if (strlen(dir) + 1 + strlen(hex) >= sizeof(dev->fifo_path)) {
+        rmdir(dir);
         return ENAMETOOLONG;
     }
     strcpy(dev->fifo_path, dir);
     strcat(dev->fifo_path, "/");
     strcat(dev->fifo_path, hex);
     if (mkfifo(dev->fifo_path, 0600) < 0) {
-        return errno;
+        ret = errno;
+        rmdir(dir);
+        return ret;
     }
     /* O_RDWR: we are always a writer too, so the read end never reports
      * EOF/POLLHUP when no peer holds it open */
     dev->fifo_fd = open(dev->fifo_path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
     if (dev->fifo_fd < 0) {
         ret = errno;
-        unlink(dev->fifo_path);
+        srq_soft_unlink_with_dir(dev->fifo_path);
         return ret;
     }
     return 0;
@@ -77,7 +75,7 @@ void srq_soft_fifo_destroy(srq_soft_dev_t *dev)
     if (dev->fifo_fd >= 0) {
         close(dev->fifo_fd);
         dev->fifo_fd = -1;
-        unlink(dev->fifo_path);
+        srq_soft_unlink_with_dir(dev->fifo_path);
     }
 }
 

@@ -210,25 +210,57 @@ static bool srq_soft_shm_is_stale(int fd, const char *name)
     if (stale && (magic == SRQ_SOFT_SHM_MAGIC) &&
         (memchr(hdr->fifo_path, '\0', sizeof(hdr->fifo_path)) != NULL) &&
         (hdr->fifo_path[0] == '/')) {
-        unlink(hdr->fifo_path);
+        srq_soft_unlink_with_dir(hdr->fifo_path);
     }
     munmap((void*)hdr, sizeof(*hdr));
     return stale;
 }
 
+void srq_soft_unlink_with_dir(const char *path)
+{
+    char dir[SRQ_SOFT_PATH_MAX];
+    char *slash;
+
+    unlink(path);
+    if (strlen(path) >= sizeof(dir)) {
+        return;
+    }
+    strcpy(dir, path);
+    slash = strrchr(dir, '/');
+    if ((slash != NULL) && (slash != dir)) {
+        *slash = '\0';
+        rmdir(dir); /* only if empty: another instance may share it */
+    }
+}
+
+/* A regular file of ours: anything else in /dev/shm with our prefix (a
+ * FIFO, a device node, a link, another user's file) is not a segment and
+ * is not opened - opening a FIFO for reading blocks until a writer comes */
+static bool srq_soft_shm_is_our_file(const struct stat *st)
+{
+    return S_ISREG(st->st_mode) && (st->st_uid == getuid());
+}
+
 /* Remove segment @name (without '/') if its owner is dead: 1 if removed */
 int srq_soft_shm_reclaim_one(const char *name, srq_soft_dev_t *dev)
 {
-    char path[80];
+    char path[80], file[96];
+    struct stat st;
     bool stale;
     int fd;
 
+    snprintf(file, sizeof(file), "/dev/shm/%s", name);
+    if ((lstat(file, &st) < 0) || !srq_soft_shm_is_our_file(&st)) {
+        return 0;
+    }
     snprintf(path, sizeof(path), "/%s", name);
-    fd = shm_open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
+    /* O_NONBLOCK: swapped for a FIFO since the lstat, it still cannot block */
+    fd = shm_open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
     if (fd < 0) {
         return 0;
     }
-    stale = srq_soft_shm_is_stale(fd, name);
+    stale = (fstat(fd, &st) == 0) && srq_soft_shm_is_our_file(&st) &&
+            srq_soft_shm_is_stale(fd, name);
     close(fd);
     if (!stale || (shm_unlink(path) < 0)) {
         return 0;

@@ -32,6 +32,7 @@
 #include <sys/types.h>
 
 #define SRQ_SOFT_SHM_PREFIX     "srq-soft-"
+#define SRQ_SOFT_PATH_MAX       116  /* a wake FIFO's path, with its NUL */
 #define SRQ_SOFT_SHM_MAGIC      0x54464f5351525331ull /* "1SRQSOFT" */
 #define SRQ_SOFT_SHM_VERSION    1u
 #define SRQ_SOFT_INST_LEN       12  /* bytes of an instance id */
@@ -65,7 +66,7 @@ typedef struct srq_soft_shm_hdr {
     uint32_t        state;           /* SRQ_SOFT_SEG_*; atomic */
     uint64_t        owner_start;     /* /proc/<pid>/stat starttime */
     uint8_t         instance[SRQ_SOFT_INST_LEN];
-    char            fifo_path[116];  /* the owner's wake FIFO */
+    char            fifo_path[SRQ_SOFT_PATH_MAX]; /* the owner's wake FIFO */
 
     /* producers: prod_lock is 0 (free) or its holder's identity, pid |
      * low 32 bits of its start time << 32, so that a dead holder can be
@@ -116,5 +117,7 @@ void srq_soft_shm_unmap(srq_soft_seg_t *seg);
 void srq_soft_shm_reclaim_stale(srq_soft_dev_t *dev);
 /* @name without the leading '/'; 0 when it was stale and removed */
 int  srq_soft_shm_reclaim_one(const char *name, srq_soft_dev_t *dev);
+/* Unlink @path, then its directory if that is empty now */
+void srq_soft_unlink_with_dir(const char *path);
 
 #endif
