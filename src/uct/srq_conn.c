@@ -67,6 +67,14 @@ ucs_config_field_t uct_srq_hs_config_table[] = {
      "the interface sends, to exercise retransmission. Keep 0 in production.",
      ucs_offsetof(uct_srq_hs_config_t, drop), UCS_CONFIG_TYPE_UINT},
 
+    {"CONN_MAX_ACCEPTING", "1024",
+     "Connections asked for by peers (a request received) that may be half\n"
+     "open at once, waiting for the peer's last handshake message (1..65536).\n"
+     "Further requests are dropped until some complete or time out\n"
+     "(CONN_TIMEOUT), and their peers retry: this bounds what requests,\n"
+     "which anyone on the fabric can send, cost in QPs and memory.",
+     ucs_offsetof(uct_srq_hs_config_t, max_accepting), UCS_CONFIG_TYPE_UINT},
+
     {"CONN_QUEUE_LEN", "64",
      "Receive buffers of the handshake (UD) QP (8..4096).",
      ucs_offsetof(uct_srq_hs_config_t, queue_len), UCS_CONFIG_TYPE_UINT},
@@ -151,6 +159,7 @@ ucs_status_t uct_srq_hs_check_config(const uct_srq_hs_config_t *config)
 {
     UCT_SRQ_CHECK_RANGE("CONN_QUEUE_LEN", config->queue_len, 8, 4096);
     UCT_SRQ_CHECK_RANGE("CONN_DROP", config->drop, 0, 100);
+    UCT_SRQ_CHECK_RANGE("CONN_MAX_ACCEPTING", config->max_accepting, 1, 65536);
     UCT_SRQ_CHECK_TIME_RANGE("CONN_TIMEOUT", config->timeout, 1e-3, 86400);
     /* the first retransmission comes before giving up */
     UCT_SRQ_CHECK_TIME_RANGE("CONN_RETRY", config->retry, 1e-6,
@@ -168,7 +177,6 @@ ucs_status_t uct_srq_hs_init(uct_srq_hs_t *hs, uct_srq_iface_t *iface,
     int ret;
 
     /* the interface checked the config (uct_srq_hs_check_config) */
-
     memset(hs, 0, sizeof(*hs));
     kh_init_inplace(uct_srq_conns, &hs->conns);
     ucs_list_head_init(&hs->connecting);
@@ -176,6 +184,7 @@ ucs_status_t uct_srq_hs_init(uct_srq_hs_t *hs, uct_srq_iface_t *iface,
     hs->config.timeout = ucs_time_from_sec(config->timeout);
     hs->config.retry   = ucs_time_from_sec(config->retry);
     hs->config.drop    = config->drop;
+    hs->config.max_accepting = config->max_accepting;
     hs->seed           = ucs_get_time();
     hs->num_bufs       = config->queue_len;
     hs->ud_tx_avail    = UCT_SRQ_HS_UD_TX_LEN;
@@ -222,6 +231,18 @@ err_free:
 
 /* ---- connections ------------------------------------------------------ */
 
+/* @conn's handshake is over (done or failed): off the connecting list, and
+ * no longer one of the half-open connections peers asked for */
+static void uct_srq_conn_leave_connecting(uct_srq_hs_t *hs,
+                                          uct_srq_conn_t *conn)
+{
+    ucs_list_del(&conn->list);
+    if (conn->accepting) {
+        conn->accepting = 0;
+        --hs->num_accepting;
+    }
+}
+
 static void uct_srq_conn_destroy(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
 {
     /* endpoints outliving the interface lose their connection */
@@ -244,7 +265,7 @@ void uct_srq_hs_cleanup(uct_srq_hs_t *hs, uct_srq_iface_t *iface)
 
     kh_foreach_value(&hs->conns, conn, {
         if (uct_srq_conn_is_connecting(conn)) {
-            ucs_list_del(&conn->list);
+            uct_srq_conn_leave_connecting(hs, conn);
         }
         uct_srq_conn_destroy(iface, conn);
     });
@@ -377,7 +398,7 @@ static void uct_srq_hs_send(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
 static void uct_srq_conn_established(uct_srq_iface_t *iface,
                                      uct_srq_conn_t *conn)
 {
-    ucs_list_del(&conn->list);
+    uct_srq_conn_leave_connecting(&iface->hs, conn);
     conn->state = UCT_SRQ_CONN_CONNECTED;
     ucs_debug("srq: connection QP 0x%x <-> 0x%x is up", conn->qp->qp_num,
               conn->remote_qpn);
@@ -543,10 +564,16 @@ void uct_srq_hs_handle_rx(uct_srq_iface_t *iface, const struct ibv_wc *wc)
             goto out;
         }
     } else if (msg->type == UCT_SRQ_HS_REQ) {
+        if (hs->num_accepting >= hs->config.max_accepting) {
+            uct_srq_hs_drop(iface, "too many half-open connections", msg);
+            goto out;
+        }
         if (uct_srq_conn_create(iface, &key, &conn) != UCS_OK) {
             uct_srq_hs_drop(iface, "cannot create a connection", msg);
             goto out;
         }
+        conn->accepting = 1;
+        ++hs->num_accepting;
     } else {
         uct_srq_hs_drop(iface, "no connection for it", msg);
         goto out;
@@ -636,7 +663,7 @@ void uct_srq_conn_fail(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
         return;
     }
     if (uct_srq_conn_is_connecting(conn)) {
-        ucs_list_del(&conn->list);
+        uct_srq_conn_leave_connecting(&iface->hs, conn);
     }
     conn->state = UCT_SRQ_CONN_FAILED;
 

@@ -58,6 +58,7 @@ typedef struct uct_srq_conn {
     uint32_t              sn_done;      /* WRs completed */
     int                   send_flags;   /* IBV_SEND_FENCE once after a fence */
     int                   pending_desched; /* an endpoint waits for slots */
+    int                   accepting;    /* half open, asked for by the peer */
     ucs_queue_head_t      ops;          /* uct_srq_op_t by sequence number */
     ucs_list_link_t       eps;          /* uct_srq_ep_t on this connection */
     ucs_list_link_t       list;         /* in hs->connecting or hs->dead */
@@ -107,6 +108,7 @@ typedef struct uct_srq_hs_config {
     double    retry;         /* first handshake retry interval */
     unsigned  queue_len;     /* handshake receive buffers */
     unsigned  drop;          /* debug: % of handshake datagrams dropped */
+    unsigned  max_accepting; /* half-open connections peers asked for */
 } uct_srq_hs_config_t;
 
 /* The handshake of an interface: its UD QP and buffers, and the connections
@@ -121,10 +123,12 @@ typedef struct uct_srq_hs {
     ucs_list_link_t         connecting;   /* handshakes under way */
     ucs_list_link_t         dead;         /* failed, freed when unused */
     const uct_srq_conn_hooks_t *hooks;    /* the interface's */
+    unsigned                num_accepting; /* half open, asked for by peers */
     struct {
         ucs_time_t          timeout;
         ucs_time_t          retry;
         unsigned            drop;
+        unsigned            max_accepting;
     } config;
     unsigned                seed;         /* for config.drop */
     struct {

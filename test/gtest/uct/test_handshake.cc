@@ -287,3 +287,45 @@ TEST(rc_srq_handshake, failed_connections_are_freed)
     })) << "live " << receiver.counters().conns << ", failed and kept "
         << receiver.counters().conns_failed;
 }
+
+/*
+ * Requests anyone can send cost a QP each while half open: at most
+ * CONN_MAX_ACCEPTING at once, the rest dropped (their peers retry); once
+ * those time out, a real peer connects.
+ */
+TEST(rc_srq_handshake, half_open_connections_bounded)
+{
+    const unsigned max = 10, count = 50;
+    entity receiver(config_t{{"CONN_MAX_ACCEPTING", std::to_string(max)},
+                             {"CONN_TIMEOUT", "300ms"},
+                             {"CONN_RETRY", "50ms"}});
+    uint32_t ud_qpn = hs_qpn(receiver);
+    raw_ud_sender raw(receiver.dev_addr());
+    hs_req req(raw.port_addr(), 0);
+    uint64_t dropped = receiver.counters().conn_dropped;
+
+    for (unsigned i = 0; i < count; ++i) {
+        req.ud_qpn = htole32(0x200000 + i);
+        ASSERT_TRUE(raw.send(ud_qpn, &req, sizeof(req)));
+        receiver.progress();
+    }
+    ASSERT_TRUE(progress_until({&receiver}, [&] {
+        return receiver.counters().conn_dropped - dropped >= count - max;
+    })) << "dropped " << receiver.counters().conn_dropped - dropped;
+    EXPECT_EQ(max, receiver.counters().conns);
+
+    /* they time out and go; then a real peer gets its connection */
+    ASSERT_TRUE(progress_until({&receiver}, [&] {
+        return receiver.counters().conns == 0;
+    }));
+    entity sender;
+    int received = 0;
+    ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(receiver.iface(), 1, count_am,
+                                               &received, 0));
+    uct_ep_h ep = sender.connect(receiver);
+    ASSERT_TRUE(progress_until({&sender, &receiver}, [&] {
+        return uct_ep_am_short(ep, 1, 42, NULL, 0) == UCS_OK;
+    }));
+    EXPECT_TRUE(progress_until({&sender, &receiver},
+                               [&] { return received == 1; }));
+}
