@@ -34,17 +34,6 @@ uct_srq_ep_tx_check(uct_srq_iface_t *iface, uct_srq_ep_t *ep)
     return UCS_ERR_NO_RESOURCE; /* connecting, or out of send slots */
 }
 
-static UCS_F_ALWAYS_INLINE size_t uct_srq_wr_length(const struct ibv_send_wr *wr)
-{
-    size_t length = 0;
-    int i;
-
-    for (i = 0; i < wr->num_sge; ++i) {
-        length += wr->sg_list[i].length;
-    }
-    return length;
-}
-
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_srq_ep_post(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
                 struct ibv_send_wr *wr)
@@ -64,7 +53,7 @@ uct_srq_ep_post(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
 
     conn->send_flags = 0;
     ++iface->tx_stats.wrs;
-    iface->tx_stats.bytes += uct_srq_wr_length(wr);
+    iface->tx_stats.bytes += srq_verbs_sge_len(wr->sg_list, wr->num_sge);
     ++conn->sn_posted;
     --conn->tx_avail;
     --iface->tx_cq_avail;

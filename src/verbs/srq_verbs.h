@@ -64,6 +64,18 @@ typedef struct srq_verbs_port_addr {
 } __attribute__((packed)) srq_verbs_port_addr_t;
 
 
+/* Bytes a scatter/gather list covers (the length of a WR's data) */
+static inline uint64_t srq_verbs_sge_len(const struct ibv_sge *sge, int num)
+{
+    uint64_t len = 0;
+    int i;
+
+    for (i = 0; i < num; ++i) {
+        len += sge[i].length;
+    }
+    return len;
+}
+
 /* ---- devices --------------------------------------------------------- */
 
 /* List devices; free with srq_verbs_free_device_list(). */

@@ -57,7 +57,7 @@ static int srq_soft_check_send_wr(srq_soft_qp_t *qp,
     if (!srq_soft_opcode_ok(qp, wr->opcode)) {
         return EINVAL;
     }
-    len = srq_soft_sge_len(wr->sg_list, wr->num_sge);
+    len = srq_verbs_sge_len(wr->sg_list, wr->num_sge);
     if (len > SRQ_SOFT_MAX_MSG) {
         return EINVAL;
     }
@@ -106,7 +106,7 @@ static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr)
     wqe->send_flags  = wr->send_flags;
     wqe->imm         = wr->imm_data;
     wqe->num_sge     = (uint32_t)wr->num_sge;
-    wqe->length      = (uint32_t)srq_soft_sge_len(wr->sg_list, wr->num_sge);
+    wqe->length      = (uint32_t)srq_verbs_sge_len(wr->sg_list, wr->num_sge);
     wqe->signaled    = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
     wqe->is_inline   = (wr->send_flags & IBV_SEND_INLINE) != 0;
     wqe->state       = SRQ_SOFT_SWQE_POSTED;

@@ -116,16 +116,6 @@ static inline int32_t srq_soft_psn_diff(uint32_t a, uint32_t b)
 }
 
 /* The bytes a scatter/gather list covers (64 bits: no sum overflows) */
-static inline uint64_t srq_soft_sge_len(const struct ibv_sge *sge, int num)
-{
-    uint64_t len = 0;
-    int i;
-
-    for (i = 0; i < num; ++i) {
-        len += sge[i].length;
-    }
-    return len;
-}
 
 struct ibv_qp *srq_soft_create_qp(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                                   struct ibv_qp_init_attr *attr);

@@ -323,7 +323,7 @@ static int srq_soft_resp_place(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
                            pkt->length);
     int status;
 
-    if (need > srq_soft_sge_len(v->sge, v->num_sge)) {
+    if (need > srq_verbs_sge_len(v->sge, v->num_sge)) {
         return IBV_WC_LOC_LEN_ERR;
     }
     status = srq_soft_rview_check(qp->dev, v, need);
