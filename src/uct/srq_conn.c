@@ -604,7 +604,7 @@ out:
 /* A failed connection goes once nothing refers to it any more: no
  * endpoint, no send WR and (per-QP mode) no receive WR still to come back
  * flushed - their completions point at it */
-static int uct_srq_conn_is_unused(const uct_srq_conn_t *conn)
+static int uct_srq_conn_is_unused(uct_srq_conn_t *conn)
 {
     return ucs_list_is_empty(&conn->eps) &&
            (conn->sn_done == conn->sn_posted) && (conn->rq.posted == 0);
