@@ -47,6 +47,7 @@ static void uct_srq_counters_fill(uct_srq_iface_t *iface,
     counters->tx_bytes        = iface->tx_stats.bytes;
     counters->tx_outstanding  = iface->tx_outstanding;
     counters->conns_failed    = ucs_list_length(&iface->hs.dead);
+    counters->rx_descs_in_use = iface->rx.pool.in_use;
 }
 
 ucs_status_t uct_srq_iface_query_counters(uct_iface_h tl_iface,

@@ -53,6 +53,9 @@ typedef struct uct_srq_iface_counters {
     uint64_t  conns_failed;     /* failed connections not yet freed: their
                                    endpoints are still there, or their QP
                                    still has WRs to flush */
+    uint64_t  rx_descs_in_use;  /* receive descriptors taken from the pool
+                                   (the pool's own count): between progress
+                                   calls, rx_queue_now + rx_held */
 } uct_srq_iface_counters_t;
 
 /*
