@@ -185,6 +185,13 @@ static std::vector<std::string> component_names(uct_component_h *srq_p)
  */
 TEST_F(srq_component, second_copy_does_not_register)
 {
+#if defined(__SANITIZE_ADDRESS__)
+    /* two copies of one library define the same globals twice, which
+     * AddressSanitizer reports as an ODR violation and aborts on: the point
+     * of this test, not a bug */
+    GTEST_SKIP() << "loads a second copy of the plugin: an ODR violation "
+                    "to AddressSanitizer";
+#endif
     /* The loaded plugin, found by its soname however it was loaded */
     void *self = dlopen("libuct_srq.so", RTLD_LAZY | RTLD_NOLOAD);
     ASSERT_TRUE(self != NULL) << "plugin not loaded: " << dlerror();
