@@ -207,8 +207,8 @@ static int srq_soft_resp_ctrl(srq_soft_qp_t *qp, uint8_t nak, uint32_t psn)
     pkt->length  = 0;
     /* an RNR NAK carries our timer: the requester waits that long */
     pkt->aux      = nak | ((uint32_t)qp->attr.min_rnr_timer << 8);
-    pkt->reserved = 0;
     memcpy(pkt->src_inst, qp->dev->instance, SRQ_SOFT_INST_LEN);
+    pkt->src_lid = qp->dev->lid;
     srq_soft_ring_commit(qp->dev, &tx);
     return 0;
 }
@@ -260,7 +260,7 @@ static void srq_soft_resp_cqe(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
     cqe->wc.byte_len = byte_len;
     cqe->wc.qp_num   = qp->ibv.qp_num;
     cqe->wc.src_qp   = pkt->src_qpn;
-    cqe->wc.slid     = 1;
+    cqe->wc.slid     = pkt->src_lid;
     if (pkt->flags & SRQ_SOFT_PKT_F_IMM) {
         cqe->wc.imm_data  = pkt->imm;
         cqe->wc.wc_flags |= IBV_WC_WITH_IMM;

@@ -183,3 +183,27 @@ int srq_soft_get_cq_event(srq_verbs_dev_t *vdev,
         }
     }
 }
+
+bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
+{
+    struct pollfd pfd[3];
+    bool ring_busy;
+
+    srq_soft_dev_lock(dev);
+    srq_soft_wake_drain(dev);
+    srq_soft_progress(dev);
+    srq_soft_progress_acks(dev);
+    srq_soft_wake_arm(dev);
+    srq_soft_timer_update(dev);
+    ring_busy = !srq_soft_ring_empty(dev);
+    srq_soft_dev_unlock(dev);
+
+    pfd[0].fd     = stop_fd;
+    pfd[1].fd     = dev->fifo_fd;
+    pfd[2].fd     = dev->timer_fd;
+    pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
+    if ((poll(pfd, 3, ring_busy ? 0 : -1) < 0) && (errno != EINTR)) {
+        return false; /* cannot sleep: nothing this thread can do */
+    }
+    return !(pfd[0].revents & POLLIN);
+}

@@ -50,6 +50,7 @@ struct conn_opts_t {
     uint8_t  timeout       = 14;  /* ~67 ms */
     int      access        = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                              IBV_ACCESS_REMOTE_READ;
+    bool     lid_only      = false; /* address the peer by LID, no GRH */
 };
 
 class verbs_test : public ::testing::TestWithParam<std::string> {
