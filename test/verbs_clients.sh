@@ -43,7 +43,7 @@ done
 
 out=$("$run" --verbs timeout "$limit" ibv_devices 2>&1)
 result "ibv_devices lists soft0" \
-    "$(grep -qE '^ +soft0 +[0-9a-f]{16}$' <<<"$out" && echo 1)" "$out"
+    "$(grep -qE '^[[:space:]]+soft0[[:space:]]+[0-9a-f]{16}$' <<<"$out" && echo 1)" "$out"
 
 out=$("$run" --verbs timeout "$limit" ibv_devinfo -v -d soft0 2>&1)
 ok=$(grep -q 'hca_id:.soft0' <<<"$out" && grep -q 'PORT_ACTIVE' <<<"$out" &&

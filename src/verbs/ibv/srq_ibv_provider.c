@@ -152,12 +152,21 @@ static int srq_ibv_query_device_ex(struct ibv_context *ctx,
                                    struct ibv_device_attr_ex *attr,
                                    size_t attr_size)
 {
+    int ret;
+
     if (attr_size < sizeof(attr->orig_attr)) {
         return EINVAL;
     }
-    /* the extended part reports nothing: no extended capabilities */
+    /* the extended part reports no extended capabilities, and the port
+     * count again */
     memset(attr, 0, attr_size);
-    return srq_verbs_query_device(srq_ibv_dev(ctx), &attr->orig_attr);
+    ret = srq_verbs_query_device(srq_ibv_dev(ctx), &attr->orig_attr);
+    if ((ret == 0) && (attr_size >= offsetof(struct ibv_device_attr_ex,
+                                             phys_port_cnt_ex) +
+                                    sizeof(attr->phys_port_cnt_ex))) {
+        attr->phys_port_cnt_ex = attr->orig_attr.phys_port_cnt;
+    }
+    return ret;
 }
 
 static int srq_ibv_query_port(struct ibv_context *ctx, uint8_t port_num,

@@ -6,8 +6,10 @@
 #include "soft_dev.h"
 #include "soft_lid.h"
 #include "soft_peer.h"
+#include "soft_qpn.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +27,54 @@ int srq_soft_ah_instance(srq_soft_dev_t *dev, const struct ibv_ah_attr *ah,
     }
     memcpy(instance, ah->grh.dgid.raw + 4, SRQ_SOFT_INST_LEN);
     return 0;
+}
+
+/* Is @instance one of this process's? (domain and pid: the first 8 bytes
+ * of an instance id, soft_device.c) */
+static bool srq_soft_ah_is_local(srq_soft_dev_t *dev, const uint8_t *instance)
+{
+    return memcmp(instance, dev->instance, 8) == 0;
+}
+
+void srq_soft_ah_route(srq_soft_dev_t *dev, uint8_t *instance, uint32_t qpn)
+{
+    uint8_t owner[SRQ_SOFT_INST_LEN];
+
+    if (srq_soft_ah_is_local(dev, instance) &&
+        (srq_soft_qpn_owner(qpn, owner) == 0)) {
+        memcpy(instance, owner, SRQ_SOFT_INST_LEN);
+    }
+}
+
+srq_soft_peer_t *srq_soft_ah_peer(srq_soft_dev_t *dev, srq_soft_ah_t *ah,
+                                  uint32_t qpn)
+{
+    uint8_t inst[SRQ_SOFT_INST_LEN];
+    srq_soft_peer_t *peer;
+    int i;
+
+    if (!srq_soft_ah_is_local(dev, ah->peer->instance)) {
+        return ah->peer;
+    }
+    memcpy(inst, ah->peer->instance, SRQ_SOFT_INST_LEN);
+    srq_soft_ah_route(dev, inst, qpn);
+    if (!memcmp(inst, ah->peer->instance, SRQ_SOFT_INST_LEN)) {
+        return ah->peer;
+    }
+    for (i = 0; (i < SRQ_SOFT_AH_LOCAL_PEERS) && (ah->local_peers[i] != NULL);
+         ++i) {
+        if (!memcmp(inst, ah->local_peers[i]->instance, SRQ_SOFT_INST_LEN)) {
+            return ah->local_peers[i];
+        }
+    }
+    /* more instances than we hold, or one gone meanwhile: the datagram
+     * goes to the AH's own instance, which has no such QP and drops it */
+    peer = (i < SRQ_SOFT_AH_LOCAL_PEERS) ? srq_soft_peer_get(dev, inst) : NULL;
+    if (peer == NULL) {
+        return ah->peer;
+    }
+    ah->local_peers[i] = peer;
+    return peer;
 }
 
 struct ibv_ah *srq_soft_create_ah(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
@@ -62,12 +112,17 @@ int srq_soft_destroy_ah(srq_verbs_dev_t *vdev, struct ibv_ah *ibah)
 {
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_ah_t *ah;
+    int i;
 
     if (srq_soft_dev_lock_obj(dev, ibah) != 0) {
         return EINVAL;
     }
     ah = srq_soft_container_of(ibah, srq_soft_ah_t, ibv);
     srq_soft_peer_put(dev, ah->peer);
+    for (i = 0; (i < SRQ_SOFT_AH_LOCAL_PEERS) && (ah->local_peers[i] != NULL);
+         ++i) {
+        srq_soft_peer_put(dev, ah->local_peers[i]);
+    }
     srq_soft_dev_unlock(dev);
     free(ah);
     return 0;

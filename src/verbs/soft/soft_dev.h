@@ -95,13 +95,9 @@ struct srq_soft_dev {
     uint32_t           *mr_free;
     uint32_t            mr_free_cnt;
 
-    /* QPs by index (qpn = gen << 16 | index) */
+    /* QPs by index (qpn = gen << 16 | index, soft_qpn.c) */
     srq_soft_qp_t     **qps;
-    uint8_t            *qp_gen;
     uint32_t            qp_tab_size;
-    uint32_t            qp_next;      /* never used slots start here */
-    uint32_t           *qp_free;
-    uint32_t            qp_free_cnt;
 
     srq_soft_list_t     peers;
     srq_soft_list_t     cqs;

@@ -38,6 +38,9 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+/* The vendor id of a device without an IEEE OUI */
+#define SRQ_SOFT_VENDOR_ID  0xffffff
+
 static const srq_verbs_dev_ops_t srq_soft_ops;
 
 int srq_soft_get_device_list(srq_verbs_dev_info_t **list_p, int *num_p)
@@ -286,7 +289,8 @@ static int srq_soft_query_device(srq_verbs_dev_t *dev,
     attr->sys_image_guid   = attr->node_guid;
     attr->max_mr_size      = SRQ_SOFT_MAX_MR_SIZE;
     attr->page_size_cap    = sysconf(_SC_PAGESIZE);
-    attr->vendor_id        = 0;
+    /* no IEEE OUI of its own: the value software devices use (rxe too) */
+    attr->vendor_id        = SRQ_SOFT_VENDOR_ID;
     attr->max_qp           = SRQ_SOFT_MAX_QP;
     attr->max_qp_wr        = SRQ_SOFT_MAX_QP_WR;
     attr->max_sge          = SRQ_SOFT_MAX_SGE;

@@ -2,15 +2,16 @@
  * ucx-srq soft device: queue pairs (RC, UD): create, destroy, and the
  * table that finds one by number. The state machine is soft_qp_state.c.
  *
- * QP numbers are (generation << 16 | table index): the inbound path finds a
- * QP by indexing, and a packet for a destroyed QP never reaches a new one
- * that reuses the slot.
+ * QP numbers are (generation << 16 | table index), unique in the process
+ * (soft_qpn.c): the inbound path finds a QP by indexing, and a packet for a
+ * destroyed QP never reaches a new one that reuses the slot.
  */
 #include "soft_qp.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
 #include "soft_list.h"
 #include "soft_peer.h"
+#include "soft_qpn.h"
 #include "soft_srq.h"
 
 #include <errno.h>
@@ -18,96 +19,76 @@
 #include <string.h>
 
 #define SRQ_SOFT_QP_TAB_INIT  64
-#define SRQ_SOFT_QP_IDX_MASK  0xffffu
 
-/* ---- QP table --------------------------------------------------------- */
+/* ---- QP table ---------------------------------------------------------
+ *
+ * The instance's QPs by index; the indices come from the process's QP
+ * number space (soft_qpn.c), so the table grows to the largest index of
+ * its own QPs.
+ */
 
 int srq_soft_qp_table_init(srq_soft_dev_t *dev)
 {
     dev->qp_tab_size = SRQ_SOFT_QP_TAB_INIT;
-    dev->qps     = calloc(dev->qp_tab_size, sizeof(*dev->qps));
-    dev->qp_gen  = calloc(dev->qp_tab_size, sizeof(*dev->qp_gen));
-    dev->qp_free = calloc(dev->qp_tab_size, sizeof(*dev->qp_free));
-    if ((dev->qps == NULL) || (dev->qp_gen == NULL) || (dev->qp_free == NULL)) {
-        srq_soft_qp_table_cleanup(dev);
-        return ENOMEM;
-    }
-    return 0;
+    dev->qps         = calloc(dev->qp_tab_size, sizeof(*dev->qps));
+    return (dev->qps == NULL) ? ENOMEM : 0;
 }
 
 void srq_soft_qp_table_cleanup(srq_soft_dev_t *dev)
 {
     free(dev->qps);
-    free(dev->qp_gen);
-    free(dev->qp_free);
-    dev->qps     = NULL;
-    dev->qp_gen  = NULL;
-    dev->qp_free = NULL;
+    dev->qps = NULL;
 }
 
-static int srq_soft_qp_table_grow(srq_soft_dev_t *dev)
+static int srq_soft_qp_table_cover(srq_soft_dev_t *dev, uint32_t idx)
 {
-    uint32_t size = dev->qp_tab_size * 2;
+    uint32_t size = dev->qp_tab_size;
     srq_soft_qp_t **qps;
-    uint8_t *gen;
-    uint32_t *fr;
 
-    if (size > SRQ_SOFT_MAX_QP) {
-        return ENOMEM;
+    while (size <= idx) {
+        size *= 2;
+    }
+    if (size == dev->qp_tab_size) {
+        return 0;
     }
     qps = realloc(dev->qps, size * sizeof(*qps));
-    if (qps != NULL) {
-        dev->qps = qps;
-    }
-    gen = realloc(dev->qp_gen, size * sizeof(*gen));
-    if (gen != NULL) {
-        dev->qp_gen = gen;
-    }
-    fr = realloc(dev->qp_free, size * sizeof(*fr));
-    if (fr != NULL) {
-        dev->qp_free = fr;
-    }
-    if ((qps == NULL) || (gen == NULL) || (fr == NULL)) {
+    if (qps == NULL) {
         return ENOMEM;
     }
     memset(qps + dev->qp_tab_size, 0,
            (size - dev->qp_tab_size) * sizeof(*qps));
-    memset(gen + dev->qp_tab_size, 0, size - dev->qp_tab_size);
+    dev->qps         = qps;
     dev->qp_tab_size = size;
     return 0;
 }
 
-/* Allocate a table slot; returns its qpn or 0 */
+/* Give @qp a QP number and a table slot; returns its qpn or 0 */
 static uint32_t srq_soft_qp_table_add(srq_soft_dev_t *dev, srq_soft_qp_t *qp)
 {
-    uint32_t idx;
+    uint32_t qpn, idx;
 
-    if (dev->qp_free_cnt > 0) {
-        idx = dev->qp_free[--dev->qp_free_cnt];
-    } else {
-        if ((dev->qp_next == dev->qp_tab_size) &&
-            (srq_soft_qp_table_grow(dev) != 0)) {
-            return 0;
-        }
-        idx = dev->qp_next++;
+    if (srq_soft_qpn_alloc(dev->instance, &qpn) != 0) {
+        return 0;
     }
-    if (++dev->qp_gen[idx] == 0) {
-        dev->qp_gen[idx] = 1;
+    idx = srq_soft_qpn_index(qpn);
+    if (srq_soft_qp_table_cover(dev, idx) != 0) {
+        srq_soft_qpn_free(qpn);
+        return 0;
     }
     dev->qps[idx] = qp;
     qp->index     = idx;
-    return ((uint32_t)dev->qp_gen[idx] << 16) | idx;
+    return qpn;
 }
 
 static void srq_soft_qp_table_del(srq_soft_dev_t *dev, srq_soft_qp_t *qp)
 {
     dev->qps[qp->index] = NULL;
-    dev->qp_free[dev->qp_free_cnt++] = qp->index;
+    srq_soft_qpn_free(qp->ibv.qp_num);
 }
 
 srq_soft_qp_t *srq_soft_qp_lookup(srq_soft_dev_t *dev, uint32_t qpn)
 {
-    uint32_t idx = qpn & SRQ_SOFT_QP_IDX_MASK;
+    uint32_t idx = srq_soft_qpn_index(qpn);
     srq_soft_qp_t *qp;
 
     ++dev->stats.qps_inspected;

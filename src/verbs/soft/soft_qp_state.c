@@ -126,6 +126,7 @@ static int srq_soft_qp_connect(srq_soft_qp_t *qp, const struct ibv_qp_attr *a)
     if (ret != 0) {
         return ret;
     }
+    srq_soft_ah_route(qp->dev, inst, a->dest_qp_num);
     peer = srq_soft_peer_get(qp->dev, inst);
     if (peer == NULL) {
         return errno;

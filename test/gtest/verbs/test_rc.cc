@@ -74,6 +74,33 @@ TEST_P(rc, lid_addressed_send_reports_slid)
     EXPECT_EQ(IBV_WC_SUCCESS, poll1(scqa).status);
 }
 
+/* Two instances of one process share their port as contexts of one HCA
+ * do: a QP pointed at its own instance's address reaches, by QP number,
+ * the QP of the other instance (rdma-core's Python tests connect every
+ * pair of QPs that way) */
+TEST_P(rc, own_address_reaches_sibling_instance_by_qpn)
+{
+    conn_opts_t o;
+
+    qpa = make_qp(*a, IBV_QPT_RC, scqa, rcqa, nullptr, 64, 64);
+    qpb = make_qp(*b, IBV_QPT_RC, scqb, rcqb, nullptr, 64, 64);
+    ASSERT_NE(qpa->qp_num, qpb->qp_num) << "QP numbers unique in a process";
+    rc_to_rts(*a, qpa, a->addr, qpb->qp_num, o);
+    rc_to_rts(*b, qpb, b->addr, qpa->qp_num, o);
+    char *sbuf = (char*)alloc(64), *rbuf = (char*)alloc(64);
+    ibv_mr *smr = reg(*a, sbuf, 64, 0);
+    ibv_mr *rmr = reg(*b, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+
+    strcpy(sbuf, "sibling");
+    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 8, smr->lkey, 2));
+    ibv_wc wc = poll1(rcqb);
+    EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+    EXPECT_EQ(qpa->qp_num, wc.src_qp);
+    EXPECT_STREQ("sibling", rbuf);
+    EXPECT_EQ(IBV_WC_SUCCESS, poll1(scqa).status);
+}
+
 TEST_P(rc, in_order_delivery_and_completion)
 {
     const int n = 200;
