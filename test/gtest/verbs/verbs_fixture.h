@@ -50,6 +50,8 @@ struct conn_opts_t {
     uint8_t  timeout       = 14;  /* ~67 ms */
     int      access        = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                              IBV_ACCESS_REMOTE_READ;
+    uint8_t  max_rd_atomic      = 1;  /* RDMA reads/atomics in flight */
+    uint8_t  max_dest_rd_atomic = 1;
 };
 
 class verbs_test : public ::testing::TestWithParam<std::string> {
