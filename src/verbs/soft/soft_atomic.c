@@ -19,7 +19,6 @@
 #include "soft_mr.h"
 #include "soft_qp.h"
 
-#include <string.h>
 
 uint8_t srq_soft_atomic_execute(srq_soft_qp_t *qp, uint8_t opcode,
                                 const srq_soft_pkt_atomic_t *req,
@@ -96,9 +95,4 @@ const srq_soft_atomic_res_t *srq_soft_atomic_find(const srq_soft_qp_t *qp,
         }
     }
     return NULL;
-}
-
-void srq_soft_atomic_reset(srq_soft_qp_t *qp)
-{
-    memset(&qp->atomic, 0, sizeof(qp->atomic));
 }

@@ -24,7 +24,7 @@ typedef struct srq_soft_atomic_res {
 } srq_soft_atomic_res_t;
 
 /* The responder's state: the last SRQ_SOFT_MAX_RD_ATOMIC results, of which
- * [sent, next) are still to be sent */
+ * [sent, next) are still to be sent. Zeroed: empty (a QP's reset) */
 typedef struct srq_soft_atomic_cache {
     srq_soft_atomic_res_t  res[SRQ_SOFT_MAX_RD_ATOMIC];
     uint32_t               next;
@@ -48,7 +48,5 @@ void srq_soft_atomic_mark_sent(srq_soft_qp_t *qp);
 /* The sent result of the atomic of @psn, if still kept */
 const srq_soft_atomic_res_t *srq_soft_atomic_find(const srq_soft_qp_t *qp,
                                                   uint32_t psn);
-/* Forget every result (the QP is reset) */
-void srq_soft_atomic_reset(srq_soft_qp_t *qp);
 
 #endif
