@@ -468,6 +468,24 @@ TEST_P(atomic, out_of_bounds_rem_access_err)
     EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
 }
 
+/* The original value is written locally: the scatter list's MR must
+ * grant local write */
+TEST_P(atomic, local_sge_needs_local_write)
+{
+    uint64_t *ro = (uint64_t*)alloc(64);
+    ibv_mr *mr = reg(*a, ro, 64, 0);
+    ibv_sge sge = { (uintptr_t)ro, 8, mr->lkey };
+
+    pair();
+    target[0] = 3;
+    ro[0] = 42;
+    ASSERT_EQ(0, post_atomic(qpa, IBV_WR_ATOMIC_FETCH_AND_ADD, &sge, 1,
+                             (uintptr_t)target, tmr->rkey, 1, 0, 1));
+    EXPECT_EQ(IBV_WC_LOC_PROT_ERR, poll1(scqa).status);
+    EXPECT_EQ(42u, ro[0]);
+    EXPECT_EQ(3u, target[0]);
+}
+
 TEST_P(atomic, qp_without_remote_atomic_rem_inv_req_err)
 {
     skip_unless_soft(); /* rxe's answer; the IB spec leaves the class open */
