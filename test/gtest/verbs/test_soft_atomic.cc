@@ -590,6 +590,62 @@ TEST_P(atomic, max_rd_atomic_bounds_in_flight)
     EXPECT_EQ(8u, target[0]);
 }
 
+/* Results the requester's full queue cannot take yet are held and sent
+ * as soon as it has room, oldest first, without the requester having to
+ * retransmit (which would show as duplicates at the target) */
+TEST_P(atomic, results_held_while_requester_queue_full)
+{
+    skip_unless_soft(); /* fills a queue by injection */
+    conn_opts_t o = opts(kQpAccess, 16);
+    o.timeout = 16; /* ~270 ms: a retransmission is a failure here */
+    qpa = make_qp(*a, IBV_QPT_RC, scqa, rcqa, nullptr, 256);
+    qpb = make_qp(*b, IBV_QPT_RC, scqb, rcqb);
+    connect_rc(*a, qpa, *b, qpb, o);
+
+    /* fill a's inbound queue with frames it drops, to the last cell */
+    std::vector<uint8_t> junk(64 * 1024);
+    size_t len = junk.size(), frames = 0;
+    ((srq_soft_pkt_t*)junk.data())->opcode = 0x7f;
+    while (len >= sizeof(srq_soft_pkt_t)) {
+        int ret = srq_soft_inject(b->dev, &a->addr, junk.data(), len,
+                                  SRQ_SOFT_INJECT_FRAME);
+        if (ret == EAGAIN) {
+            len /= 2;
+            continue;
+        }
+        ASSERT_EQ(0, ret);
+        ++frames;
+    }
+    ASSERT_GT(frames, 16u);
+
+    const int kN = 4;
+    for (int i = 0; i < kN; ++i) {
+        ibv_sge sge = { (uintptr_t)&res[i], 8, lmr->lkey };
+        ASSERT_EQ(0, post_atomic(qpa, IBV_WR_ATOMIC_FETCH_AND_ADD, &sge, 1,
+                                 (uintptr_t)target, tmr->rkey, 1, 0, i));
+    }
+    /* b executes them; their results find no room at a */
+    ibv_wc wc[kN];
+    for (int i = 0; i < 10; ++i) {
+        ibv_poll_cq(scqb, 0, wc);
+    }
+    ASSERT_EQ((uint64_t)kN, target[0]);
+    uint64_t dup_before = stats(*b).rx_out_of_seq;
+
+    /* a drains the junk, b sends what it held */
+    ASSERT_EQ(kN, poll(scqa, kN, wc));
+    std::set<uint64_t> seen;
+    for (int i = 0; i < kN; ++i) {
+        EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+        EXPECT_EQ((uint64_t)i, wc[i].wr_id);
+        seen.insert(res[i]);
+    }
+    EXPECT_EQ((size_t)kN, seen.size());
+    EXPECT_EQ((uint64_t)kN - 1, *seen.rbegin());
+    EXPECT_EQ((uint64_t)kN, target[0]);
+    EXPECT_EQ(dup_before, stats(*b).rx_out_of_seq) << "retransmitted";
+}
+
 /* A retransmitted atomic (same PSN) is answered from the replay cache and
  * not executed again (IB spec) */
 TEST_P(atomic, duplicate_not_executed_twice)
