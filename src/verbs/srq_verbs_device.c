@@ -5,13 +5,31 @@
 #include "srq_verbs_dev.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+static bool srq_verbs_list_has(const srq_verbs_dev_info_t *list, int num,
+                               const char *name)
+{
+    int i;
+
+    for (i = 0; i < num; ++i) {
+        if (strcmp(list[i].name, name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Append the devices of @add whose names are not listed yet: a soft device
+ * that libibverbs already shows (srq-run --verbs) is listed once, as the
+ * rdma-core device it is there, and opened through rdma-core */
 static int srq_verbs_append_list(srq_verbs_dev_info_t **list_p, int *num_p,
                                  srq_verbs_dev_info_t *add, int num_add)
 {
     srq_verbs_dev_info_t *list;
+    int i;
 
     if (num_add == 0) {
         return 0;
@@ -20,9 +38,12 @@ static int srq_verbs_append_list(srq_verbs_dev_info_t **list_p, int *num_p,
     if (list == NULL) {
         return ENOMEM;
     }
-    memcpy(list + *num_p, add, sizeof(*add) * num_add);
-    *list_p  = list;
-    *num_p  += num_add;
+    *list_p = list;
+    for (i = 0; i < num_add; ++i) {
+        if (!srq_verbs_list_has(list, *num_p, add[i].name)) {
+            list[(*num_p)++] = add[i];
+        }
+    }
     return 0;
 }
 

@@ -4,32 +4,41 @@
  */
 #include "soft_ah.h"
 #include "soft_dev.h"
+#include "soft_lid.h"
 #include "soft_peer.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The address a soft QP connects to: "soft" + instance id in the dgid */
-const uint8_t *srq_soft_ah_instance(const struct ibv_ah_attr *ah)
+int srq_soft_ah_instance(srq_soft_dev_t *dev, const struct ibv_ah_attr *ah,
+                         uint8_t *instance)
 {
-    if (!ah->is_global || (ah->port_num != 1) ||
-        memcmp(ah->grh.dgid.raw, SRQ_SOFT_ADDR_MAGIC, 4)) {
-        return NULL;
+    if (ah->port_num != 1) {
+        return EINVAL;
     }
-    return ah->grh.dgid.raw + 4;
+    if (!ah->is_global) {
+        return srq_soft_lid_lookup(dev, ah->dlid, instance);
+    }
+    if (memcmp(ah->grh.dgid.raw, SRQ_SOFT_ADDR_MAGIC, 4)) {
+        return EINVAL;
+    }
+    memcpy(instance, ah->grh.dgid.raw + 4, SRQ_SOFT_INST_LEN);
+    return 0;
 }
 
 struct ibv_ah *srq_soft_create_ah(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
                                   struct ibv_ah_attr *attr)
 {
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
-    const uint8_t *inst;
+    uint8_t inst[SRQ_SOFT_INST_LEN];
     srq_soft_ah_t *ah;
+    int ret;
 
-    inst = srq_soft_ah_instance(attr);
-    if (!srq_soft_dev_has(dev, pd) || (inst == NULL)) {
-        errno = EINVAL;
+    ret = srq_soft_dev_has(dev, pd) ? srq_soft_ah_instance(dev, attr, inst) :
+                                      EINVAL;
+    if (ret != 0) {
+        errno = ret;
         return NULL;
     }
     ah = calloc(1, sizeof(*ah));
@@ -44,7 +53,7 @@ struct ibv_ah *srq_soft_create_ah(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
         free(ah);
         return NULL; /* errno from peer_get */
     }
-    ah->ibv.context = &dev->ibv_ctx;
+    ah->ibv.context = &dev->vctx.context;
     ah->ibv.pd      = pd;
     return &ah->ibv;
 }

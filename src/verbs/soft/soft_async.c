@@ -4,7 +4,12 @@
  * Events are queued in process memory and signalled through an eventfd
  * (srq_verbs_async_fd), readable while an event is pending.
  * srq_verbs_get_async_event never blocks: EAGAIN when none is pending.
+ *
+ * In uverbs mode (srq_soft_open_params_t) libibverbs reads the events
+ * itself from context->async_fd, as a kernel uverbs device writes them: one
+ * struct ib_uverbs_async_event_desc each, into a pipe.
  */
+#define _GNU_SOURCE /* pipe2 */
 #include "soft_async.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
@@ -12,13 +17,39 @@
 #include "soft_srq.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <rdma/ib_user_verbs.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+
+/* The read end is blocking, as a uverbs fd is until the user says not;
+ * a writer never blocks (an event that finds the pipe full is dropped, as
+ * a full event queue drops it) */
+static int srq_soft_async_pipe(srq_soft_dev_t *dev)
+{
+    int fds[2];
+
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        return errno;
+    }
+    if (fcntl(fds[1], F_SETFL, O_NONBLOCK) != 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return errno;
+    }
+    dev->async_efd = fds[0];
+    dev->async_wfd = fds[1];
+    return 0;
+}
 
 int srq_soft_async_init(srq_soft_dev_t *dev)
 {
     pthread_mutex_init(&dev->async_lock, NULL);
+    if (dev->params.uverbs_fds) {
+        return srq_soft_async_pipe(dev);
+    }
     dev->async_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     return (dev->async_efd < 0) ? errno : 0;
 }
@@ -31,9 +62,17 @@ void srq_soft_async_cleanup(srq_soft_dev_t *dev)
         dev->async_head = ev->next;
         free(ev);
     }
-    if (dev->async_efd >= 0) {
+    /* in uverbs mode the read end, once it is the context's async_fd, is
+     * closed by the context's owner (libibverbs) */
+    if ((dev->async_efd >= 0) &&
+        !(dev->params.uverbs_fds &&
+          (dev->vctx.context.async_fd == dev->async_efd))) {
         close(dev->async_efd);
-        dev->async_efd = -1;
+    }
+    dev->async_efd = -1;
+    if (dev->async_wfd >= 0) {
+        close(dev->async_wfd);
+        dev->async_wfd = -1;
     }
     pthread_mutex_destroy(&dev->async_lock);
 }
@@ -59,12 +98,54 @@ static void srq_soft_async_element(struct ibv_async_event *ev, void *element)
     }
 }
 
+/* The element of an event as the kernel writes it: an object's address
+ * (libibverbs hands it back as the object) or a port number */
+static uint64_t srq_soft_async_desc_element(const struct ibv_async_event *ev)
+{
+    switch (ev->event_type) {
+    case IBV_EVENT_CQ_ERR:
+        return (uintptr_t)ev->element.cq;
+    case IBV_EVENT_SRQ_LIMIT_REACHED:
+    case IBV_EVENT_SRQ_ERR:
+        return (uintptr_t)ev->element.srq;
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_LAST_WQE_REACHED:
+    case IBV_EVENT_COMM_EST:
+        return (uintptr_t)ev->element.qp;
+    default:
+        return (uint64_t)ev->element.port_num;
+    }
+}
+
+static void srq_soft_async_write_desc(srq_soft_dev_t *dev,
+                                      const struct ibv_async_event *ev)
+{
+    struct ib_uverbs_async_event_desc desc;
+    ssize_t ret;
+
+    memset(&desc, 0, sizeof(desc));
+    desc.element    = srq_soft_async_desc_element(ev);
+    desc.event_type = ev->event_type;
+    /* one write of 16 bytes into a pipe is atomic (< PIPE_BUF) */
+    ret = write(dev->async_wfd, &desc, sizeof(desc));
+    (void)ret;
+}
+
 void srq_soft_async_raise(srq_soft_dev_t *dev, enum ibv_event_type type,
                           void *element)
 {
-    srq_soft_async_ev_t *ev = calloc(1, sizeof(*ev));
+    srq_soft_async_ev_t *ev;
     uint64_t one = 1;
     ssize_t ret;
+
+    if (dev->params.uverbs_fds) {
+        struct ibv_async_event uev = { .event_type = type };
+
+        srq_soft_async_element(&uev, element);
+        srq_soft_async_write_desc(dev, &uev);
+        return;
+    }
+    ev = calloc(1, sizeof(*ev));
 
     if (ev == NULL) {
         return; /* nothing better to do: an HCA would drop it too */

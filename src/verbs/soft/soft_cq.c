@@ -14,7 +14,13 @@
  * So the fd may be readable with no event yet: srq_verbs_get_cq_event
  * (soft_wait.c) runs progress and reports EAGAIN (non-blocking fd) or waits
  * again.
+ *
+ * In uverbs mode (srq_soft_open_params_t) the fd is a pipe that carries one
+ * struct ib_uverbs_comp_event_desc (the CQ's address) per event, which
+ * libibverbs' ibv_get_cq_event reads; the progress thread (soft_thread.c)
+ * does the moving that reading does not.
  */
+#define _GNU_SOURCE /* pipe2 */
 #include "soft_cq.h"
 #include "soft_async.h"
 #include "soft_dev.h"
@@ -24,6 +30,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <rdma/ib_user_verbs.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -45,14 +52,47 @@ static void srq_soft_channel_free(srq_soft_channel_t *ch)
     if (ch->efd >= 0) {
         close(ch->efd);
     }
+    if (ch->wfd >= 0) {
+        close(ch->wfd);
+    }
     free(ch);
+}
+
+/* uverbs mode: a pipe, blocking to read (as a uverbs channel until the
+ * user says not), never blocking to write */
+static int srq_soft_channel_pipe(srq_soft_channel_t *ch)
+{
+    int fds[2];
+
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        return -1;
+    }
+    ch->ibv.fd = fds[0];
+    ch->wfd    = fds[1];
+    return fcntl(ch->wfd, F_SETFL, O_NONBLOCK);
+}
+
+/* the epoll set srq_verbs_get_cq_event sleeps on */
+static int srq_soft_channel_epoll(srq_soft_channel_t *ch)
+{
+    srq_soft_dev_t *dev = ch->dev;
+
+    ch->efd    = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    ch->ibv.fd = epoll_create1(EPOLL_CLOEXEC);
+    if ((ch->efd < 0) || (ch->ibv.fd < 0) ||
+        srq_soft_epoll_add(ch->ibv.fd, ch->efd) ||
+        srq_soft_epoll_add(ch->ibv.fd, dev->fifo_fd) ||
+        srq_soft_epoll_add(ch->ibv.fd, dev->timer_fd)) {
+        return -1;
+    }
+    return 0;
 }
 
 struct ibv_comp_channel *srq_soft_create_comp_channel(srq_verbs_dev_t *vdev)
 {
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_channel_t *ch;
-    int ret = 0;
+    int ret;
 
     ch = calloc(1, sizeof(*ch));
     if (ch == NULL) {
@@ -60,14 +100,14 @@ struct ibv_comp_channel *srq_soft_create_comp_channel(srq_verbs_dev_t *vdev)
         return NULL;
     }
     ch->dev         = dev;
-    ch->ibv.context = &dev->ibv_ctx;
+    ch->ibv.context = &dev->vctx.context;
+    ch->ibv.fd      = -1;
+    ch->efd         = -1;
+    ch->wfd         = -1;
     srq_soft_list_init(&ch->events);
-    ch->efd    = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    ch->ibv.fd = epoll_create1(EPOLL_CLOEXEC);
-    if ((ch->efd < 0) || (ch->ibv.fd < 0) ||
-        srq_soft_epoll_add(ch->ibv.fd, ch->efd) ||
-        srq_soft_epoll_add(ch->ibv.fd, dev->fifo_fd) ||
-        srq_soft_epoll_add(ch->ibv.fd, dev->timer_fd)) {
+    ret = dev->params.uverbs_fds ? srq_soft_channel_pipe(ch) :
+                                   srq_soft_channel_epoll(ch);
+    if (ret != 0) {
         ret = errno;
         srq_soft_channel_free(ch);
         errno = ret;
@@ -115,7 +155,7 @@ struct ibv_cq *srq_soft_create_cq(srq_verbs_dev_t *vdev, int cqe,
     srq_soft_cq_t *cq;
 
     if ((cqe <= 0) || (cqe > SRQ_SOFT_MAX_CQE) || (comp_vector < 0) ||
-        (comp_vector >= dev->ibv_ctx.num_comp_vectors) ||
+        (comp_vector >= dev->vctx.context.num_comp_vectors) ||
         ((channel != NULL) && !srq_soft_dev_has(dev, channel))) {
         errno = EINVAL;
         return NULL;
@@ -133,7 +173,7 @@ struct ibv_cq *srq_soft_create_cq(srq_verbs_dev_t *vdev, int cqe,
         return NULL;
     }
     cq->dev            = dev;
-    cq->ibv.context    = &dev->ibv_ctx;
+    cq->ibv.context    = &dev->vctx.context;
     cq->ibv.channel    = channel;
     cq->ibv.cq_context = cq_context;
     cq->ibv.cqe        = (int)cq->size;
@@ -193,6 +233,16 @@ static void srq_soft_cq_event(srq_soft_cq_t *cq)
         return;
     }
     ch = srq_soft_container_of(cq->ibv.channel, srq_soft_channel_t, ibv);
+    if (ch->wfd >= 0) {
+        struct ib_uverbs_comp_event_desc desc = {
+            .cq_handle = (uintptr_t)&cq->ibv
+        };
+
+        ++cq->events_delivered;
+        ret = write(ch->wfd, &desc, sizeof(desc));
+        (void)ret;
+        return;
+    }
     if (!srq_soft_list_linked(&cq->ev_link)) {
         srq_soft_list_add_tail(&ch->events, &cq->ev_link);
     }

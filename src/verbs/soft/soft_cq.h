@@ -43,9 +43,11 @@ struct srq_soft_cq {
 };
 
 struct srq_soft_channel {
-    struct ibv_comp_channel  ibv;      /* ibv.fd: an epoll fd */
+    struct ibv_comp_channel  ibv;      /* ibv.fd: an epoll fd, or in uverbs
+                                          mode a pipe's read end */
     srq_soft_dev_t          *dev;
     int                      efd;      /* eventfd: local CQ events */
+    int                      wfd;      /* uverbs mode: the pipe's write end */
     srq_soft_list_t          events;   /* CQs with a pending event */
     int                      refcnt;   /* CQs using it */
 };

@@ -43,8 +43,10 @@
 #define SRQ_SOFT_MTU           IBV_MTU_4096
 #define SRQ_SOFT_MAX_MSG       (1u << 31)
 
-/* The first four bytes of a soft port address's gid field */
-#define SRQ_SOFT_ADDR_MAGIC    "soft"
+/* The first four bytes of every soft GID: a link-local prefix, followed by
+ * the instance id (domain | pid | random), so that the subnet prefix (the
+ * first 8 bytes) is the same for all instances of one sharing domain */
+#define SRQ_SOFT_ADDR_MAGIC    "\xfe\x80\x00\x00"
 
 /* Progress tuning */
 #define SRQ_SOFT_RX_BATCH      64        /* packets per progress call */
@@ -58,12 +60,18 @@ typedef struct srq_soft_async_ev srq_soft_async_ev_t;
 
 struct srq_soft_dev {
     srq_verbs_dev_t     super;
-    struct ibv_context  ibv_ctx;      /* what ibv_* data-path calls see */
-    struct ibv_device  *ibv_dev;      /* a fake device object for ctx->device */
+    /* what ibv_* calls see: a verbs_context (public in verbs.h), so that
+     * libibverbs can own the instance as a provider's context (srq-run
+     * --verbs, src/verbs/ibv); vctx.context is what objects point at */
+    struct verbs_context vctx;
+    struct ibv_device  *ibv_dev;      /* ctx->device when we made it, or NULL */
+    srq_soft_open_params_t params;    /* how the instance was opened */
     uint8_t             instance[SRQ_SOFT_INST_LEN]; /* unique id */
     pid_t               pid;
     uint64_t            start_time;
     uint64_t            lock_id;      /* what we write in a queue's lock */
+    uint16_t            lid;          /* host-unique (soft_lid.c) */
+    void               *lid_tab;      /* the LID registry, mapped */
 
     /* everything below is under lock, unless said otherwise. A spinlock:
      * it is taken on every poll, and never held across a sleep */
@@ -111,6 +119,18 @@ struct srq_soft_dev {
 
     srq_soft_stats_t    stats;
 
+    /* uverbs mode (params.uverbs_fds): the progress thread, and the write
+     * end of the async fd's pipe (the read end is vctx.context.async_fd) */
+    pthread_t           thread;
+    bool                thread_started;
+    uint64_t            user_polls;   /* ibv_poll_cq calls */
+    uint64_t            thread_polls_seen; /* user_polls, the thread's last
+                                              look */
+    bool                thread_woken; /* its last sleep ended by a poke or
+                                         the timer (the thread's own) */
+    int                 thread_stop_fd;
+    int                 async_wfd;
+
     /* srq_soft_test_fail_post: wr_index << 32 | (uint32_t)err, 0: none.
      * Atomic, without dev->lock: the SRQ post path does not take it */
     _Atomic uint64_t    fail_post;
@@ -133,12 +153,12 @@ static inline void srq_soft_dev_unlock(srq_soft_dev_t *dev)
 
 static inline srq_soft_dev_t *srq_soft_ctx_dev(struct ibv_context *ctx)
 {
-    return srq_soft_container_of(ctx, srq_soft_dev_t, ibv_ctx);
+    return srq_soft_container_of(ctx, srq_soft_dev_t, vctx.context);
 }
 
 static inline bool srq_soft_owns(srq_soft_dev_t *dev, struct ibv_context *ctx)
 {
-    return ctx == &dev->ibv_ctx;
+    return ctx == &dev->vctx.context;
 }
 
 /* The word in our segment that asks producers to poke our wake FIFO */

@@ -12,6 +12,7 @@
 #include "soft_cq.h"
 #include "soft_dev.h"
 #include "soft_fifo.h"
+#include "soft_lid.h"
 #include "soft_list.h"
 #include "soft_mr.h"
 #include "soft_peer.h"
@@ -23,10 +24,13 @@
 #include "soft_ring.h"
 #include "soft_shm.h"
 #include "soft_srq.h"
+#include "soft_thread.h"
 #include "soft_wait.h"
 #include "srq_soft_api.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -69,15 +73,16 @@ static int srq_soft_dev_identity(srq_soft_dev_t *dev)
     pid_t pid       = getpid();
     int ret;
 
-    memcpy(dev->instance, &pid, sizeof(pid));
-    memcpy(dev->instance + sizeof(pid), &domain, sizeof(domain));
+    /* domain first: it is the GID's subnet prefix (SRQ_SOFT_ADDR_MAGIC) */
+    memcpy(dev->instance, &domain, sizeof(domain));
+    memcpy(dev->instance + sizeof(domain), &pid, sizeof(pid));
     if (getrandom(dev->instance + sizeof(pid) + sizeof(domain),
                   sizeof(dev->instance) - sizeof(pid) - sizeof(domain), 0) < 0) {
         return errno;
     }
     dev->pid = pid;
     ret = srq_soft_proc_start_time(pid, &dev->start_time);
-    dev->lock_id = srq_soft_lock_id(pid, dev->start_time);
+    dev->lock_id = srq_soft_proc_id(pid, dev->start_time);
     return ret;
 }
 
@@ -96,22 +101,26 @@ static void srq_soft_dev_init_self(srq_soft_dev_t *dev)
     self->fifo_fd    = -1;
 }
 
+/* The context's device, mutex and libibverbs' own fields are its owner's
+ * when an owner allocated it (srq_soft_open_params_t) */
 static void srq_soft_dev_init_ctx(srq_soft_dev_t *dev)
 {
     dev->super.ops                 = &srq_soft_ops;
     dev->super.kind                = SRQ_VERBS_DEV_SOFT;
-    dev->super.context             = &dev->ibv_ctx;
+    dev->super.context             = &dev->vctx.context;
     strcpy(dev->super.name, SRQ_SOFT_DEV_NAME);
-    dev->ibv_ctx.device            = dev->ibv_dev;
-    dev->ibv_ctx.cmd_fd            = -1;
-    dev->ibv_ctx.async_fd          = dev->async_efd;
-    dev->ibv_ctx.num_comp_vectors  = 1;
-    dev->ibv_ctx.ops.poll_cq       = srq_soft_poll_cq;
-    dev->ibv_ctx.ops.req_notify_cq = srq_soft_req_notify_cq;
-    dev->ibv_ctx.ops.post_srq_recv = srq_soft_post_srq_recv;
-    dev->ibv_ctx.ops.post_send     = srq_soft_post_send;
-    dev->ibv_ctx.ops.post_recv     = srq_soft_post_recv;
-    pthread_mutex_init(&dev->ibv_ctx.mutex, NULL);
+    if (dev->params.alloc == NULL) {
+        dev->vctx.context.device = dev->ibv_dev;
+        pthread_mutex_init(&dev->vctx.context.mutex, NULL);
+    }
+    dev->vctx.context.cmd_fd            = -1;
+    dev->vctx.context.async_fd          = dev->async_efd;
+    dev->vctx.context.num_comp_vectors  = 1;
+    dev->vctx.context.ops.poll_cq       = srq_soft_poll_cq;
+    dev->vctx.context.ops.req_notify_cq = srq_soft_req_notify_cq;
+    dev->vctx.context.ops.post_srq_recv = srq_soft_post_srq_recv;
+    dev->vctx.context.ops.post_send     = srq_soft_post_send;
+    dev->vctx.context.ops.post_recv     = srq_soft_post_recv;
 }
 
 /* A device object for ctx->device, so that ibv_get_device_name() works */
@@ -130,6 +139,8 @@ static struct ibv_device *srq_soft_fake_device(void)
 
 static void srq_soft_dev_free(srq_soft_dev_t *dev)
 {
+    srq_soft_thread_stop(dev);
+    srq_soft_lid_release(dev);
     srq_soft_peers_destroy(dev);
     srq_soft_shm_destroy(dev);
     srq_soft_fifo_destroy(dev);
@@ -141,7 +152,12 @@ static void srq_soft_dev_free(srq_soft_dev_t *dev)
     srq_soft_qp_table_cleanup(dev);
     pthread_spin_destroy(&dev->lock);
     free(dev->ibv_dev);
-    free(dev);
+    if (dev->params.release != NULL) {
+        dev->params.release(dev->params.arg, dev,
+                            offsetof(srq_soft_dev_t, vctx));
+    } else {
+        free(dev);
+    }
 }
 
 static int srq_soft_dev_setup(srq_soft_dev_t *dev)
@@ -153,9 +169,11 @@ static int srq_soft_dev_setup(srq_soft_dev_t *dev)
         return ret;
     }
     srq_soft_shm_reclaim_stale(dev);
-    dev->ibv_dev = srq_soft_fake_device();
-    if (dev->ibv_dev == NULL) {
-        return ENOMEM;
+    if (dev->params.alloc == NULL) {
+        dev->ibv_dev = srq_soft_fake_device();
+        if (dev->ibv_dev == NULL) {
+            return ENOMEM;
+        }
     }
     ret = srq_soft_async_init(dev);
     if (ret == 0) {
@@ -166,6 +184,9 @@ static int srq_soft_dev_setup(srq_soft_dev_t *dev)
     }
     if (ret == 0) {
         ret = srq_soft_fifo_create(dev);
+    }
+    if (ret == 0) {
+        ret = srq_soft_lid_claim(dev);
     }
     if (ret != 0) {
         return ret;
@@ -178,7 +199,34 @@ static int srq_soft_dev_setup(srq_soft_dev_t *dev)
     return srq_soft_shm_create(dev);
 }
 
-int srq_soft_open(const char *name, srq_verbs_dev_t **dev_p)
+static srq_soft_dev_t *srq_soft_dev_alloc(const srq_soft_open_params_t *params)
+{
+    srq_soft_dev_t *dev;
+
+    if ((params != NULL) && (params->alloc != NULL)) {
+        dev = params->alloc(params->arg, sizeof(*dev),
+                            offsetof(srq_soft_dev_t, vctx));
+    } else {
+        dev = calloc(1, sizeof(*dev));
+        if (dev == NULL) {
+            errno = ENOMEM;
+        }
+    }
+    if (dev != NULL) {
+        if (params != NULL) {
+            dev->params = *params;
+        }
+        dev->fifo_fd        = -1;
+        dev->timer_fd       = -1;
+        dev->async_efd      = -1;
+        dev->async_wfd      = -1;
+        dev->thread_stop_fd = -1;
+    }
+    return dev;
+}
+
+int srq_soft_open_ex(const char *name, const srq_soft_open_params_t *params,
+                     srq_verbs_dev_t **dev_p)
 {
     srq_soft_dev_t *dev;
     int ret;
@@ -186,13 +234,10 @@ int srq_soft_open(const char *name, srq_verbs_dev_t **dev_p)
     if (strcmp(name, SRQ_SOFT_DEV_NAME) != 0) {
         return ENODEV;
     }
-    dev = calloc(1, sizeof(*dev));
+    dev = srq_soft_dev_alloc(params);
     if (dev == NULL) {
-        return ENOMEM;
+        return errno;
     }
-    dev->fifo_fd   = -1;
-    dev->timer_fd  = -1;
-    dev->async_efd = -1;
     pthread_spin_init(&dev->lock, PTHREAD_PROCESS_PRIVATE);
     srq_soft_dev_init_lists(dev);
 
@@ -203,8 +248,20 @@ int srq_soft_open(const char *name, srq_verbs_dev_t **dev_p)
     }
     srq_soft_dev_init_self(dev);
     srq_soft_dev_init_ctx(dev);
+    if (dev->params.uverbs_fds) {
+        ret = srq_soft_thread_start(dev);
+        if (ret != 0) {
+            srq_soft_dev_free(dev);
+            return ret;
+        }
+    }
     *dev_p = &dev->super;
     return 0;
+}
+
+int srq_soft_open(const char *name, srq_verbs_dev_t **dev_p)
+{
+    return srq_soft_open_ex(name, NULL, dev_p);
 }
 
 /* Objects the user did not destroy are not freed here (as with
@@ -213,7 +270,9 @@ static void srq_soft_close(srq_verbs_dev_t *vdev)
 {
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
 
-    pthread_mutex_destroy(&dev->ibv_ctx.mutex);
+    if (dev->params.alloc == NULL) {
+        pthread_mutex_destroy(&dev->vctx.context.mutex);
+    }
     srq_soft_dev_free(dev);
 }
 
@@ -272,8 +331,8 @@ static int srq_soft_query_port(srq_verbs_dev_t *dev, uint8_t port_num,
     attr->gid_tbl_len     = 1;
     attr->max_msg_sz      = 1u << 31;
     attr->pkey_tbl_len    = 1;
-    attr->lid             = 1;
-    attr->sm_lid          = 1;
+    attr->lid             = srq_soft_dev(dev)->lid;
+    attr->sm_lid          = srq_soft_dev(dev)->lid; /* there is no SM */
     attr->lmc             = 0;
     attr->max_vl_num      = 1;
     attr->active_width    = 1;  /* 1x */
@@ -295,6 +354,7 @@ static int srq_soft_port_addr(srq_verbs_dev_t *dev, uint8_t port_num,
     memcpy(addr->gid, SRQ_SOFT_ADDR_MAGIC, 4);
     memcpy(addr->gid + 4, srq_soft_dev(dev)->instance,
            sizeof(srq_soft_dev(dev)->instance));
+    addr->lid      = htons(srq_soft_dev(dev)->lid);
     return 0;
 }
 
@@ -307,13 +367,12 @@ static int srq_soft_ah_attr(srq_verbs_dev_t *dev, uint8_t port_num,
         return EINVAL;
     }
     /* another host, or a container that cannot see our shared memory */
-    if (memcmp(addr->gid + 4 + sizeof(pid_t),
-               srq_soft_dev(dev)->instance + sizeof(pid_t), sizeof(uint32_t))) {
+    if (memcmp(addr->gid + 4, srq_soft_dev(dev)->instance, sizeof(uint32_t))) {
         return EHOSTUNREACH;
     }
     memset(ah_attr, 0, sizeof(*ah_attr));
     ah_attr->port_num  = port_num;
-    ah_attr->dlid      = 1;
+    ah_attr->dlid      = ntohs(addr->lid);
     ah_attr->is_global = 1; /* the instance id routes, as a GID would */
     memcpy(ah_attr->grh.dgid.raw, addr->gid, sizeof(addr->gid));
     return 0;

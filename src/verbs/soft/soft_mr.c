@@ -110,7 +110,7 @@ struct ibv_mr *srq_soft_reg_mr(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     srq_soft_dev_unlock(dev);
 
     mr->index       = index;
-    mr->ibv.context = &dev->ibv_ctx;
+    mr->ibv.context = &dev->vctx.context;
     mr->ibv.pd      = pd;
     mr->ibv.addr    = addr;
     mr->ibv.length  = length;

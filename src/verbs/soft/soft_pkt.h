@@ -56,7 +56,7 @@ typedef struct srq_soft_pkt {
     uint32_t  aux;         /* UD: qkey; NAK: syndrome | rnr timer << 8 */
     uint8_t   src_inst[12];
     uint16_t  nsge;        /* F_PULL: number of srq_soft_pkt_iov_t */
-    uint16_t  reserved;
+    uint16_t  src_lid;     /* the sender's LID (wc.slid) */
 } srq_soft_pkt_t;
 
 typedef struct srq_soft_pkt_iov {

@@ -115,3 +115,19 @@ uint32_t srq_soft_domain_id(void)
     }
     return h;
 }
+
+uint64_t srq_soft_proc_id(pid_t pid, uint64_t start_time)
+{
+    return ((start_time & 0xffffffffull) << 32) | (uint32_t)pid;
+}
+
+bool srq_soft_proc_id_dead(uint64_t id)
+{
+    pid_t pid = (pid_t)(id & 0xffffffffu);
+    uint64_t start;
+
+    if (srq_soft_proc_start_time(pid, &start) != 0) {
+        return true; /* gone, or a zombie */
+    }
+    return srq_soft_proc_id(pid, start) != id;
+}

@@ -14,6 +14,11 @@
 int  srq_soft_proc_start_time(pid_t pid, uint64_t *start_p);
 /* @pid is alive and is the process that started at @start_time */
 bool srq_soft_owner_alive(pid_t pid, uint64_t start_time);
+/* A process in one word, as lock words and the LID registry hold it:
+ * pid | low 32 bits of its start time << 32 */
+uint64_t srq_soft_proc_id(pid_t pid, uint64_t start_time);
+/* The process @id names is gone (or is a zombie, or its pid was reused) */
+bool srq_soft_proc_id_dead(uint64_t id);
 /* Processes with the same value can reach each other's instances */
 uint32_t srq_soft_domain_id(void);
 

@@ -228,6 +228,8 @@ int srq_soft_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
         return -EINVAL;
     }
     srq_soft_dev_lock(dev);
+    /* read without the lock by the progress thread (soft_wait.c) */
+    srq_soft_stat_inc_shared(&dev->user_polls);
     srq_soft_progress(dev);
     n = srq_soft_cq_pop(cq, num, wc);
     srq_soft_dev_unlock(dev);

@@ -195,7 +195,7 @@ static void srq_soft_qp_init_obj(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     qp->dev             = dev;
     qp->cap             = attr->cap;
     qp->sq_sig_all      = attr->sq_sig_all != 0;
-    qp->ibv.context     = &dev->ibv_ctx;
+    qp->ibv.context     = &dev->vctx.context;
     qp->ibv.qp_context  = attr->qp_context;
     qp->ibv.pd          = pd;
     qp->ibv.send_cq     = attr->send_cq;

@@ -58,7 +58,15 @@ enum {
 };
 
 struct srq_soft_qp {
-    struct ibv_qp        ibv;
+    /* laid out as libibverbs lays out a provider's QP: its
+     * ibv_qp_to_qp_ex() reads a mask past a struct ibv_qp_ex, and must find
+     * 0 there (no extended QP) */
+    union {
+        struct ibv_qp    ibv;
+        struct ibv_qp_ex ibv_ex;
+    };
+    uint32_t             ex_comp_mask; /* always 0 */
+    void                *ex_xrcd;      /* always NULL */
     srq_soft_dev_t      *dev;
     uint32_t             index;
     struct ibv_qp_cap    cap;

@@ -121,11 +121,13 @@ static int srq_soft_qp_check_values(const struct ibv_qp_attr *a, int mask)
 
 static int srq_soft_qp_connect(srq_soft_qp_t *qp, const struct ibv_qp_attr *a)
 {
-    const uint8_t *inst = srq_soft_ah_instance(&a->ah_attr);
+    uint8_t inst[SRQ_SOFT_INST_LEN];
     srq_soft_peer_t *peer;
+    int ret;
 
-    if (inst == NULL) {
-        return EINVAL;
+    ret = srq_soft_ah_instance(qp->dev, &a->ah_attr, inst);
+    if (ret != 0) {
+        return ret;
     }
     peer = srq_soft_peer_get(qp->dev, inst);
     if (peer == NULL) {

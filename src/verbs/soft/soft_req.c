@@ -170,8 +170,8 @@ static void srq_soft_req_pkt_hdr(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
     pkt->imm     = wqe->imm;
     pkt->length  = wqe->length;
     pkt->aux     = ud ? wqe->ud_qkey : 0;
-    pkt->reserved = 0;
     memcpy(pkt->src_inst, qp->dev->instance, SRQ_SOFT_INST_LEN);
+    pkt->src_lid = qp->dev->lid;
 }
 
 /* Payload: the data itself, or the iovecs the responder pulls */

@@ -208,18 +208,18 @@ static int srq_soft_resp_ctrl_frame(srq_soft_qp_t *qp, uint8_t opcode,
     if (ret != 0) {
         return ret;
     }
-    pkt           = tx.pkt;
-    pkt->opcode   = opcode;
-    pkt->flags    = 0;
-    pkt->nsge     = 0;
-    pkt->dst_qpn  = qp->attr.dest_qp_num;
-    pkt->src_qpn  = qp->ibv.qp_num;
-    pkt->psn      = psn;
-    pkt->imm      = 0;
-    pkt->length   = (uint32_t)len;
-    pkt->aux      = aux;
-    pkt->reserved = 0;
+    pkt          = tx.pkt;
+    pkt->opcode  = opcode;
+    pkt->flags   = 0;
+    pkt->nsge    = 0;
+    pkt->dst_qpn = qp->attr.dest_qp_num;
+    pkt->src_qpn = qp->ibv.qp_num;
+    pkt->psn     = psn;
+    pkt->imm     = 0;
+    pkt->length  = (uint32_t)len;
+    pkt->aux     = aux;
     memcpy(pkt->src_inst, qp->dev->instance, SRQ_SOFT_INST_LEN);
+    pkt->src_lid = qp->dev->lid;
     if (value != NULL) {
         memcpy(pkt + 1, value, len);
     }
@@ -310,7 +310,7 @@ static void srq_soft_resp_cqe(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
     cqe->wc.byte_len = byte_len;
     cqe->wc.qp_num   = qp->ibv.qp_num;
     cqe->wc.src_qp   = pkt->src_qpn;
-    cqe->wc.slid     = 1;
+    cqe->wc.slid     = pkt->src_lid;
     if (pkt->flags & SRQ_SOFT_PKT_F_IMM) {
         cqe->wc.imm_data  = pkt->imm;
         cqe->wc.wc_flags |= IBV_WC_WITH_IMM;

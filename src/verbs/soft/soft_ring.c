@@ -59,7 +59,7 @@ static srq_soft_pkt_t *srq_soft_ring_at(uint8_t *ring, uint64_t pos)
 /* ---- the producers' lock -----------------------------------------------
  *
  * A spinlock in shared memory whose word names its holder (pid and start
- * time, srq_soft_lock_id). Taking it is one CAS; releasing it is a plain
+ * time, srq_soft_proc_id). Taking it is one CAS; releasing it is a plain
  * release store, so a producer never waits for its frame's cache lines to
  * reach the consumer. A holder that died (checked after spinning a while)
  * is replaced by a CAS from its word to ours: whatever it wrote was not
@@ -74,22 +74,6 @@ static inline void srq_soft_cpu_relax(void)
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield");
 #endif
-}
-
-uint64_t srq_soft_lock_id(pid_t pid, uint64_t start_time)
-{
-    return ((start_time & 0xffffffffull) << 32) | (uint32_t)pid;
-}
-
-static bool srq_soft_lock_holder_dead(uint64_t holder)
-{
-    pid_t pid = (pid_t)(holder & 0xffffffffu);
-    uint64_t start;
-
-    if (srq_soft_proc_start_time(pid, &start) != 0) {
-        return true; /* gone, or a zombie */
-    }
-    return srq_soft_lock_id(pid, start) != holder;
 }
 
 int srq_soft_ring_lock(srq_soft_dev_t *dev, srq_soft_shm_hdr_t *hdr)
@@ -113,7 +97,7 @@ int srq_soft_ring_lock(srq_soft_dev_t *dev, srq_soft_shm_hdr_t *hdr)
             continue;
         }
         spins = 0;
-        if (srq_soft_lock_holder_dead(cur) &&
+        if (srq_soft_proc_id_dead(cur) &&
             atomic_compare_exchange_strong_explicit(word, &cur, dev->lock_id,
                                                     memory_order_acquire,
                                                     memory_order_relaxed)) {

@@ -47,8 +47,6 @@ unsigned srq_soft_ring_drain(srq_soft_dev_t *dev, unsigned max,
 /* No published frame waits in our queue */
 bool srq_soft_ring_empty(srq_soft_dev_t *dev);
 
-/* The producers' lock word of a process: pid | start time << 32 */
-uint64_t srq_soft_lock_id(pid_t pid, uint64_t start_time);
 /* Take the producers' lock of the queue at @hdr, taking it over from a
  * dead holder */
 int  srq_soft_ring_lock(srq_soft_dev_t *dev, srq_soft_shm_hdr_t *hdr);

@@ -107,7 +107,7 @@ struct ibv_srq *srq_soft_create_srq(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
         return NULL;
     }
     srq->dev            = dev;
-    srq->ibv.context    = &dev->ibv_ctx;
+    srq->ibv.context    = &dev->vctx.context;
     srq->ibv.pd         = pd;
     srq->ibv.srq_context = attr->srq_context;
     pthread_mutex_init(&srq->ibv.mutex, NULL);

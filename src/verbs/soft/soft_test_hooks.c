@@ -39,7 +39,7 @@ int srq_soft_test_hold_lock(const char *seg_name)
     ret = srq_soft_proc_start_time(getpid(), &start);
     if ((ret == 0) &&
         !atomic_compare_exchange_strong((_Atomic uint64_t*)&hdr->prod_lock,
-                                        &cur, srq_soft_lock_id(getpid(),
+                                        &cur, srq_soft_proc_id(getpid(),
                                                                start))) {
         ret = EBUSY;
     }

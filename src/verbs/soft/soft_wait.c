@@ -183,3 +183,47 @@ int srq_soft_get_cq_event(srq_verbs_dev_t *vdev,
         }
     }
 }
+
+bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
+{
+    struct pollfd pfd[3];
+    bool user_polls, ring_busy = false;
+    int timeout;
+
+    uint64_t polls;
+
+    /* A user that polls progresses the device itself: then we do not ask
+     * producers to poke us, do not even take the lock (a thread preempted
+     * while holding it would stall the user's spinning poll), and only look
+     * again a little later. We still progress when poked or when timed
+     * work falls due: the user armed a CQ (ibv_req_notify_cq asks for
+     * pokes) and may be asleep by now. */
+    polls      = atomic_load_explicit((_Atomic uint64_t*)&dev->user_polls,
+                                      memory_order_relaxed);
+    user_polls = (polls != dev->thread_polls_seen);
+    dev->thread_polls_seen = polls;
+    if (!user_polls || dev->thread_woken) {
+        srq_soft_dev_lock(dev);
+        srq_soft_wake_drain(dev);
+        srq_soft_progress(dev);
+        srq_soft_progress_acks(dev);
+        if (!user_polls) {
+            srq_soft_wake_arm(dev);
+            srq_soft_timer_update(dev);
+        }
+        ring_busy = !srq_soft_ring_empty(dev);
+        srq_soft_dev_unlock(dev);
+    }
+
+    pfd[0].fd     = stop_fd;
+    pfd[1].fd     = dev->fifo_fd;
+    pfd[2].fd     = dev->timer_fd;
+    pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
+    pfd[0].revents = pfd[1].revents = pfd[2].revents = 0;
+    timeout = ring_busy ? 0 : user_polls ? SRQ_SOFT_THREAD_LOOK_MS : -1;
+    if ((poll(pfd, 3, timeout) < 0) && (errno != EINTR)) {
+        return false; /* cannot sleep: nothing this thread can do */
+    }
+    dev->thread_woken = (pfd[1].revents | pfd[2].revents) & POLLIN;
+    return !(pfd[0].revents & POLLIN);
+}

@@ -7,10 +7,25 @@
 
 #include "../srq_verbs.h"
 
+#include <stdbool.h>
+
+typedef struct srq_soft_dev srq_soft_dev_t;
+
 /* ibv_req_notify_cq (context->ops) */
 int  srq_soft_req_notify_cq(struct ibv_cq *cq, int solicited);
 int  srq_soft_get_cq_event(srq_verbs_dev_t *dev,
                            struct ibv_comp_channel *channel,
                            struct ibv_cq **cq_p, void **cq_context_p);
+
+/*
+ * One round of a thread that progresses @dev while no one polls it: run
+ * progress, then, unless more packets wait, sleep until a peer pokes us,
+ * timed work falls due or @stop_fd is readable. Returns false once @stop_fd
+ * is readable.
+ */
+bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd);
+
+/* How long the thread leaves a polling user alone before it looks again */
+#define SRQ_SOFT_THREAD_LOOK_MS  1
 
 #endif

@@ -1,6 +1,8 @@
 /*
- * ucx-srq soft device: its public API beyond the verbs: soft-specific
- * queries (counters, the name of an instance's shared-memory segment).
+ * ucx-srq soft device: its public API beyond the verbs: opening an
+ * instance for another owner (libibverbs, through src/verbs/ibv),
+ * soft-specific queries (counters, the name of an instance's shared-memory
+ * segment).
  * Everything here fails with EINVAL on a device that is not a soft device.
  * The test hooks are in soft_test_hooks.h.
  */
@@ -34,6 +36,36 @@ typedef struct srq_soft_stats {
                                    fence changes nothing; it is counted so
                                    that a user's fencing can be checked) */
 } srq_soft_stats_t;
+
+/*
+ * How an instance is opened (srq_soft_open_ex). Zeroed: as srq_verbs_open
+ * does, the instance is the project's own.
+ */
+typedef struct srq_soft_open_params {
+    /*
+     * Allocate the instance: @size zeroed bytes, with a struct
+     * verbs_context at @ctx_offset that its owner has set up (device,
+     * mutex, its own ops table). NULL: calloc, and the soft device makes
+     * the context. Returns NULL with errno set on failure.
+     */
+    void *(*alloc)(void *arg, size_t size, size_t ctx_offset);
+    /* Free what @alloc returned, after the device let go of it */
+    void  (*release)(void *arg, void *mem, size_t ctx_offset);
+    void   *arg;
+    /*
+     * Behave as a kernel uverbs device does toward libibverbs: a completion
+     * channel's fd delivers one struct ib_uverbs_comp_event_desc (the CQ's
+     * address) per event, the context's async_fd one
+     * struct ib_uverbs_async_event_desc per event (the owner closes it),
+     * and a progress thread moves packets, timers and events while no one
+     * polls - libibverbs' ibv_get_cq_event only reads the fd.
+     */
+    int     uverbs_fds;
+} srq_soft_open_params_t;
+
+/* Open @name ("soft0") as @params say; 0 or an errno value */
+int srq_soft_open_ex(const char *name, const srq_soft_open_params_t *params,
+                     srq_verbs_dev_t **dev_p);
 
 int srq_soft_query_stats(srq_verbs_dev_t *dev, srq_soft_stats_t *stats);
 

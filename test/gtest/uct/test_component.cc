@@ -367,19 +367,20 @@ TEST_F(srq_soft, device_address)
     std::vector<char> addr(attr.device_addr_len);
     ASSERT_EQ(UCS_OK, uct_iface_get_device_address(
                           m_iface, (uct_device_addr_t*)addr.data()));
-    /* a soft port address names the device kind and this open instance */
-    EXPECT_EQ(0, memcmp(addr.data() + 4, "soft", 4));
+    /* a soft port address names the device kind and this open instance:
+     * a link-local GID whose subnet prefix is the sharing domain */
+    EXPECT_EQ(0, memcmp(addr.data() + 4, "\xfe\x80\x00\x00", 4));
     std::vector<char> iface_addr(attr.iface_addr_len);
     ASSERT_EQ(UCS_OK, uct_iface_get_address(m_iface,
                                             (uct_iface_addr_t*)iface_addr.data()));
     EXPECT_TRUE(uct_iface_is_reachable(m_iface, (uct_device_addr_t*)addr.data(),
                                        (uct_iface_addr_t*)iface_addr.data()));
-    /* a soft address of another host (sharing domain: gid bytes 8..11,
-     * address bytes 12..15) is not */
-    addr[12] ^= 0x5a;
+    /* a soft address of another host (sharing domain: gid bytes 4..7,
+     * address bytes 8..11) is not */
+    addr[8] ^= 0x5a;
     EXPECT_FALSE(uct_iface_is_reachable(m_iface, (uct_device_addr_t*)addr.data(),
                                         (uct_iface_addr_t*)iface_addr.data()));
-    addr[12] ^= 0x5a;
+    addr[8] ^= 0x5a;
     /* nor is an address of another device kind */
     addr[0] ^= 1;
     EXPECT_FALSE(uct_iface_is_reachable(m_iface, (uct_device_addr_t*)addr.data(),

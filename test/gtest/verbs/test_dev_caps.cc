@@ -67,7 +67,7 @@ TEST_P(dev_caps, other_host_unreachable)
     ibv_ah_attr ah;
 
     ASSERT_EQ(0, srq_verbs_ah_attr(a.dev, 1, &other, &ah));
-    other.gid[8] ^= 0x5a; /* the instance's sharing-domain bytes: 8..11 */
+    other.gid[4] ^= 0x5a; /* the instance's sharing-domain bytes: 4..7 */
     EXPECT_EQ(EHOSTUNREACH, srq_verbs_ah_attr(a.dev, 1, &other, &ah));
 }
 

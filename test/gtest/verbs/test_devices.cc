@@ -8,6 +8,7 @@ extern "C" {
 #include <verbs/srq_verbs.h>
 }
 
+#include <arpa/inet.h>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -120,18 +121,27 @@ TEST_P(verbs_device, protection_domain)
     EXPECT_EQ(0, srq_verbs_dealloc_pd(m_dev, pd));
 }
 
-/* The soft device's address names the open instance: two opens differ */
+/* The soft device's address names the open instance: two opens differ in
+ * GID and LID, and share the subnet prefix (the GID's first 8 bytes), as
+ * ports of one subnet do */
 TEST(verbs_soft, instances_have_distinct_addresses)
 {
     srq_verbs_dev_t *a, *b;
     srq_verbs_port_addr_t aa, ba;
+    struct ibv_port_attr pa, pb;
 
     ASSERT_EQ(0, srq_verbs_open("soft0", &a));
     ASSERT_EQ(0, srq_verbs_open("soft0", &b));
     ASSERT_EQ(0, srq_verbs_port_addr(a, 1, &aa));
     ASSERT_EQ(0, srq_verbs_port_addr(b, 1, &ba));
-    EXPECT_EQ(0, memcmp(aa.gid, "soft", 4));
+    EXPECT_EQ(0, memcmp(aa.gid, "\xfe\x80\x00\x00", 4));
+    EXPECT_EQ(0, memcmp(aa.gid, ba.gid, 8));
     EXPECT_NE(0, memcmp(aa.gid, ba.gid, sizeof(aa.gid)));
+    ASSERT_EQ(0, srq_verbs_query_port(a, 1, &pa));
+    ASSERT_EQ(0, srq_verbs_query_port(b, 1, &pb));
+    EXPECT_NE(0, pa.lid);
+    EXPECT_NE(pa.lid, pb.lid);
+    EXPECT_EQ(htons(pa.lid), aa.lid);
     srq_verbs_close(a);
     srq_verbs_close(b);
 }

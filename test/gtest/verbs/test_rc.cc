@@ -50,6 +50,30 @@ TEST_P(rc, send_recv_basic)
     EXPECT_EQ(3u, wc.wr_id);
 }
 
+/* A peer addressed by its LID alone (no GRH), as ibv_rc_pingpong and UCX
+ * do on one subnet; the receiver sees the sender's LID as wc.slid */
+TEST_P(rc, lid_addressed_send_reports_slid)
+{
+    conn_opts_t o;
+    ibv_port_attr pa;
+
+    o.lid_only = true;
+    make_pair(o);
+    char *sbuf = (char*)alloc(64), *rbuf = (char*)alloc(64);
+    ibv_mr *smr = reg(*a, sbuf, 64, 0);
+    ibv_mr *rmr = reg(*b, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+
+    ASSERT_EQ(0, srq_verbs_query_port(a->dev, 1, &pa));
+    strcpy(sbuf, "by lid");
+    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 7, smr->lkey, 2));
+    ibv_wc wc = poll1(rcqb);
+    EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+    EXPECT_EQ(pa.lid, wc.slid);
+    EXPECT_STREQ("by lid", rbuf);
+    EXPECT_EQ(IBV_WC_SUCCESS, poll1(scqa).status);
+}
+
 TEST_P(rc, in_order_delivery_and_completion)
 {
     const int n = 200;

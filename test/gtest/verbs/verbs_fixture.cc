@@ -318,6 +318,9 @@ static void qp_rtr(srq_verbs_dev_t *dev, ibv_qp *qp,
     a.max_dest_rd_atomic = o.max_dest_rd_atomic;
     a.min_rnr_timer      = o.min_rnr_timer;
     ASSERT_EQ(0, srq_verbs_ah_attr(dev, 1, &peer, &a.ah_attr));
+    if (o.lid_only) {
+        a.ah_attr.is_global = 0;
+    }
     ASSERT_EQ(0, srq_verbs_modify_qp(dev, qp, &a,
                                      IBV_QP_STATE | IBV_QP_AV |
                                      IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |

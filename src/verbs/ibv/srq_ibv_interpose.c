@@ -1,0 +1,341 @@
+/*
+ * ucx-srq libibverbs provider: the entry points we stand in front of.
+ *
+ * libibverbs has no way to add a device without a kernel, and a few of its
+ * calls go to the kernel or sysfs whatever the provider says. This library,
+ * preloaded (srq-run --verbs), defines those calls itself: for our device
+ * it answers, for any other it calls libibverbs' own definition (found by
+ * symbol version in libibverbs itself, so a program's references to any
+ * version of a call reach the same place). When the running libibverbs is
+ * not the one the provider interface was written for (srq_ibv_abi.h), the
+ * device is not listed and every call goes straight through: a program
+ * runs as without the library.
+ */
+#define _GNU_SOURCE
+#include "srq_ibv.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ibv_get_device_guid of our device (EUI-64, locally administered) */
+#define SRQ_IBV_DEVICE_GUID  0x0200000000000001ull
+
+srq_ibv_abi_t srq_ibv_abi;
+
+static void *srq_ibv_libibverbs(void)
+{
+    static void *handle;
+
+    if (handle == NULL) {
+        handle = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_GLOBAL);
+    }
+    return handle;
+}
+
+/* libibverbs' own definition of @name at @version; NULL if none */
+static void *srq_ibv_real(const char *name, const char *version)
+{
+    void *lib = srq_ibv_libibverbs();
+
+    return (lib == NULL) ? NULL : dlvsym(lib, name, version);
+}
+
+#define SRQ_IBV_REAL(_var, _name, _version) \
+    static __typeof__(&_name) _var; \
+    if (_var == NULL) { \
+        _var = (__typeof__(&_name))srq_ibv_real(#_name, _version); \
+    }
+
+static pthread_once_t srq_ibv_abi_once = PTHREAD_ONCE_INIT;
+static bool srq_ibv_abi_found;
+
+static void srq_ibv_abi_resolve(void)
+{
+    srq_ibv_abi_t abi;
+
+    abi.init_and_alloc_context = srq_ibv_real("_verbs_init_and_alloc_context",
+                                              SRQ_IBV_PRIVATE_ABI);
+    abi.set_ops        = srq_ibv_real("verbs_set_ops", SRQ_IBV_PRIVATE_ABI);
+    abi.uninit_context = srq_ibv_real("verbs_uninit_context",
+                                      SRQ_IBV_PRIVATE_ABI);
+    if ((abi.init_and_alloc_context == NULL) || (abi.set_ops == NULL) ||
+        (abi.uninit_context == NULL)) {
+        fprintf(stderr, "ucx-srq: libibverbs has no %s provider interface "
+                "(not rdma-core 44's): %s is not offered\n",
+                SRQ_IBV_PRIVATE_ABI, SRQ_IBV_DEV_NAME);
+        return;
+    }
+    srq_ibv_abi       = abi;
+    srq_ibv_abi_found = true;
+}
+
+bool srq_ibv_abi_ok(void)
+{
+    pthread_once(&srq_ibv_abi_once, srq_ibv_abi_resolve);
+    return srq_ibv_abi_found;
+}
+
+/* ---- the device list ---------------------------------------------------- */
+
+/*
+ * Our list is libibverbs' list with our device after its devices. The
+ * slot after the terminating NULL keeps libibverbs' own list, which
+ * ibv_free_device_list gives back to it.
+ */
+struct ibv_device **ibv_get_device_list(int *num_devices)
+{
+    SRQ_IBV_REAL(real_get, ibv_get_device_list, "IBVERBS_1.1");
+    SRQ_IBV_REAL(real_free, ibv_free_device_list, "IBVERBS_1.1");
+    struct ibv_device **real = NULL, **list;
+    int n = 0, i;
+
+    if (real_get != NULL) {
+        /* NULL (ENOSYS) where the kernel has no RDMA support at all */
+        real = real_get(&n);
+    }
+    if (!srq_ibv_abi_ok()) {
+        if (num_devices != NULL) {
+            *num_devices = n;
+        }
+        return real;
+    }
+    if (real == NULL) {
+        n = 0;
+    }
+    list = calloc(n + 3, sizeof(*list));
+    if (list == NULL) {
+        if (real != NULL) {
+            real_free(real);
+        }
+        errno = ENOMEM;
+        return NULL;
+    }
+    for (i = 0; i < n; ++i) {
+        list[i] = real[i];
+    }
+    list[n]     = srq_ibv_device();
+    list[n + 1] = NULL;
+    list[n + 2] = (struct ibv_device*)real;
+    if (num_devices != NULL) {
+        *num_devices = n + 1;
+    }
+    return list;
+}
+
+void ibv_free_device_list(struct ibv_device **list)
+{
+    SRQ_IBV_REAL(real_free, ibv_free_device_list, "IBVERBS_1.1");
+    int n;
+
+    if ((list == NULL) || (real_free == NULL)) {
+        return;
+    }
+    if (!srq_ibv_abi_ok()) {
+        real_free(list);
+        return;
+    }
+    for (n = 0; list[n] != NULL; ++n) {
+    }
+    if (list[n + 1] != NULL) {
+        real_free((struct ibv_device**)list[n + 1]);
+    }
+    free(list);
+}
+
+/* ---- completion channels (a kernel object in libibverbs) --------------- */
+
+struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
+{
+    SRQ_IBV_REAL(real, ibv_create_comp_channel, "IBVERBS_1.0");
+
+    if (srq_ibv_is_ours(ctx)) {
+        return srq_verbs_create_comp_channel(srq_ibv_dev(ctx));
+    }
+    return (real == NULL) ? NULL : real(ctx);
+}
+
+int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+    SRQ_IBV_REAL(real, ibv_destroy_comp_channel, "IBVERBS_1.0");
+
+    if (srq_ibv_is_ours(channel->context)) {
+        return srq_verbs_destroy_comp_channel(srq_ibv_dev(channel->context),
+                                              channel);
+    }
+    return (real == NULL) ? ENOSYS : real(channel);
+}
+
+/* ---- GID and pkey tables, GUID (sysfs in libibverbs) ------------------- */
+
+static int srq_ibv_port_gid(struct ibv_context *ctx, uint8_t port_num,
+                            int index, union ibv_gid *gid)
+{
+    srq_verbs_port_addr_t addr;
+    int ret;
+
+    if (index != 0) {
+        return EINVAL; /* one GID per port */
+    }
+    ret = srq_verbs_port_addr(srq_ibv_dev(ctx), port_num, &addr);
+    if (ret == 0) {
+        memcpy(gid->raw, addr.gid, sizeof(gid->raw));
+    }
+    return ret;
+}
+
+int ibv_query_gid(struct ibv_context *ctx, uint8_t port_num, int index,
+                  union ibv_gid *gid)
+{
+    SRQ_IBV_REAL(real, ibv_query_gid, "IBVERBS_1.1");
+
+    if (srq_ibv_is_ours(ctx)) {
+        return (srq_ibv_port_gid(ctx, port_num, index, gid) == 0) ? 0 : -1;
+    }
+    return (real == NULL) ? -1 : real(ctx, port_num, index, gid);
+}
+
+int ibv_query_pkey(struct ibv_context *ctx, uint8_t port_num, int index,
+                   __be16 *pkey)
+{
+    SRQ_IBV_REAL(real, ibv_query_pkey, "IBVERBS_1.1");
+    struct ibv_port_attr attr;
+
+    if (srq_ibv_is_ours(ctx)) {
+        if ((index != 0) ||
+            (srq_verbs_query_port(srq_ibv_dev(ctx), port_num, &attr) != 0)) {
+            return -1;
+        }
+        *pkey = htobe16(0xffff); /* the default partition, full member */
+        return 0;
+    }
+    return (real == NULL) ? -1 : real(ctx, port_num, index, pkey);
+}
+
+/* One entry of our GID table, as the _ex queries give it */
+static int srq_ibv_gid_entry(struct ibv_context *ctx, uint32_t port_num,
+                             uint32_t index, struct ibv_gid_entry *entry)
+{
+    int ret;
+
+    memset(entry, 0, sizeof(*entry));
+    ret = srq_ibv_port_gid(ctx, port_num, index, &entry->gid);
+    if (ret == 0) {
+        entry->gid_index = index;
+        entry->port_num  = port_num;
+        entry->gid_type  = IBV_GID_TYPE_IB;
+    }
+    return ret;
+}
+
+int _ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port_num,
+                      uint32_t gid_index, struct ibv_gid_entry *entry,
+                      uint32_t flags, size_t entry_size)
+{
+    SRQ_IBV_REAL(real, _ibv_query_gid_ex, "IBVERBS_1.11");
+
+    if (srq_ibv_is_ours(ctx)) {
+        if ((flags != 0) || (entry_size < sizeof(*entry))) {
+            return EINVAL;
+        }
+        return srq_ibv_gid_entry(ctx, port_num, gid_index, entry);
+    }
+    return (real == NULL) ? ENOSYS :
+           real(ctx, port_num, gid_index, entry, flags, entry_size);
+}
+
+ssize_t _ibv_query_gid_table(struct ibv_context *ctx,
+                             struct ibv_gid_entry *entries,
+                             size_t max_entries, uint32_t flags,
+                             size_t entry_size)
+{
+    SRQ_IBV_REAL(real, _ibv_query_gid_table, "IBVERBS_1.11");
+    struct ibv_device_attr attr;
+    size_t n = 0;
+    uint8_t port;
+
+    if (!srq_ibv_is_ours(ctx)) {
+        return (real == NULL) ? -ENOSYS :
+               real(ctx, entries, max_entries, flags, entry_size);
+    }
+    if ((flags != 0) || (entry_size < sizeof(*entries))) {
+        return -EINVAL;
+    }
+    if (srq_verbs_query_device(srq_ibv_dev(ctx), &attr) != 0) {
+        return -EIO;
+    }
+    for (port = 1; port <= attr.phys_port_cnt; ++port, ++n) {
+        if (n >= max_entries) {
+            return -EINVAL;
+        }
+        srq_ibv_gid_entry(ctx, port, 0,
+                          (struct ibv_gid_entry*)((char*)entries +
+                                                  n * entry_size));
+    }
+    return (ssize_t)n;
+}
+
+__be64 ibv_get_device_guid(struct ibv_device *device)
+{
+    SRQ_IBV_REAL(real, ibv_get_device_guid, "IBVERBS_1.1");
+
+    if (device == srq_ibv_device()) {
+        /* the node GUID ibv_query_device gives is per instance; the
+         * device list's is one locally administered value */
+        return htobe64(SRQ_IBV_DEVICE_GUID);
+    }
+    return (real == NULL) ? 0 : real(device);
+}
+
+/* ---- the device's node, /dev/infiniband/uverbs-soft0 --------------------
+ *
+ * UCX checks that a device's uverbs node is a character device it may open
+ * read-write before it uses the device; ours has no node, and behaves as
+ * if it had one: a character device, mode 0666.
+ */
+static bool srq_ibv_is_node(const char *path)
+{
+    return (path != NULL) && srq_ibv_abi_found &&
+           (strcmp(path, SRQ_IBV_UVERBS_PATH) == 0);
+}
+
+static void srq_ibv_node_stat(struct stat *st)
+{
+    memset(st, 0, sizeof(*st));
+    st->st_mode = S_IFCHR | 0666;
+    st->st_uid  = getuid();
+    st->st_gid  = getgid();
+}
+
+int stat(const char *path, struct stat *st)
+{
+    static int (*real)(const char*, struct stat*);
+
+    if (srq_ibv_is_node(path)) {
+        srq_ibv_node_stat(st);
+        return 0;
+    }
+    if (real == NULL) {
+        real = (int(*)(const char*, struct stat*))dlsym(RTLD_NEXT, "stat");
+    }
+    return real(path, st);
+}
+
+int access(const char *path, int mode)
+{
+    static int (*real)(const char*, int);
+
+    if (srq_ibv_is_node(path)) {
+        return 0;
+    }
+    if (real == NULL) {
+        real = (int(*)(const char*, int))dlsym(RTLD_NEXT, "access");
+    }
+    return real(path, mode);
+}

@@ -1,0 +1,332 @@
+/*
+ * ucx-srq libibverbs provider: the soft device as a device of libibverbs.
+ *
+ * libibverbs opens a device through its provider's alloc_context; a device
+ * without sysfs entries gets no kernel file (cmd_fd -1), so the provider
+ * builds the whole context. Ours opens a soft instance in uverbs mode
+ * (srq_soft_open_ex): libibverbs allocates the instance, with the
+ * verbs_context at the place the soft device keeps it, and frees it when
+ * the soft device lets go. Each provider operation is the verbs layer's
+ * call of the same name; what the soft device does not do keeps
+ * libibverbs' own "not supported" entry.
+ */
+#include "srq_ibv.h"
+#include "../soft/srq_soft_api.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Where the verbs_context is inside a soft instance (the same for all) */
+static size_t srq_ibv_ctx_offset;
+
+static const struct verbs_context_ops srq_ibv_ctx_ops;
+
+static struct verbs_context *srq_ibv_vctx(struct ibv_context *ctx)
+{
+    return (struct verbs_context*)((char*)ctx -
+                                   offsetof(struct verbs_context, context));
+}
+
+srq_verbs_dev_t *srq_ibv_dev(struct ibv_context *ctx)
+{
+    return (srq_verbs_dev_t*)((char*)srq_ibv_vctx(ctx) - srq_ibv_ctx_offset);
+}
+
+/* ---- the device ------------------------------------------------------- */
+
+static void srq_ibv_uninit_device(struct verbs_device *device)
+{
+    /* static: never freed (its reference count never drops to 0) */
+}
+
+static struct verbs_context *srq_ibv_alloc_context(struct ibv_device *device,
+                                                   int cmd_fd, void *priv);
+
+static const struct verbs_device_ops srq_ibv_device_ops = {
+    .name          = "ucx_srq_soft",
+    .alloc_context = srq_ibv_alloc_context,
+    .uninit_device = srq_ibv_uninit_device,
+};
+
+static struct verbs_device srq_ibv_vdev = {
+    .device = {
+        .node_type      = IBV_NODE_CA,
+        .transport_type = IBV_TRANSPORT_IB,
+        .name           = SRQ_IBV_DEV_NAME,
+        .dev_name       = SRQ_IBV_UVERBS_NAME,
+        .dev_path       = "/sys/class/infiniband_verbs/" SRQ_IBV_UVERBS_NAME,
+        .ibdev_path     = "/sys/class/infiniband/" SRQ_IBV_DEV_NAME,
+    },
+    .ops      = &srq_ibv_device_ops,
+    .refcount = 1,   /* ours: libibverbs' holds and puts never free it */
+};
+
+struct ibv_device *srq_ibv_device(void)
+{
+    return &srq_ibv_vdev.device;
+}
+
+bool srq_ibv_is_ours(struct ibv_context *ctx)
+{
+    return (ctx != NULL) && (ctx->device == &srq_ibv_vdev.device);
+}
+
+/* ---- contexts ----------------------------------------------------------- */
+
+static void *srq_ibv_alloc(void *arg, size_t size, size_t ctx_offset)
+{
+    void *mem;
+
+    srq_ibv_ctx_offset = ctx_offset;
+    mem = srq_ibv_abi.init_and_alloc_context(
+              arg, -1, size, (struct verbs_context*)(uintptr_t)ctx_offset,
+              0 /* RDMA_DRIVER_UNKNOWN */);
+    if (mem != NULL) {
+        srq_ibv_abi.set_ops((struct verbs_context*)((char*)mem + ctx_offset),
+                            &srq_ibv_ctx_ops);
+    }
+    return mem;
+}
+
+static void srq_ibv_release(void *arg, void *mem, size_t ctx_offset)
+{
+    /* closes the async fd, as for any device */
+    srq_ibv_abi.uninit_context((struct verbs_context*)((char*)mem +
+                                                       ctx_offset));
+    free(mem);
+}
+
+static struct verbs_context *srq_ibv_alloc_context(struct ibv_device *device,
+                                                   int cmd_fd, void *priv)
+{
+    srq_soft_open_params_t params = {
+        .alloc      = srq_ibv_alloc,
+        .release    = srq_ibv_release,
+        .arg        = device,
+        .uverbs_fds = 1,
+    };
+    struct verbs_context_ops data_ops;
+    struct ibv_context *ctx;
+    srq_verbs_dev_t *dev;
+    int ret;
+
+    if (cmd_fd >= 0) {
+        close(cmd_fd); /* ours to close; there is none for our device */
+    }
+    ret = srq_soft_open_ex(SRQ_IBV_DEV_NAME, &params, &dev);
+    if (ret != 0) {
+        errno = ret;
+        return NULL;
+    }
+    /* the data path the soft device put in ctx->ops goes into libibverbs'
+     * own table too (the rest of it is already there) */
+    ctx = srq_verbs_context(dev);
+    memset(&data_ops, 0, sizeof(data_ops));
+    data_ops.poll_cq       = ctx->ops.poll_cq;
+    data_ops.req_notify_cq = ctx->ops.req_notify_cq;
+    data_ops.post_send     = ctx->ops.post_send;
+    data_ops.post_recv     = ctx->ops.post_recv;
+    data_ops.post_srq_recv = ctx->ops.post_srq_recv;
+    srq_ibv_abi.set_ops(srq_ibv_vctx(ctx), &data_ops);
+    return srq_ibv_vctx(ctx);
+}
+
+static void srq_ibv_free_context(struct ibv_context *ctx)
+{
+    srq_verbs_close(srq_ibv_dev(ctx));
+}
+
+static void srq_ibv_async_event(struct ibv_context *ctx,
+                                struct ibv_async_event *event)
+{
+    /* nothing is held for an event */
+}
+
+/* ---- device and port ---------------------------------------------------- */
+
+static int srq_ibv_query_device_ex(struct ibv_context *ctx,
+                                   const struct ibv_query_device_ex_input *in,
+                                   struct ibv_device_attr_ex *attr,
+                                   size_t attr_size)
+{
+    if (attr_size < sizeof(attr->orig_attr)) {
+        return EINVAL;
+    }
+    /* the extended part reports nothing: no extended capabilities */
+    memset(attr, 0, attr_size);
+    return srq_verbs_query_device(srq_ibv_dev(ctx), &attr->orig_attr);
+}
+
+static int srq_ibv_query_port(struct ibv_context *ctx, uint8_t port_num,
+                              struct ibv_port_attr *attr)
+{
+    return srq_verbs_query_port(srq_ibv_dev(ctx), port_num, attr);
+}
+
+/* ---- PD and MR ---------------------------------------------------------- */
+
+static struct ibv_pd *srq_ibv_alloc_pd(struct ibv_context *ctx)
+{
+    return srq_verbs_alloc_pd(srq_ibv_dev(ctx));
+}
+
+static int srq_ibv_dealloc_pd(struct ibv_pd *pd)
+{
+    return srq_verbs_dealloc_pd(srq_ibv_dev(pd->context), pd);
+}
+
+/* libibverbs reads an MR as a struct verbs_mr: ours wraps the soft MR,
+ * whose keys are all the data path uses */
+typedef struct srq_ibv_mr {
+    struct verbs_mr  vmr;
+    struct ibv_mr   *soft;
+} srq_ibv_mr_t;
+
+static struct ibv_mr *srq_ibv_reg_mr(struct ibv_pd *pd, void *addr,
+                                     size_t length, uint64_t hca_va,
+                                     int access)
+{
+    srq_ibv_mr_t *mr;
+
+    if (hca_va != (uintptr_t)addr) {
+        errno = EOPNOTSUPP; /* an IOVA other than the address */
+        return NULL;
+    }
+    mr = calloc(1, sizeof(*mr));
+    if (mr == NULL) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    /* optional access bits are hints a device may ignore */
+    mr->soft = srq_verbs_reg_mr(srq_ibv_dev(pd->context), pd, addr, length,
+                                access & ~IBV_ACCESS_OPTIONAL_RANGE);
+    if (mr->soft == NULL) {
+        free(mr);
+        return NULL;
+    }
+    mr->vmr.ibv_mr = *mr->soft;
+    mr->vmr.access = access;
+    return &mr->vmr.ibv_mr;
+}
+
+static int srq_ibv_dereg_mr(struct verbs_mr *vmr)
+{
+    srq_ibv_mr_t *mr = (srq_ibv_mr_t*)vmr;
+    int ret;
+
+    ret = srq_verbs_dereg_mr(srq_ibv_dev(vmr->ibv_mr.context), mr->soft);
+    if (ret == 0) {
+        free(mr);
+    }
+    return ret;
+}
+
+/* ---- CQ ----------------------------------------------------------------- */
+
+static struct ibv_cq *srq_ibv_create_cq(struct ibv_context *ctx, int cqe,
+                                        struct ibv_comp_channel *channel,
+                                        int comp_vector)
+{
+    /* libibverbs sets cq_context afterwards */
+    return srq_verbs_create_cq(srq_ibv_dev(ctx), cqe, NULL, channel,
+                               comp_vector);
+}
+
+static int srq_ibv_destroy_cq(struct ibv_cq *cq)
+{
+    return srq_verbs_destroy_cq(srq_ibv_dev(cq->context), cq);
+}
+
+static void srq_ibv_cq_event(struct ibv_cq *cq)
+{
+    /* the soft device counted the event when it wrote it */
+}
+
+/* ---- SRQ ---------------------------------------------------------------- */
+
+static struct ibv_srq *srq_ibv_create_srq(struct ibv_pd *pd,
+                                          struct ibv_srq_init_attr *attr)
+{
+    return srq_verbs_create_srq(srq_ibv_dev(pd->context), pd, attr);
+}
+
+static int srq_ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+                              int attr_mask)
+{
+    return srq_verbs_modify_srq(srq_ibv_dev(srq->context), srq, attr,
+                                attr_mask);
+}
+
+static int srq_ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+    return srq_verbs_query_srq(srq_ibv_dev(srq->context), srq, attr);
+}
+
+static int srq_ibv_destroy_srq(struct ibv_srq *srq)
+{
+    return srq_verbs_destroy_srq(srq_ibv_dev(srq->context), srq);
+}
+
+/* ---- QP and AH ---------------------------------------------------------- */
+
+static struct ibv_qp *srq_ibv_create_qp(struct ibv_pd *pd,
+                                        struct ibv_qp_init_attr *attr)
+{
+    return srq_verbs_create_qp(srq_ibv_dev(pd->context), pd, attr);
+}
+
+static int srq_ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+                             int attr_mask)
+{
+    return srq_verbs_modify_qp(srq_ibv_dev(qp->context), qp, attr, attr_mask);
+}
+
+static int srq_ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+                            int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+    return srq_verbs_query_qp(srq_ibv_dev(qp->context), qp, attr, attr_mask,
+                              init_attr);
+}
+
+static int srq_ibv_destroy_qp(struct ibv_qp *qp)
+{
+    return srq_verbs_destroy_qp(srq_ibv_dev(qp->context), qp);
+}
+
+static struct ibv_ah *srq_ibv_create_ah(struct ibv_pd *pd,
+                                        struct ibv_ah_attr *attr)
+{
+    return srq_verbs_create_ah(srq_ibv_dev(pd->context), pd, attr);
+}
+
+static int srq_ibv_destroy_ah(struct ibv_ah *ah)
+{
+    return srq_verbs_destroy_ah(srq_ibv_dev(ah->context), ah);
+}
+
+static const struct verbs_context_ops srq_ibv_ctx_ops = {
+    .alloc_pd        = srq_ibv_alloc_pd,
+    .async_event     = srq_ibv_async_event,
+    .cq_event        = srq_ibv_cq_event,
+    .create_ah       = srq_ibv_create_ah,
+    .create_cq       = srq_ibv_create_cq,
+    .create_qp       = srq_ibv_create_qp,
+    .create_srq      = srq_ibv_create_srq,
+    .dealloc_pd      = srq_ibv_dealloc_pd,
+    .dereg_mr        = srq_ibv_dereg_mr,
+    .destroy_ah      = srq_ibv_destroy_ah,
+    .destroy_cq      = srq_ibv_destroy_cq,
+    .destroy_qp      = srq_ibv_destroy_qp,
+    .destroy_srq     = srq_ibv_destroy_srq,
+    .free_context    = srq_ibv_free_context,
+    .modify_qp       = srq_ibv_modify_qp,
+    .modify_srq      = srq_ibv_modify_srq,
+    .query_device_ex = srq_ibv_query_device_ex,
+    .query_port      = srq_ibv_query_port,
+    .query_qp        = srq_ibv_query_qp,
+    .query_srq       = srq_ibv_query_srq,
+    .reg_mr          = srq_ibv_reg_mr,
+};

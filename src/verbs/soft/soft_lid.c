@@ -1,0 +1,160 @@
+/*
+ * ucx-srq soft device: the host's LID registry.
+ *
+ * On a fabric the subnet manager gives every port a LID; here each instance
+ * takes one from a table in shared memory, one per user and sharing domain
+ * ("/srq-softlid-<uid>-<domain>", mode 0600 like the segments). An entry
+ * is free (owner 0) or names its holder's process (srq_soft_proc_id), so an
+ * entry whose holder died is taken over, as a dead producer's lock is. The
+ * holder writes its instance id, then sets ready (release); a reader that
+ * sees ready (acquire) reads a whole instance id.
+ */
+#include "soft_lid.h"
+#include "soft_dev.h"
+#include "soft_proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct srq_soft_lid_ent {
+    uint64_t  owner;                        /* atomic: 0 or a process id */
+    uint32_t  ready;                        /* atomic: instance is valid */
+    uint8_t   instance[SRQ_SOFT_INST_LEN];
+} srq_soft_lid_ent_t;
+
+#define SRQ_SOFT_LID_TABLE_SIZE  (SRQ_SOFT_LID_MAX * sizeof(srq_soft_lid_ent_t))
+
+/* Our own regular file, whatever another user put at the name */
+static int srq_soft_lid_check_file(int fd)
+{
+    struct stat st;
+
+    if (fstat(fd, &st) != 0) {
+        return errno;
+    }
+    if (!S_ISREG(st.st_mode) || (st.st_uid != getuid()) ||
+        (st.st_mode & 077)) {
+        return EPERM;
+    }
+    return 0;
+}
+
+static int srq_soft_lid_map(srq_soft_dev_t *dev)
+{
+    char name[64];
+    void *tab;
+    int fd, ret;
+
+    snprintf(name, sizeof(name), "/srq-softlid-%u-%08x", (unsigned)getuid(),
+             srq_soft_domain_id());
+    fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        return errno;
+    }
+    ret = srq_soft_lid_check_file(fd);
+    /* every opener sizes it the same: a race of two ftruncates is benign */
+    if ((ret == 0) && (ftruncate(fd, SRQ_SOFT_LID_TABLE_SIZE) != 0)) {
+        ret = errno;
+    }
+    if (ret == 0) {
+        tab = mmap(NULL, SRQ_SOFT_LID_TABLE_SIZE, PROT_READ | PROT_WRITE,
+                   MAP_SHARED, fd, 0);
+        if (tab == MAP_FAILED) {
+            ret = errno;
+        } else {
+            dev->lid_tab = tab;
+        }
+    }
+    close(fd);
+    return ret;
+}
+
+static srq_soft_lid_ent_t *srq_soft_lid_ent(srq_soft_dev_t *dev, uint32_t idx)
+{
+    return &((srq_soft_lid_ent_t*)dev->lid_tab)[idx];
+}
+
+/* Take entry @idx if it is free or its holder is dead */
+static int srq_soft_lid_take(srq_soft_dev_t *dev, uint32_t idx)
+{
+    srq_soft_lid_ent_t *e = srq_soft_lid_ent(dev, idx);
+    _Atomic uint64_t *owner = (_Atomic uint64_t*)&e->owner;
+    uint64_t cur = atomic_load(owner);
+
+    if ((cur != 0) && !srq_soft_proc_id_dead(cur)) {
+        return 0;
+    }
+    if (!atomic_compare_exchange_strong(owner, &cur, dev->lock_id)) {
+        return 0;
+    }
+    atomic_store_explicit((_Atomic uint32_t*)&e->ready, 0,
+                          memory_order_relaxed);
+    memcpy(e->instance, dev->instance, SRQ_SOFT_INST_LEN);
+    atomic_store_explicit((_Atomic uint32_t*)&e->ready, 1,
+                          memory_order_release);
+    return 1;
+}
+
+int srq_soft_lid_claim(srq_soft_dev_t *dev)
+{
+    uint32_t start, i, idx;
+    int ret;
+
+    ret = srq_soft_lid_map(dev);
+    if (ret != 0) {
+        return ret;
+    }
+    /* start where the pid points: instances of one job spread out */
+    start = ((uint32_t)dev->pid * 2654435761u) % SRQ_SOFT_LID_MAX;
+    for (i = 0; i < SRQ_SOFT_LID_MAX; ++i) {
+        idx = (start + i) % SRQ_SOFT_LID_MAX;
+        if (srq_soft_lid_take(dev, idx)) {
+            dev->lid = (uint16_t)(idx + 1);
+            return 0;
+        }
+    }
+    return ENOSPC;
+}
+
+void srq_soft_lid_release(srq_soft_dev_t *dev)
+{
+    srq_soft_lid_ent_t *e;
+
+    if (dev->lid_tab == NULL) {
+        return;
+    }
+    if (dev->lid != 0) {
+        e = srq_soft_lid_ent(dev, dev->lid - 1u);
+        atomic_store((_Atomic uint32_t*)&e->ready, 0);
+        atomic_store((_Atomic uint64_t*)&e->owner, 0);
+        dev->lid = 0;
+    }
+    munmap(dev->lid_tab, SRQ_SOFT_LID_TABLE_SIZE);
+    dev->lid_tab = NULL;
+}
+
+int srq_soft_lid_lookup(srq_soft_dev_t *dev, uint16_t lid, uint8_t *instance)
+{
+    srq_soft_lid_ent_t *e;
+    uint64_t owner;
+
+    if ((lid == 0) || (lid > SRQ_SOFT_LID_MAX) || (dev->lid_tab == NULL)) {
+        return ENOENT;
+    }
+    e     = srq_soft_lid_ent(dev, lid - 1u);
+    owner = atomic_load((_Atomic uint64_t*)&e->owner);
+    if ((owner == 0) ||
+        !atomic_load_explicit((_Atomic uint32_t*)&e->ready,
+                              memory_order_acquire)) {
+        return ENOENT;
+    }
+    memcpy(instance, e->instance, SRQ_SOFT_INST_LEN);
+    /* taken over while we copied: the id may be torn */
+    return (atomic_load((_Atomic uint64_t*)&e->owner) == owner) ? 0 : ENOENT;
+}

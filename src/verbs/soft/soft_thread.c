@@ -1,0 +1,63 @@
+/*
+ * ucx-srq soft device: the progress thread of an instance in uverbs mode.
+ *
+ * A kernel device moves packets, fires its timers and raises completion and
+ * async events with no help from the process. libibverbs expects that: its
+ * ibv_get_cq_event only reads the channel's fd, and a program may poll one
+ * context while the packets that complete its work wait in another context's
+ * queue (two QPs of one process talking to each other). So in uverbs mode
+ * each instance has a thread that runs progress whenever a peer pokes the
+ * instance's FIFO or timed work falls due, and sleeps otherwise. Polling by
+ * the program still runs progress inline; the device lock orders the two.
+ */
+#include "soft_thread.h"
+#include "soft_dev.h"
+#include "soft_wait.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+static void *srq_soft_thread_main(void *arg)
+{
+    srq_soft_dev_t *dev = arg;
+
+    while (srq_soft_wait_idle(dev, dev->thread_stop_fd)) {
+    }
+    return NULL;
+}
+
+int srq_soft_thread_start(srq_soft_dev_t *dev)
+{
+    int ret;
+
+    dev->thread_stop_fd = eventfd(0, EFD_CLOEXEC);
+    if (dev->thread_stop_fd < 0) {
+        return errno;
+    }
+    ret = pthread_create(&dev->thread, NULL, srq_soft_thread_main, dev);
+    if (ret != 0) {
+        close(dev->thread_stop_fd);
+        dev->thread_stop_fd = -1;
+        return ret;
+    }
+    dev->thread_started = true;
+    return 0;
+}
+
+void srq_soft_thread_stop(srq_soft_dev_t *dev)
+{
+    uint64_t one = 1;
+    ssize_t ret;
+
+    if (!dev->thread_started) {
+        return;
+    }
+    ret = write(dev->thread_stop_fd, &one, sizeof(one));
+    (void)ret;
+    pthread_join(dev->thread, NULL);
+    close(dev->thread_stop_fd);
+    dev->thread_stop_fd = -1;
+    dev->thread_started = false;
+}
