@@ -6,7 +6,14 @@
  *   - RNR: no receive WQE. Rewind to psn and resend after the responder's
  *     RNR timer; rnr_retry 7 retries forever, otherwise after rnr_retry
  *     retries without progress: IBV_WC_RNR_RETRY_EXC_ERR.
- *   - INV_REQ / REM_OP: IBV_WC_REM_INV_REQ_ERR / IBV_WC_REM_OP_ERR.
+ *   - INV_REQ / REM_OP / REM_ACCESS: IBV_WC_REM_INV_REQ_ERR /
+ *     IBV_WC_REM_OP_ERR / IBV_WC_REM_ACCESS_ERR.
+ * ATOMIC_ACK(psn, value) acknowledges everything before psn and completes
+ * the atomic of psn: the original value goes to its scatter list. A plain
+ * ACK never completes an atomic (it carries no value): the responder sends
+ * an atomic's result before any ACK of a later PSN, so only a lost result
+ * leaves one waiting - retransmitted on timeout, answered from the
+ * responder's replay cache.
  * Send WQEs complete strictly in order; a successful unsignaled one makes
  * no CQE, an error always does. An error puts the QP in error, which
  * flushes everything outstanding with IBV_WC_WR_FLUSH_ERR. A peer found
@@ -52,6 +59,15 @@ void srq_soft_comp_swqe_error(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
     srq_soft_qp_to_error(qp);
 }
 
+/* The peer acknowledged something: the retry budgets start again */
+static void srq_soft_comp_progressed(srq_soft_qp_t *qp)
+{
+    qp->rnr_left   = qp->attr.rnr_retry;
+    qp->retry_left = qp->attr.retry_cnt;
+    qp->tx_time    = 0; /* restart the ACK timeout at the next tick */
+    srq_soft_comp_sq(qp);
+}
+
 /* Mark every in-flight WQE up to @psn acknowledged; true if any was */
 static bool srq_soft_comp_acked(srq_soft_qp_t *qp, uint32_t psn)
 {
@@ -65,7 +81,8 @@ static bool srq_soft_comp_acked(srq_soft_qp_t *qp, uint32_t psn)
             continue;
         }
         if ((wqe->state != SRQ_SOFT_SWQE_SENT) ||
-            (srq_soft_psn_diff(wqe->psn, psn) > 0)) {
+            (srq_soft_psn_diff(wqe->psn, psn) > 0) ||
+            srq_soft_swqe_is_atomic(wqe)) {
             break;
         }
         wqe->state  = SRQ_SOFT_SWQE_DONE;
@@ -73,10 +90,7 @@ static bool srq_soft_comp_acked(srq_soft_qp_t *qp, uint32_t psn)
         progress    = true;
     }
     if (progress) {
-        qp->rnr_left   = qp->attr.rnr_retry;
-        qp->retry_left = qp->attr.retry_cnt;
-        qp->tx_time    = 0; /* restart the ACK timeout at the next tick */
-        srq_soft_comp_sq(qp);
+        srq_soft_comp_progressed(qp);
     }
     return progress;
 }
@@ -128,14 +142,19 @@ static void srq_soft_comp_nak(srq_soft_qp_t *qp, uint32_t psn, uint32_t aux)
     case SRQ_SOFT_NAK_INV_REQ:
         srq_soft_comp_swqe_error(qp, wqe, IBV_WC_REM_INV_REQ_ERR);
         break;
+    case SRQ_SOFT_NAK_REM_ACCESS:
+        srq_soft_comp_swqe_error(qp, wqe, IBV_WC_REM_ACCESS_ERR);
+        break;
     default:
         srq_soft_comp_swqe_error(qp, wqe, IBV_WC_REM_OP_ERR);
         break;
     }
 }
 
-/* An ACK or NAK packet reached us (the requester) */
-void srq_soft_comp_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt)
+/* The RC QP a response packet is for, if it comes from the QP's peer and
+ * answers something sent (else NULL: dropped) */
+static srq_soft_qp_t *srq_soft_comp_qp(srq_soft_dev_t *dev,
+                                       const srq_soft_pkt_t *pkt)
 {
     srq_soft_qp_t *qp = srq_soft_qp_lookup(dev, pkt->dst_qpn);
 
@@ -143,12 +162,61 @@ void srq_soft_comp_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt)
         (qp->peer == NULL) || (pkt->src_qpn != qp->attr.dest_qp_num) ||
         memcmp(pkt->src_inst, qp->peer->instance, SRQ_SOFT_INST_LEN)) {
         ++dev->stats.rx_dropped;
-        return;
+        return NULL;
     }
     ++dev->stats.rx_packets;
     /* acknowledging what was never sent: garbage */
     if ((qp->ibv.state != IBV_QPS_RTS) ||
         (srq_soft_psn_diff(pkt->psn, qp->next_psn) >= 0)) {
+        return NULL;
+    }
+    return qp;
+}
+
+/* Write an atomic's original value to its scatter list (ours; its lkeys
+ * were checked for local write when it was first sent) */
+static void srq_soft_comp_scatter(srq_soft_qp_t *qp,
+                                  const srq_soft_swqe_t *wqe, uint64_t value)
+{
+    const struct ibv_sge *sge = srq_soft_swqe_sge(qp, wqe);
+    const uint8_t *src        = (const uint8_t*)&value;
+    uint32_t i;
+
+    for (i = 0; i < wqe->num_sge; ++i) {
+        memcpy((void*)(uintptr_t)sge[i].addr, src, sge[i].length);
+        src += sge[i].length; /* the list covers 8 bytes (post check) */
+    }
+}
+
+/* An ATOMIC_ACK reached us (the requester) */
+void srq_soft_comp_atomic_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
+                              const uint8_t *payload)
+{
+    srq_soft_qp_t *qp = srq_soft_comp_qp(dev, pkt);
+    srq_soft_swqe_t *wqe;
+    uint64_t value;
+
+    if ((qp == NULL) || (pkt->length != sizeof(value))) {
+        return;
+    }
+    srq_soft_comp_acked(qp, srq_soft_psn_add(pkt->psn, 0xffffff));
+    wqe = srq_soft_comp_head(qp, pkt->psn);
+    if ((wqe != NULL) && srq_soft_swqe_is_atomic(wqe)) {
+        memcpy(&value, payload, sizeof(value));
+        srq_soft_comp_scatter(qp, wqe, value);
+        wqe->state  = SRQ_SOFT_SWQE_DONE;
+        wqe->status = IBV_WC_SUCCESS;
+        srq_soft_comp_progressed(qp);
+    } /* else stale: a replay of what already completed */
+    srq_soft_req_progress(qp); /* the next atomic may go now */
+}
+
+/* An ACK or NAK packet reached us (the requester) */
+void srq_soft_comp_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt)
+{
+    srq_soft_qp_t *qp = srq_soft_comp_qp(dev, pkt);
+
+    if (qp == NULL) {
         return;
     }
     if (pkt->opcode == SRQ_SOFT_OP_ACK) {

@@ -17,6 +17,9 @@ typedef struct srq_soft_swqe srq_soft_swqe_t;
 
 /* An ACK/NAK packet from the inbound queue */
 void srq_soft_comp_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt);
+/* An ATOMIC_ACK packet (the original value in @payload) */
+void srq_soft_comp_atomic_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
+                              const uint8_t *payload);
 /* Complete the finished WQEs at the head of the send queue */
 void srq_soft_comp_sq(srq_soft_qp_t *qp);
 /* @wqe failed with @status: it completes so, the QP goes to error */

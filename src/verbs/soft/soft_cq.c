@@ -282,6 +282,10 @@ static enum ibv_wc_opcode srq_soft_wc_opcode(enum ibv_wr_opcode op)
         return IBV_WC_RDMA_WRITE;
     case IBV_WR_RDMA_READ:
         return IBV_WC_RDMA_READ;
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+        return IBV_WC_COMP_SWAP;
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+        return IBV_WC_FETCH_ADD;
     default:
         return IBV_WC_SEND;
     }

@@ -8,6 +8,7 @@
  */
 #include "soft_ah.h"
 #include "soft_async.h"
+#include "soft_atomic.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
 #include "soft_fifo.h"
@@ -299,9 +300,12 @@ static int srq_soft_query_device(srq_verbs_dev_t *dev,
     attr->max_cqe          = SRQ_SOFT_MAX_CQE;
     attr->max_mr           = SRQ_SOFT_MAX_MR;
     attr->max_pd           = SRQ_SOFT_MAX_QP;
-    attr->max_qp_rd_atom   = 16;
-    attr->max_qp_init_rd_atom = 16;
-    attr->atomic_cap       = IBV_ATOMIC_NONE;
+    attr->max_qp_rd_atom   = SRQ_SOFT_MAX_RD_ATOMIC;
+    attr->max_qp_init_rd_atom = SRQ_SOFT_MAX_RD_ATOMIC;
+    attr->max_res_rd_atom  = SRQ_SOFT_MAX_RD_ATOMIC * SRQ_SOFT_MAX_QP;
+    /* the target's responder executes atomics with CPU atomics: atomic
+     * with respect to every atomic through the device and to the CPUs */
+    attr->atomic_cap       = IBV_ATOMIC_HCA;
     attr->max_ah           = SRQ_SOFT_MAX_QP;
     attr->max_srq          = SRQ_SOFT_MAX_SRQ;
     attr->max_srq_wr       = SRQ_SOFT_MAX_SRQ_WR;

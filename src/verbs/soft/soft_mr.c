@@ -17,6 +17,7 @@
 #define SRQ_SOFT_MR_ACCESS_KNOWN (IBV_ACCESS_LOCAL_WRITE | \
                                   IBV_ACCESS_REMOTE_WRITE | \
                                   IBV_ACCESS_REMOTE_READ | \
+                                  IBV_ACCESS_REMOTE_ATOMIC | \
                                   IBV_ACCESS_RELAXED_ORDERING)
 
 int srq_soft_mr_init(srq_soft_dev_t *dev)
@@ -56,10 +57,10 @@ static int srq_soft_mr_check_args(srq_soft_dev_t *dev, struct ibv_pd *pd,
         return EINVAL;
     }
     if (access & ~SRQ_SOFT_MR_ACCESS_KNOWN) {
-        return EINVAL; /* atomics, on-demand paging, ...: not supported */
+        return EINVAL; /* on-demand paging, ...: not supported */
     }
-    /* IB spec: remote write needs local write */
-    if ((access & IBV_ACCESS_REMOTE_WRITE) &&
+    /* IB spec: remote write and remote atomics need local write */
+    if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
         !(access & IBV_ACCESS_LOCAL_WRITE)) {
         return EINVAL;
     }

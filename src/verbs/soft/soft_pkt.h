@@ -19,6 +19,10 @@ enum {
     SRQ_SOFT_OP_WRITE_IMM = 3,  /* data already written; consumes a recv */
     SRQ_SOFT_OP_ACK       = 4,
     SRQ_SOFT_OP_NAK       = 5,
+    SRQ_SOFT_OP_CMP_SWAP  = 6,  /* payload: srq_soft_pkt_atomic_t */
+    SRQ_SOFT_OP_FETCH_ADD = 7,  /* payload: srq_soft_pkt_atomic_t */
+    SRQ_SOFT_OP_ATOMIC_ACK = 8, /* psn: the atomic's; payload: the original
+                                   value (8 bytes) */
     SRQ_SOFT_OP_LAST
 };
 
@@ -32,7 +36,8 @@ enum {
 enum {
     SRQ_SOFT_NAK_RNR      = 1,  /* no receive WQE: retry after a timer */
     SRQ_SOFT_NAK_INV_REQ  = 2,  /* message too long for the receive WQE */
-    SRQ_SOFT_NAK_REM_OP   = 3   /* responder could not complete it */
+    SRQ_SOFT_NAK_REM_OP   = 3,  /* responder could not complete it */
+    SRQ_SOFT_NAK_REM_ACCESS = 4 /* rkey, bounds or MR access refused */
 };
 
 /* 56 bytes: a small payload shares the header's cache line */
@@ -58,6 +63,15 @@ typedef struct srq_soft_pkt_iov {
     uint64_t  addr;
     uint64_t  len;
 } srq_soft_pkt_iov_t;
+
+/* What an atomic request carries; the target's responder executes it */
+typedef struct srq_soft_pkt_atomic {
+    uint64_t  addr;        /* remote address, 8-byte aligned */
+    uint64_t  compare_add; /* CMP_SWAP: compare; FETCH_ADD: add */
+    uint64_t  swap;        /* CMP_SWAP: the new value */
+    uint32_t  rkey;
+    uint32_t  reserved;
+} srq_soft_pkt_atomic_t;
 
 #ifdef __cplusplus
 static_assert(sizeof(srq_soft_pkt_t) == SRQ_SOFT_PKT_HDR, "header size");

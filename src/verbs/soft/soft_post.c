@@ -5,8 +5,10 @@
  * that fails a check that can be made at post time stops it, is returned
  * through *bad_wr with the errno, and the WRs before it stay posted.
  * Post-time checks: QP state (EINVAL), num_sge above the queue's max
- * (EINVAL), opcode/flags the QP cannot do (EINVAL: atomics are not
- * supported), queue full (ENOMEM), ibv_post_recv on an SRQ QP (EINVAL).
+ * (EINVAL), opcode/flags the QP cannot do (EINVAL: atomics on UD, memory
+ * window binds, ...), an atomic whose scatter list is not 8 bytes or whose
+ * remote address is not 8-byte aligned (EINVAL, as rxe), queue full
+ * (ENOMEM), ibv_post_recv on an SRQ QP (EINVAL).
  * Everything else (keys, bounds, remote state) is checked when the WR
  * executes and reported in its completion.
  *
@@ -37,10 +39,27 @@ static bool srq_soft_opcode_ok(const srq_soft_qp_t *qp,
     case IBV_WR_RDMA_WRITE:
     case IBV_WR_RDMA_WRITE_WITH_IMM:
     case IBV_WR_RDMA_READ:
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
         return qp->ibv.qp_type == IBV_QPT_RC;
     default:
-        return false; /* atomics, MW binds, TSO, ...: not supported */
+        return false; /* MW binds, TSO, ...: not supported */
     }
+}
+
+static bool srq_soft_wr_is_atomic(const struct ibv_send_wr *wr)
+{
+    return (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) ||
+           (wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD);
+}
+
+/* 8 bytes to an aligned address, the original value to a scatter list of
+ * exactly 8 bytes, never inline */
+static bool srq_soft_atomic_wr_ok(const struct ibv_send_wr *wr, uint64_t len)
+{
+    return (len == sizeof(uint64_t)) &&
+           !(wr->wr.atomic.remote_addr & (sizeof(uint64_t) - 1)) &&
+           !(wr->send_flags & IBV_SEND_INLINE);
 }
 
 static int srq_soft_check_send_wr(srq_soft_qp_t *qp,
@@ -59,6 +78,9 @@ static int srq_soft_check_send_wr(srq_soft_qp_t *qp,
     }
     len = srq_verbs_sge_len(wr->sg_list, wr->num_sge);
     if (len > SRQ_SOFT_MAX_MSG) {
+        return EINVAL;
+    }
+    if (srq_soft_wr_is_atomic(wr) && !srq_soft_atomic_wr_ok(wr, len)) {
         return EINVAL;
     }
     if ((wr->send_flags & IBV_SEND_INLINE) &&
@@ -117,6 +139,11 @@ static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr)
         /* IB spec: a qkey with the high bit set means "the QP's own" */
         wqe->ud_qkey = (wr->wr.ud.remote_qkey & 0x80000000u) ?
                        qp->attr.qkey : wr->wr.ud.remote_qkey;
+    } else if (srq_soft_wr_is_atomic(wr)) {
+        wqe->remote_addr = wr->wr.atomic.remote_addr;
+        wqe->rkey        = wr->wr.atomic.rkey;
+        wqe->compare_add = wr->wr.atomic.compare_add;
+        wqe->swap        = wr->wr.atomic.swap;
     } else {
         wqe->remote_addr = wr->wr.rdma.remote_addr;
         wqe->rkey        = wr->wr.rdma.rkey;

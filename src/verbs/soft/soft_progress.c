@@ -39,7 +39,16 @@ static void srq_soft_progress_frame(srq_soft_dev_t *dev,
     switch (pkt->opcode) {
     case SRQ_SOFT_OP_SEND:
     case SRQ_SOFT_OP_WRITE_IMM:
+    case SRQ_SOFT_OP_CMP_SWAP:
+    case SRQ_SOFT_OP_FETCH_ADD:
         srq_soft_resp_recv(dev, pkt, payload);
+        break;
+    case SRQ_SOFT_OP_ATOMIC_ACK:
+        if (pkt->frame_len != SRQ_SOFT_CELL) {
+            ++dev->stats.rx_dropped;
+            break;
+        }
+        srq_soft_comp_atomic_ack(dev, pkt, payload);
         break;
     case SRQ_SOFT_OP_ACK:
     case SRQ_SOFT_OP_NAK:

@@ -6,6 +6,7 @@
 #define SRQ_SOFT_QP_H_
 
 #include "../srq_verbs.h"
+#include "soft_atomic.h"
 #include "soft_list.h"
 
 #include <stdbool.h>
@@ -24,6 +25,8 @@ typedef struct srq_soft_swqe {
     uint32_t             num_sge;
     uint32_t             length;
     uint64_t             remote_addr;
+    uint64_t             compare_add; /* atomics: compare (CMP_SWAP), add */
+    uint64_t             swap;
     uint32_t             rkey;
     uint32_t             psn;
     uint8_t              state;       /* SRQ_SOFT_SWQE_* */
@@ -99,6 +102,7 @@ struct srq_soft_qp {
     bool                 ack_pending;
     uint8_t              nak;        /* SRQ_SOFT_NAK_* to send, 0: ACK */
     uint32_t             nak_psn;
+    srq_soft_atomic_cache_t atomic;  /* results of the last atomics */
 
     /* own receive queue: posted [rq_ci, rq_pi), consumed up to rq_hw */
     srq_soft_rwqe_t     *rq;
@@ -110,6 +114,21 @@ struct srq_soft_qp {
 static inline srq_soft_qp_t *srq_soft_qp(struct ibv_qp *qp)
 {
     return srq_soft_container_of(qp, srq_soft_qp_t, ibv);
+}
+
+static inline bool srq_soft_swqe_is_atomic(const srq_soft_swqe_t *wqe)
+{
+    return (wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) ||
+           (wqe->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD);
+}
+
+/* The WQE's gather (scatter, for READ and atomics) list */
+static inline struct ibv_sge *srq_soft_swqe_sge(srq_soft_qp_t *qp,
+                                                const srq_soft_swqe_t *wqe)
+{
+    uint32_t nsge = qp->cap.max_send_sge ? qp->cap.max_send_sge : 1;
+
+    return qp->sq_sge + (size_t)(wqe - qp->sq) * nsge;
 }
 
 /* 24-bit PSN arithmetic */

@@ -9,6 +9,7 @@
 #include "soft_qp_state.h"
 #include "soft_ah.h"
 #include "soft_async.h"
+#include "soft_atomic.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
 #include "soft_list.h"
@@ -104,8 +105,10 @@ static int srq_soft_qp_check_values(const struct ibv_qp_attr *a, int mask)
         ((mask & IBV_QP_RETRY_CNT) && (a->retry_cnt > 7)) ||
         ((mask & IBV_QP_TIMEOUT) && (a->timeout > 31)) ||
         ((mask & IBV_QP_MIN_RNR_TIMER) && (a->min_rnr_timer > 31)) ||
-        ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && (a->max_rd_atomic > 16)) ||
-        ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && (a->max_dest_rd_atomic > 16)) ||
+        ((mask & IBV_QP_MAX_QP_RD_ATOMIC) &&
+         (a->max_rd_atomic > SRQ_SOFT_MAX_RD_ATOMIC)) ||
+        ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
+         (a->max_dest_rd_atomic > SRQ_SOFT_MAX_RD_ATOMIC)) ||
         ((mask & IBV_QP_ACCESS_FLAGS) &&
          (a->qp_access_flags & ~(IBV_ACCESS_LOCAL_WRITE |
                                  IBV_ACCESS_REMOTE_WRITE |
@@ -170,6 +173,8 @@ static void srq_soft_qp_reset(srq_soft_qp_t *qp)
     srq_soft_qp_unpeer(qp);
     qp->sq_pi = qp->sq_tx = qp->sq_ci = 0;
     qp->rq_pi = qp->rq_hw = qp->rq_ci = 0;
+    /* the responder's atomic results belong to the old connection */
+    memset(&qp->atomic, 0, sizeof(qp->atomic));
     memset(&qp->attr, 0, sizeof(qp->attr));
     qp->attr_mask = 0;
     srq_soft_cq_forget_qp(srq_soft_cq(qp->ibv.recv_cq), qp);

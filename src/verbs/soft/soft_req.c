@@ -11,6 +11,10 @@
  *     target's MR table in its segment, then process_vm_writev/readv. No
  *     CPU of the target takes part. To keep RC ordering they wait until
  *     every earlier WQE is acknowledged.
+ *   - ATOMIC_CMP_AND_SWP / ATOMIC_FETCH_AND_ADD become packets the target's
+ *     responder executes (soft_atomic.c); its ATOMIC_ACK carries the
+ *     original value the completer writes to the scatter list. At most
+ *     max_rd_atomic of them are in flight.
  *   - A WQE whose local keys do not check out completes with
  *     IBV_WC_LOC_PROT_ERR, also in order, and the QP goes to error.
  */
@@ -37,14 +41,6 @@ enum {
     SRQ_SOFT_REQ_FAILED  /* the QP went to error */
 };
 
-static struct ibv_sge *srq_soft_swqe_sge(srq_soft_qp_t *qp,
-                                         const srq_soft_swqe_t *wqe)
-{
-    uint32_t nsge = qp->cap.max_send_sge ? qp->cap.max_send_sge : 1;
-
-    return qp->sq_sge + (size_t)(wqe - qp->sq) * nsge;
-}
-
 static uint8_t *srq_soft_swqe_inline(srq_soft_qp_t *qp,
                                      const srq_soft_swqe_t *wqe)
 {
@@ -59,13 +55,13 @@ void srq_soft_req_sched(srq_soft_qp_t *qp)
     }
 }
 
-/* Local keys of the WQE's gather (or, for READ, scatter) list */
+/* Local keys of the WQE's gather (or, for READ and atomics, scatter) list */
 static int srq_soft_req_check_lkeys(srq_soft_qp_t *qp,
                                     const srq_soft_swqe_t *wqe)
 {
     const struct ibv_sge *sge = srq_soft_swqe_sge(qp, wqe);
-    int access = (wqe->opcode == IBV_WR_RDMA_READ) ? IBV_ACCESS_LOCAL_WRITE :
-                                                     0;
+    int access = ((wqe->opcode == IBV_WR_RDMA_READ) ||
+                  srq_soft_swqe_is_atomic(wqe)) ? IBV_ACCESS_LOCAL_WRITE : 0;
     uint32_t i;
 
     if (wqe->is_inline) {
@@ -139,13 +135,26 @@ static int srq_soft_req_rdma(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
     return IBV_WC_REM_ACCESS_ERR;
 }
 
+static uint8_t srq_soft_req_pkt_opcode(const srq_soft_swqe_t *wqe)
+{
+    switch (wqe->opcode) {
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+        return SRQ_SOFT_OP_WRITE_IMM;
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+        return SRQ_SOFT_OP_CMP_SWAP;
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+        return SRQ_SOFT_OP_FETCH_ADD;
+    default:
+        return SRQ_SOFT_OP_SEND;
+    }
+}
+
 static void srq_soft_req_pkt_hdr(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
                                  srq_soft_pkt_t *pkt)
 {
     bool ud = (qp->ibv.qp_type == IBV_QPT_UD);
 
-    pkt->opcode  = (wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) ?
-                   SRQ_SOFT_OP_WRITE_IMM : SRQ_SOFT_OP_SEND;
+    pkt->opcode  = srq_soft_req_pkt_opcode(wqe);
     pkt->flags   = ud ? SRQ_SOFT_PKT_F_UD : 0;
     if ((wqe->opcode == IBV_WR_SEND_WITH_IMM) ||
         (wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)) {
@@ -173,12 +182,21 @@ static void srq_soft_req_pkt_payload(srq_soft_qp_t *qp,
     const struct ibv_sge *sge = srq_soft_swqe_sge(qp, wqe);
     srq_soft_pkt_iov_t *iov   = (srq_soft_pkt_iov_t*)(pkt + 1);
     uint8_t *dst              = (uint8_t*)(pkt + 1);
+    srq_soft_pkt_atomic_t *atomic = (srq_soft_pkt_atomic_t*)(pkt + 1);
 
     _Static_assert((sizeof(*pkt) % 8) == 0, "iovecs are aligned");
     uint32_t i;
 
     if (pkt->opcode == SRQ_SOFT_OP_WRITE_IMM) {
         return; /* the data went one-sided already */
+    }
+    if (srq_soft_swqe_is_atomic(wqe)) {
+        atomic->addr        = wqe->remote_addr;
+        atomic->compare_add = wqe->compare_add;
+        atomic->swap        = wqe->swap;
+        atomic->rkey        = wqe->rkey;
+        atomic->reserved    = 0;
+        return; /* the scatter list waits for the ATOMIC_ACK */
     }
     if (wqe->is_inline) {
         memcpy(dst, srq_soft_swqe_inline(qp, wqe), wqe->length);
@@ -204,6 +222,7 @@ static int srq_soft_req_transmit(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
                                  srq_soft_peer_t *peer)
 {
     bool pull = (wqe->opcode != IBV_WR_RDMA_WRITE_WITH_IMM) &&
+                !srq_soft_swqe_is_atomic(wqe) &&
                 !wqe->is_inline && (wqe->length > SRQ_SOFT_PKT_INLINE_MAX);
     size_t payload;
     srq_soft_tx_t tx;
@@ -211,6 +230,8 @@ static int srq_soft_req_transmit(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
 
     if (wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
         payload = 0;
+    } else if (srq_soft_swqe_is_atomic(wqe)) {
+        payload = sizeof(srq_soft_pkt_atomic_t);
     } else {
         payload = pull ? wqe->num_sge * sizeof(srq_soft_pkt_iov_t) :
                          wqe->length;
@@ -285,6 +306,22 @@ static int srq_soft_req_rc_packet(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
     return SRQ_SOFT_REQ_NEXT;
 }
 
+/* May one more atomic go out? (max_rd_atomic; 0 is taken as 1: an
+ * atomic posted on such a QP must not wait forever) */
+static bool srq_soft_req_atomic_room(srq_soft_qp_t *qp)
+{
+    uint32_t max = qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
+    const srq_soft_swqe_t *wqe;
+    uint32_t i, n = 0;
+
+    for (i = qp->sq_ci; i != qp->sq_tx; ++i) {
+        wqe = &qp->sq[i & qp->sq_mask];
+        n  += (wqe->state == SRQ_SOFT_SWQE_SENT) &&
+              srq_soft_swqe_is_atomic(wqe);
+    }
+    return n < max;
+}
+
 static int srq_soft_req_rc(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
 {
     bool in_order = (qp->sq_ci == qp->sq_tx);
@@ -294,6 +331,10 @@ static int srq_soft_req_rc(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
         (srq_soft_req_check_lkeys(qp, wqe) != 0)) {
         return in_order ? srq_soft_req_fail(qp, wqe, IBV_WC_LOC_PROT_ERR) :
                           SRQ_SOFT_REQ_STALL;
+    }
+    if ((wqe->state == SRQ_SOFT_SWQE_POSTED) &&
+        srq_soft_swqe_is_atomic(wqe) && !srq_soft_req_atomic_room(qp)) {
+        return SRQ_SOFT_REQ_STALL; /* an ATOMIC_ACK resumes us */
     }
     if (srq_soft_is_one_sided(wqe)) {
         if (!in_order) {

@@ -7,12 +7,19 @@
  * write the CQE and schedule a coalesced ACK. No WQE: RC answers RNR NAK
  * (and drops later PSNs until the requester resends), UD drops.
  *
+ * CMP_SWAP / FETCH_ADD execute on our memory (soft_atomic.c) and are
+ * answered by an ATOMIC_ACK with the original value; a duplicate gets the
+ * kept result again. An ATOMIC_ACK also acknowledges every PSN before it,
+ * so it always leaves before any ACK/NAK of a later PSN: results a full
+ * queue held back go first in srq_soft_resp_send_acks.
+ *
  * Everything in a packet comes from another process and is checked before
  * use: QP number, source instance and QP of the connection, PSN, lengths.
  * A packet that does not check out is dropped and counted.
  */
 #define _GNU_SOURCE
 #include "soft_resp.h"
+#include "soft_atomic.h"
 #include "soft_comp.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
@@ -185,31 +192,70 @@ static void srq_soft_resp_sched_nak(srq_soft_qp_t *qp, uint8_t nak,
     srq_soft_resp_sched_ack(qp);
 }
 
-/* 0, EAGAIN (no room: try again later) or EPIPE */
-static int srq_soft_resp_ctrl(srq_soft_qp_t *qp, uint8_t nak, uint32_t psn)
+/* A response frame to the requester: 0, EAGAIN (no room: try again
+ * later) or EPIPE. @value: an ATOMIC_ACK's original value */
+static int srq_soft_resp_ctrl_frame(srq_soft_qp_t *qp, uint8_t opcode,
+                                    uint32_t aux, uint32_t psn,
+                                    const uint64_t *value)
 {
+    size_t len = (value != NULL) ? sizeof(*value) : 0;
     srq_soft_tx_t tx;
     srq_soft_pkt_t *pkt;
     int ret;
 
-    ret = srq_soft_ring_reserve(qp->dev, qp->peer, srq_soft_frame_len(0), &tx);
+    ret = srq_soft_ring_reserve(qp->dev, qp->peer, srq_soft_frame_len(len),
+                                &tx);
     if (ret != 0) {
         return ret;
     }
     pkt          = tx.pkt;
-    pkt->opcode  = nak ? SRQ_SOFT_OP_NAK : SRQ_SOFT_OP_ACK;
+    pkt->opcode  = opcode;
     pkt->flags   = 0;
     pkt->nsge    = 0;
     pkt->dst_qpn = qp->attr.dest_qp_num;
     pkt->src_qpn = qp->ibv.qp_num;
     pkt->psn     = psn;
     pkt->imm     = 0;
-    pkt->length  = 0;
-    /* an RNR NAK carries our timer: the requester waits that long */
-    pkt->aux      = nak | ((uint32_t)qp->attr.min_rnr_timer << 8);
+    pkt->length  = (uint32_t)len;
+    pkt->aux     = aux;
     memcpy(pkt->src_inst, qp->dev->instance, SRQ_SOFT_INST_LEN);
     pkt->src_lid = qp->dev->lid;
+    if (value != NULL) {
+        memcpy(pkt + 1, value, len);
+    }
     srq_soft_ring_commit(qp->dev, &tx);
+    return 0;
+}
+
+/* 0, EAGAIN (no room: try again later) or EPIPE */
+static int srq_soft_resp_ctrl(srq_soft_qp_t *qp, uint8_t nak, uint32_t psn)
+{
+    /* an RNR NAK carries our timer: the requester waits that long */
+    return srq_soft_resp_ctrl_frame(qp, nak ? SRQ_SOFT_OP_NAK : SRQ_SOFT_OP_ACK,
+                                    nak | ((uint32_t)qp->attr.min_rnr_timer
+                                           << 8), psn, NULL);
+}
+
+static int srq_soft_resp_atomic_ack(srq_soft_qp_t *qp,
+                                    const srq_soft_atomic_res_t *res)
+{
+    return srq_soft_resp_ctrl_frame(qp, SRQ_SOFT_OP_ATOMIC_ACK, 0, res->psn,
+                                    &res->orig);
+}
+
+/* Send the atomic results not sent yet, oldest first: 0, EAGAIN or EPIPE */
+static int srq_soft_resp_atomic_flush(srq_soft_qp_t *qp)
+{
+    const srq_soft_atomic_res_t *res;
+    int ret;
+
+    while ((res = srq_soft_atomic_unsent(qp)) != NULL) {
+        ret = srq_soft_resp_atomic_ack(qp, res);
+        if (ret != 0) {
+            return ret;
+        }
+        srq_soft_atomic_mark_sent(qp);
+    }
     return 0;
 }
 
@@ -225,7 +271,11 @@ void srq_soft_resp_send_acks(srq_soft_dev_t *dev)
         next = e->next;
         qp   = srq_soft_container_of(e, srq_soft_qp_t, ack_link);
         psn  = qp->nak ? qp->nak_psn : srq_soft_psn_add(qp->epsn, 0xffffff);
-        ret  = srq_soft_resp_ctrl(qp, qp->nak, psn);
+        /* atomic results first: their PSNs are older */
+        ret  = srq_soft_resp_atomic_flush(qp);
+        if (ret == 0) {
+            ret = srq_soft_resp_ctrl(qp, qp->nak, psn);
+        }
         if (ret == EAGAIN) {
             continue; /* its queue is full: next time */
         }
@@ -274,6 +324,12 @@ static void srq_soft_resp_cqe(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
     cqe->rq_qp   = (v->srq == NULL) ? qp : NULL;
 }
 
+static bool srq_soft_resp_is_atomic(const srq_soft_pkt_t *pkt)
+{
+    return (pkt->opcode == SRQ_SOFT_OP_CMP_SWAP) ||
+           (pkt->opcode == SRQ_SOFT_OP_FETCH_ADD);
+}
+
 /* Payload sizes consistent with the frame? */
 static bool srq_soft_resp_pkt_ok(const srq_soft_pkt_t *pkt,
                                  const uint8_t *payload)
@@ -284,6 +340,12 @@ static bool srq_soft_resp_pkt_ok(const srq_soft_pkt_t *pkt,
 
     if (pkt->length > SRQ_SOFT_MAX_MSG) {
         return false;
+    }
+    if (srq_soft_resp_is_atomic(pkt)) {
+        return !(pkt->flags & (SRQ_SOFT_PKT_F_PULL | SRQ_SOFT_PKT_F_UD |
+                               SRQ_SOFT_PKT_F_IMM)) &&
+               (pkt->length == sizeof(uint64_t)) &&
+               (room >= sizeof(srq_soft_pkt_atomic_t));
     }
     if (pkt->opcode == SRQ_SOFT_OP_WRITE_IMM) {
         return !(pkt->flags & (SRQ_SOFT_PKT_F_PULL | SRQ_SOFT_PKT_F_UD));
@@ -342,8 +404,51 @@ static int srq_soft_resp_place(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
 /* A responder error on RC: tell the requester, then go to error */
 static void srq_soft_resp_rc_error(srq_soft_qp_t *qp, uint8_t nak)
 {
-    srq_soft_resp_ctrl(qp, nak, qp->epsn);
+    if (srq_soft_resp_atomic_flush(qp) == 0) { /* older PSNs go first */
+        srq_soft_resp_ctrl(qp, nak, qp->epsn);
+    }
     srq_soft_qp_to_error(qp);
+}
+
+/* The next atomic request in sequence: execute, keep, answer */
+static void srq_soft_resp_atomic(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
+                                 const srq_soft_pkt_t *pkt,
+                                 const uint8_t *payload)
+{
+    srq_soft_pkt_atomic_t req;
+    uint64_t orig = 0;
+    uint8_t nak;
+
+    if (!srq_soft_atomic_has_room(qp)) {
+        /* more atomics in flight than results we can keep unsent: not
+         * executed, the requester resends it */
+        ++dev->stats.rx_dropped;
+        return;
+    }
+    memcpy(&req, payload, sizeof(req)); /* the frame may be reused */
+    nak = srq_soft_atomic_execute(qp, pkt->opcode, &req, &orig);
+    if (nak != 0) {
+        srq_soft_resp_rc_error(qp, nak);
+        return;
+    }
+    srq_soft_atomic_save(qp, pkt->psn, orig);
+    qp->epsn = srq_soft_psn_add(qp->epsn, 1);
+    if (srq_soft_resp_atomic_flush(qp) != 0) {
+        srq_soft_resp_sched_ack(qp); /* queue full: sent with the ACKs */
+    }
+}
+
+/* A duplicate atomic request: its kept result again, never executed twice.
+ * A result not kept any more: dropped (the requester cannot be waiting for
+ * it: it had at most max_rd_atomic atomics in flight) */
+static void srq_soft_resp_atomic_dup(srq_soft_qp_t *qp,
+                                     const srq_soft_pkt_t *pkt)
+{
+    const srq_soft_atomic_res_t *res = srq_soft_atomic_find(qp, pkt->psn);
+
+    if (res != NULL) {
+        srq_soft_resp_atomic_ack(qp, res); /* no room: it asks again */
+    }
 }
 
 static void srq_soft_resp_rc(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
@@ -356,9 +461,16 @@ static void srq_soft_resp_rc(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     if (d != 0) {
         ++dev->stats.rx_out_of_seq;
         if (d < 0) {
+            if (srq_soft_resp_is_atomic(pkt)) {
+                srq_soft_resp_atomic_dup(qp, pkt);
+            }
             srq_soft_resp_sched_ack(qp); /* a duplicate: ACK again */
         }
         return; /* ahead: dropped until the requester resends in order */
+    }
+    if (srq_soft_resp_is_atomic(pkt)) {
+        srq_soft_resp_atomic(dev, qp, pkt, payload);
+        return;
     }
     if (!srq_soft_rview_peek(qp, &v)) {
         srq_soft_stat_inc_shared(&dev->stats.rnr_naks_sent);

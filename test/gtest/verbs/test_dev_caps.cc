@@ -17,8 +17,12 @@ TEST_P(dev_caps, soft_caps_are_honest)
     ibv_device_attr dattr;
 
     ASSERT_EQ(0, srq_verbs_query_device(d.dev, &dattr));
-    /* atomics and SRQ resize are not implemented, and say so */
-    EXPECT_EQ(IBV_ATOMIC_NONE, dattr.atomic_cap);
+    /* atomics are executed by the target's responder with CPU atomics
+     * (test_soft_atomic.cc); SRQ resize is not implemented, and says so */
+    EXPECT_EQ(IBV_ATOMIC_HCA, dattr.atomic_cap);
+    EXPECT_EQ(16, dattr.max_qp_rd_atom);
+    EXPECT_EQ(16, dattr.max_qp_init_rd_atom);
+    EXPECT_GE(dattr.max_res_rd_atom, dattr.max_qp_rd_atom);
     EXPECT_FALSE(dattr.device_cap_flags & IBV_DEVICE_SRQ_RESIZE);
     EXPECT_EQ(SRQ_VERBS_DEV_SOFT, srq_verbs_dev_kind(d.dev));
     EXPECT_STREQ("soft0",

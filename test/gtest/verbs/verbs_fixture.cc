@@ -315,7 +315,7 @@ static void qp_rtr(srq_verbs_dev_t *dev, ibv_qp *qp,
     a.path_mtu           = IBV_MTU_1024;
     a.dest_qp_num        = dest_qpn;
     a.rq_psn             = 0;
-    a.max_dest_rd_atomic = 1;
+    a.max_dest_rd_atomic = o.max_dest_rd_atomic;
     a.min_rnr_timer      = o.min_rnr_timer;
     ASSERT_EQ(0, srq_verbs_ah_attr(dev, 1, &peer, &a.ah_attr));
     if (o.lid_only) {
@@ -337,7 +337,7 @@ static void qp_rts(srq_verbs_dev_t *dev, ibv_qp *qp, const conn_opts_t &o)
     a.retry_cnt     = o.retry_cnt;
     a.rnr_retry     = o.rnr_retry;
     a.sq_psn        = 0;
-    a.max_rd_atomic = 1;
+    a.max_rd_atomic = o.max_rd_atomic;
     ASSERT_EQ(0, srq_verbs_modify_qp(dev, qp, &a,
                                      IBV_QP_STATE | IBV_QP_TIMEOUT |
                                      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |

@@ -51,6 +51,8 @@ struct conn_opts_t {
     int      access        = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                              IBV_ACCESS_REMOTE_READ;
     bool     lid_only      = false; /* address the peer by LID, no GRH */
+    uint8_t  max_rd_atomic      = 1;  /* RDMA reads/atomics in flight */
+    uint8_t  max_dest_rd_atomic = 1;
 };
 
 class verbs_test : public ::testing::TestWithParam<std::string> {

@@ -1,0 +1,98 @@
+/*
+ * ucx-srq soft device: the responder's atomic unit.
+ *
+ * CMP_SWAP and FETCH_ADD execute in the target process, on its own memory,
+ * with the CPU's atomic instructions: atomic with respect to every other
+ * atomic through the device (whichever QP or process it comes from) and to
+ * the target's own CPU atomics. Checked first, as rxe does: the QP grants
+ * remote atomics (else invalid request), the rkey covers 8 bytes with
+ * IBV_ACCESS_REMOTE_ATOMIC (else remote access error), the address is
+ * 8-byte aligned (else invalid request).
+ *
+ * An atomic must not execute twice (IB spec): its result is kept, and a
+ * duplicate request (the requester retransmitted) gets it again without
+ * executing. The requester keeps at most max_rd_atomic (<= 16) atomics in
+ * flight, so the last 16 results cover every duplicate it can send.
+ */
+#include "soft_atomic.h"
+#include "soft_dev.h"
+#include "soft_mr.h"
+#include "soft_qp.h"
+
+
+uint8_t srq_soft_atomic_execute(srq_soft_qp_t *qp, uint8_t opcode,
+                                const srq_soft_pkt_atomic_t *req,
+                                uint64_t *orig)
+{
+    uint64_t *target, expected;
+
+    if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC)) {
+        return SRQ_SOFT_NAK_INV_REQ;
+    }
+    if (srq_soft_mr_check(&qp->dev->seg, req->rkey, req->addr,
+                          sizeof(uint64_t), IBV_ACCESS_REMOTE_ATOMIC) != 0) {
+        return SRQ_SOFT_NAK_REM_ACCESS;
+    }
+    if (req->addr & (sizeof(uint64_t) - 1)) {
+        return SRQ_SOFT_NAK_INV_REQ;
+    }
+    target = (uint64_t*)(uintptr_t)req->addr;
+    if (opcode == SRQ_SOFT_OP_FETCH_ADD) {
+        *orig = __atomic_fetch_add(target, req->compare_add, __ATOMIC_SEQ_CST);
+        return 0;
+    }
+    expected = req->compare_add;
+    /* on failure expected becomes the current value: the original either
+     * way */
+    __atomic_compare_exchange_n(target, &expected, req->swap, false,
+                                __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    *orig = expected;
+    return 0;
+}
+
+bool srq_soft_atomic_has_room(const srq_soft_qp_t *qp)
+{
+    return qp->atomic.next - qp->atomic.sent < SRQ_SOFT_MAX_RD_ATOMIC;
+}
+
+void srq_soft_atomic_save(srq_soft_qp_t *qp, uint32_t psn, uint64_t orig)
+{
+    srq_soft_atomic_res_t *res;
+
+    res = &qp->atomic.res[qp->atomic.next % SRQ_SOFT_MAX_RD_ATOMIC];
+    res->orig  = orig;
+    res->psn   = psn;
+    res->valid = true;
+    ++qp->atomic.next;
+}
+
+const srq_soft_atomic_res_t *srq_soft_atomic_unsent(const srq_soft_qp_t *qp)
+{
+    if (qp->atomic.sent == qp->atomic.next) {
+        return NULL;
+    }
+    return &qp->atomic.res[qp->atomic.sent % SRQ_SOFT_MAX_RD_ATOMIC];
+}
+
+void srq_soft_atomic_mark_sent(srq_soft_qp_t *qp)
+{
+    ++qp->atomic.sent;
+}
+
+const srq_soft_atomic_res_t *srq_soft_atomic_find(const srq_soft_qp_t *qp,
+                                                  uint32_t psn)
+{
+    /* only sent results: an unsent one goes out in its turn anyway. The
+     * slots before @sent that unsent ones have not taken over: */
+    uint32_t n = SRQ_SOFT_MAX_RD_ATOMIC - (qp->atomic.next - qp->atomic.sent);
+    const srq_soft_atomic_res_t *res;
+    uint32_t i;
+
+    for (i = 1; i <= n; ++i) {
+        res = &qp->atomic.res[(qp->atomic.sent - i) % SRQ_SOFT_MAX_RD_ATOMIC];
+        if (res->valid && (res->psn == psn)) {
+            return res;
+        }
+    }
+    return NULL;
+}
