@@ -19,6 +19,12 @@
                                   IBV_ACCESS_REMOTE_READ | \
                                   IBV_ACCESS_REMOTE_ATOMIC | \
                                   IBV_ACCESS_RELAXED_ORDERING)
+/* Access flags verbs defines that the device does not implement: memory
+ * windows (max_mw is 0), zero-based MRs, on-demand paging, huge-page hints */
+#define SRQ_SOFT_MR_ACCESS_UNSUPPORTED (IBV_ACCESS_MW_BIND | \
+                                        IBV_ACCESS_ZERO_BASED | \
+                                        IBV_ACCESS_ON_DEMAND | \
+                                        IBV_ACCESS_HUGETLB)
 
 int srq_soft_mr_init(srq_soft_dev_t *dev)
 {
@@ -56,8 +62,11 @@ static int srq_soft_mr_check_args(srq_soft_dev_t *dev, struct ibv_pd *pd,
         ((uintptr_t)addr + length < (uintptr_t)addr)) {
         return EINVAL;
     }
+    if (access & SRQ_SOFT_MR_ACCESS_UNSUPPORTED) {
+        return EOPNOTSUPP;
+    }
     if (access & ~SRQ_SOFT_MR_ACCESS_KNOWN) {
-        return EINVAL; /* on-demand paging, ...: not supported */
+        return EINVAL;
     }
     /* IB spec: remote write and remote atomics need local write */
     if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&

@@ -190,8 +190,11 @@ void srq_soft_progress(srq_soft_dev_t *dev)
 {
     ++dev->stats.progress_calls;
     /* a producer took our wake request: its byte must not keep the FIFO
-     * readable (and channel fds spinning) forever */
-    if (dev->wake_armed && (atomic_load_explicit(srq_soft_wake_req(dev),
+     * readable (and channel fds spinning) forever. In uverbs mode the FIFO
+     * is the progress thread's alone (no channel holds it): the byte is
+     * what wakes the thread, which may be asleep while we poll */
+    if (dev->wake_armed && !dev->params.uverbs_fds &&
+        (atomic_load_explicit(srq_soft_wake_req(dev),
                                                  memory_order_relaxed) == 0)) {
         srq_soft_fd_drain(dev->fifo_fd);
         dev->wake_armed = false;
