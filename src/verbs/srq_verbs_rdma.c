@@ -336,12 +336,13 @@ static int srq_verbs_rdma_read_counter(const char *path, uint64_t *value_p)
 /*
  * The port's out_of_buffer hw counter (mlx5 and others): how many times the
  * responder had no receive WQE. Missing file: the port does not exist
- * (EINVAL) or the driver has no such counter (ENOTSUP).
+ * (EINVAL) or the driver has no such counter, or no sysfs at all (ENOTSUP).
  */
 static int srq_verbs_rdma_query_rnr(srq_verbs_dev_t *dev, uint8_t port_num,
                                     uint64_t *count_p)
 {
     const char *name = ibv_get_device_name(dev->context->device);
+    struct ibv_port_attr attr;
     char path[256];
     int ret;
 
@@ -355,9 +356,8 @@ static int srq_verbs_rdma_query_rnr(srq_verbs_dev_t *dev, uint8_t port_num,
         return ret;
     }
     /* only on the rare miss: a wrong port, or no such counter? */
-    snprintf(path, sizeof(path), "%s/%s/ports/%u", SRQ_VERBS_RDMA_SYSFS, name,
-             port_num);
-    return (access(path, F_OK) == 0) ? ENOTSUP : EINVAL;
+    return (ibv_query_port(dev->context, port_num, &attr) == 0) ? ENOTSUP :
+                                                                   EINVAL;
 }
 
 static const srq_verbs_dev_ops_t srq_verbs_rdma_ops = {

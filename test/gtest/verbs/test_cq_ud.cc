@@ -27,7 +27,7 @@ TEST_P(cq, create_bad_args)
 
 TEST_P(cq, overrun_goes_to_error)
 {
-    skip_unless_soft(); /* HCAs differ in how an overrun shows */
+    SRQ_SKIP_UNLESS_SOFT(); /* HCAs differ in how an overrun shows */
     tdev_t &a = open_dev();
     ibv_cq *small = make_cq(a, 1);
     ibv_cq *other = make_cq(a);
@@ -205,7 +205,7 @@ TEST_P(ud, grh_spans_sges_and_wrong_qkey_dropped)
 
 TEST_P(ud, too_long_rejected_at_post)
 {
-    skip_unless_soft();
+    SRQ_SKIP_UNLESS_SOFT();
     tdev_t &a = open_dev();
     ibv_cq *cqa = make_cq(a);
     ibv_qp *qa = make_qp(a, IBV_QPT_UD, cqa, cqa);

@@ -12,7 +12,7 @@ class dev_caps : public verbs_test {};
 
 TEST_P(dev_caps, soft_caps_are_honest)
 {
-    skip_unless_soft();
+    SRQ_SKIP_UNLESS_SOFT();
     tdev_t &d = open_dev();
     ibv_device_attr dattr;
 
@@ -45,7 +45,7 @@ TEST_P(dev_caps, ah_attr_routes_to_instance)
 
 TEST_P(dev_caps, unreachable_instance)
 {
-    skip_unless_soft();
+    SRQ_SKIP_UNLESS_SOFT();
     tdev_t &a = open_dev();
     srq_verbs_port_addr_t gone = a.addr;
     ibv_ah_attr ah;
@@ -61,7 +61,7 @@ TEST_P(dev_caps, unreachable_instance)
  * /dev/shm nor our pid namespace) is unreachable, not a connect that hangs */
 TEST_P(dev_caps, other_host_unreachable)
 {
-    skip_unless_soft();
+    SRQ_SKIP_UNLESS_SOFT();
     tdev_t &a = open_dev();
     srq_verbs_port_addr_t other = a.addr;
     ibv_ah_attr ah;

@@ -43,7 +43,19 @@ TEST(verbs_devices, soft_modes)
     auto yes = device_list(SRQ_VERBS_SOFT_YES);
     auto no  = device_list(SRQ_VERBS_SOFT_NO);
     auto dfl = device_list(SRQ_VERBS_SOFT_AUTO);
+    bool ibv_soft0 = false;
 
+    for (auto &d : no) {
+        ibv_soft0 |= !strcmp(d.name, "soft0");
+    }
+    if (ibv_soft0) {
+        /* libibverbs shows soft0 (srq-run --verbs): the built-in listing
+         * steps aside in every mode, soft0 is listed once */
+        EXPECT_FALSE(has_soft(yes));
+        EXPECT_FALSE(has_soft(dfl));
+        EXPECT_EQ(yes.size(), no.size());
+        return;
+    }
     EXPECT_TRUE(has_soft(yes));
     EXPECT_FALSE(has_soft(no));
     EXPECT_EQ(yes.size(), no.size() + 1);

@@ -54,7 +54,7 @@ TEST_P(mr, remote_write_needs_local_write)
 
 TEST_P(mr, soft_rejects_bad_args)
 {
-    skip_unless_soft();
+    SRQ_SKIP_UNLESS_SOFT();
     tdev_t &d  = open_dev();
     void *buf = alloc(64);
 

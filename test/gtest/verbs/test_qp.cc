@@ -55,7 +55,7 @@ TEST_P(qp, create_limits)
 
 TEST_P(qp, soft_uc_not_supported)
 {
-    skip_unless_soft();
+    SRQ_SKIP_UNLESS_SOFT();
     ibv_qp_init_attr attr = {};
 
     attr.send_cq = attr.recv_cq = cq;
@@ -141,7 +141,7 @@ TEST_P(qp, rc_required_attributes)
 
 TEST_P(qp, rc_rtr_needs_reachable_peer)
 {
-    skip_unless_soft();
+    SRQ_SKIP_UNLESS_SOFT();
     ibv_qp *q = make_qp(*a, IBV_QPT_RC, cq, cq);
     ibv_qp_attr attr = {};
     srq_verbs_port_addr_t gone = b->addr;

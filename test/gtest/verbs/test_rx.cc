@@ -276,7 +276,7 @@ TEST_P(rx, fail_post_rq)
 
 TEST_P(rx, fail_post_short_chain_stays_armed)
 {
-    skip_unless_soft();
+    SRQ_SKIP_UNLESS_SOFT();
     /* the fault is the device's: each step posts to an SRQ of its own, so
      * that what the step posted can be counted */
     ibv_srq *s1 = make_srq(*b, 16), *s2 = make_srq(*b, 16),

@@ -22,7 +22,7 @@ protected:
     {
         verbs_test::SetUp();
         if (!IsSkipped()) {
-            skip_unless_soft();
+            SRQ_SKIP_UNLESS_SOFT();
         }
     }
 

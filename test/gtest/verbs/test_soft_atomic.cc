@@ -488,7 +488,7 @@ TEST_P(atomic, local_sge_needs_local_write)
 
 TEST_P(atomic, qp_without_remote_atomic_rem_inv_req_err)
 {
-    skip_unless_soft(); /* rxe's answer; the IB spec leaves the class open */
+    SRQ_SKIP_UNLESS_SOFT(); /* rxe's answer; the IB spec leaves the class open */
     pair(kQpAccess & ~IBV_ACCESS_REMOTE_ATOMIC);
     target[0] = 3;
     ibv_wc wc = run(IBV_WR_ATOMIC_FETCH_AND_ADD, (uintptr_t)target,
@@ -499,7 +499,7 @@ TEST_P(atomic, qp_without_remote_atomic_rem_inv_req_err)
 
 TEST_P(atomic, post_time_checks)
 {
-    skip_unless_soft(); /* as rxe: EINVAL at post time */
+    SRQ_SKIP_UNLESS_SOFT(); /* as rxe: EINVAL at post time */
     pair();
     ibv_sge sge[2] = { { (uintptr_t)res, 4, lmr->lkey },
                        { (uintptr_t)res + 4, 4, lmr->lkey } };
@@ -528,7 +528,7 @@ TEST_P(atomic, post_time_checks)
 
 TEST_P(atomic, ud_qp_rejected)
 {
-    skip_unless_soft();
+    SRQ_SKIP_UNLESS_SOFT();
     ibv_qp *ud = make_qp(*a, IBV_QPT_UD, scqa, rcqa);
     ud_to_rts(*a, ud, 0x11);
     ibv_ah *ah = make_ah(*a, b->addr);
@@ -551,7 +551,7 @@ TEST_P(atomic, ud_qp_rejected)
  * responder: invalid request, its QP in error, memory untouched */
 TEST_P(atomic, misaligned_request_refused_by_responder)
 {
-    skip_unless_soft();
+    SRQ_SKIP_UNLESS_SOFT();
     pair();
     target[0] = 5;
     target[1] = 0;
@@ -572,7 +572,7 @@ TEST_P(atomic, misaligned_request_refused_by_responder)
  * eight posted atomics reach the target one at a time */
 TEST_P(atomic, max_rd_atomic_bounds_in_flight)
 {
-    skip_unless_soft(); /* counts the target's packets */
+    SRQ_SKIP_UNLESS_SOFT(); /* counts the target's packets */
     pair(kQpAccess, 1);
     ibv_wc wc[8];
 
@@ -595,7 +595,7 @@ TEST_P(atomic, max_rd_atomic_bounds_in_flight)
  * retransmit (which would show as duplicates at the target) */
 TEST_P(atomic, results_held_while_requester_queue_full)
 {
-    skip_unless_soft(); /* fills a queue by injection */
+    SRQ_SKIP_UNLESS_SOFT(); /* fills a queue by injection */
     conn_opts_t o = opts(kQpAccess, 16);
     o.timeout = 16; /* ~270 ms: a retransmission is a failure here */
     qpa = make_qp(*a, IBV_QPT_RC, scqa, rcqa, nullptr, 256);
@@ -650,7 +650,7 @@ TEST_P(atomic, results_held_while_requester_queue_full)
  * not executed again (IB spec) */
 TEST_P(atomic, duplicate_not_executed_twice)
 {
-    skip_unless_soft();
+    SRQ_SKIP_UNLESS_SOFT();
     pair();
     target[0] = 0;
     ibv_wc wc = run(IBV_WR_ATOMIC_FETCH_AND_ADD, (uintptr_t)target,

@@ -55,7 +55,7 @@ TEST_P(srq, create_query)
 
 TEST_P(srq, resize_is_honest)
 {
-    skip_unless_soft();
+    SRQ_SKIP_UNLESS_SOFT();
     ibv_srq *s = make_srq(*b, 16);
     ibv_srq_attr attr = {};
 

@@ -135,13 +135,6 @@ bool verbs_test::is_soft() const
     return soft;
 }
 
-void verbs_test::skip_unless_soft()
-{
-    if (!is_soft()) {
-        GTEST_SKIP() << "soft-device specific";
-    }
-}
-
 tdev_t &verbs_test::open_dev()
 {
     tdev_t *d = new tdev_t;
