@@ -8,7 +8,8 @@
  *                        a program makes on the device's /dev node
  *   srq_ibv_provider.c   the device object and the provider operations,
  *                        each one a call of the verbs layer (srq_verbs.h)
- *   srq_ibv_abi.h        the private provider interface of libibverbs
+ *   srq_ibv_abi.c/.h     libibverbs' own functions, and its private
+ *                        provider interface
  */
 #ifndef SRQ_IBV_H_
 #define SRQ_IBV_H_
@@ -23,12 +24,19 @@
 #define SRQ_IBV_UVERBS_NAME   "uverbs-soft0"
 #define SRQ_IBV_UVERBS_PATH   "/dev/infiniband/" SRQ_IBV_UVERBS_NAME
 
+/* libibverbs' own definition of @name at @version; NULL if none
+ * (srq_ibv_abi.c) */
+void *srq_ibv_real(const char *name, const char *version);
+
 /* The private functions, once resolved; NULL members: not offered */
 extern srq_ibv_abi_t srq_ibv_abi;
 
 /* Find the private functions in the running libibverbs (once): true if it
  * is the rdma-core we were written for, else says so on stderr, once */
 bool srq_ibv_abi_ok(void);
+/* Was it found already? (no lookup: safe where a lookup could recurse,
+ * e.g. inside stat()) */
+bool srq_ibv_abi_ready(void);
 
 /* Our device, as libibverbs lists it */
 struct ibv_device *srq_ibv_device(void);

@@ -27,60 +27,11 @@
 /* ibv_get_device_guid of our device (EUI-64, locally administered) */
 #define SRQ_IBV_DEVICE_GUID  0x0200000000000001ull
 
-srq_ibv_abi_t srq_ibv_abi;
-
-static void *srq_ibv_libibverbs(void)
-{
-    static void *handle;
-
-    if (handle == NULL) {
-        handle = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_GLOBAL);
-    }
-    return handle;
-}
-
-/* libibverbs' own definition of @name at @version; NULL if none */
-static void *srq_ibv_real(const char *name, const char *version)
-{
-    void *lib = srq_ibv_libibverbs();
-
-    return (lib == NULL) ? NULL : dlvsym(lib, name, version);
-}
-
 #define SRQ_IBV_REAL(_var, _name, _version) \
     static __typeof__(&_name) _var; \
     if (_var == NULL) { \
         _var = (__typeof__(&_name))srq_ibv_real(#_name, _version); \
     }
-
-static pthread_once_t srq_ibv_abi_once = PTHREAD_ONCE_INIT;
-static bool srq_ibv_abi_found;
-
-static void srq_ibv_abi_resolve(void)
-{
-    srq_ibv_abi_t abi;
-
-    abi.init_and_alloc_context = srq_ibv_real("_verbs_init_and_alloc_context",
-                                              SRQ_IBV_PRIVATE_ABI);
-    abi.set_ops        = srq_ibv_real("verbs_set_ops", SRQ_IBV_PRIVATE_ABI);
-    abi.uninit_context = srq_ibv_real("verbs_uninit_context",
-                                      SRQ_IBV_PRIVATE_ABI);
-    if ((abi.init_and_alloc_context == NULL) || (abi.set_ops == NULL) ||
-        (abi.uninit_context == NULL)) {
-        fprintf(stderr, "ucx-srq: libibverbs has no %s provider interface "
-                "(not rdma-core 44's): %s is not offered\n",
-                SRQ_IBV_PRIVATE_ABI, SRQ_IBV_DEV_NAME);
-        return;
-    }
-    srq_ibv_abi       = abi;
-    srq_ibv_abi_found = true;
-}
-
-bool srq_ibv_abi_ok(void)
-{
-    pthread_once(&srq_ibv_abi_once, srq_ibv_abi_resolve);
-    return srq_ibv_abi_found;
-}
 
 /* ---- the device list ---------------------------------------------------- */
 
@@ -301,7 +252,7 @@ __be64 ibv_get_device_guid(struct ibv_device *device)
  */
 static bool srq_ibv_is_node(const char *path)
 {
-    return (path != NULL) && srq_ibv_abi_found &&
+    return (path != NULL) && srq_ibv_abi_ready() &&
            (strcmp(path, SRQ_IBV_UVERBS_PATH) == 0);
 }
 
