@@ -23,16 +23,8 @@ export PERFTEST_RUN="$run --verbs"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fail=0
 
-result() { # NAME OK DETAIL...
-    local name=$1 ok=$2; shift 2
-    if [ "$ok" = 1 ]; then
-        echo "PASS: $name: $*"
-    else
-        echo "FAIL: $name"
-        echo "$*" | tail -15
-        fail=1
-    fi
-}
+# shellcheck source=result.sh
+. "$(dirname "$0")/result.sh"
 
 out=$("$run" --verbs timeout 120 ucx_info -d 2>&1)
 for tl in rc_verbs ud_verbs rc_srq; do

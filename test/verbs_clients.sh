@@ -23,16 +23,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-result() { # NAME OK DETAIL...
-    local name=$1 ok=$2; shift 2
-    if [ "$ok" = 1 ]; then
-        echo "PASS: $name: $*"
-    else
-        echo "FAIL: $name"
-        echo "$*" | tail -20
-        fail=1
-    fi
-}
+# shellcheck source=result.sh
+. "$(dirname "$0")/result.sh"
 
 # Missing client packages are a failure: CI installs them
 for c in ibv_devices ibv_devinfo ibv_rc_pingpong ibv_srq_pingpong \
