@@ -1,0 +1,75 @@
+"""python3 -m srq_contracts COMMAND ...
+
+    validate [DIR]                  check every contract (schema + consistency)
+    replay TRACE [-o PROG.c]        a trace as a C program (srq-verbs-replay)
+    gen-trace OUT.h OUT.c           the tracer's formatters (build step)
+    gen-fuzz OUT.h                  the fuzzer's contract tables (build step)
+    list                            verbs, their failures and post-conditions
+"""
+import argparse
+import sys
+
+from . import contracts as _contracts
+from . import trace as _trace
+
+
+def _write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="srq_contracts", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--contracts", help="the contracts folder (default: %(default)s)",
+                    default=_contracts.default_dir())
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    v = sub.add_parser("validate")
+    v.add_argument("dir", nargs="?")
+    r = sub.add_parser("replay")
+    r.add_argument("trace")
+    r.add_argument("-o", "--output")
+    t = sub.add_parser("gen-trace")
+    t.add_argument("header")
+    t.add_argument("source")
+    f = sub.add_parser("gen-fuzz")
+    f.add_argument("header")
+    sub.add_parser("list")
+    args = ap.parse_args(argv)
+
+    try:
+        if args.cmd == "validate":
+            cs = _contracts.load(args.dir or args.contracts)
+            print("%d contracts valid" % len(cs))
+        elif args.cmd == "replay":
+            from . import replay
+            with open(args.trace) as fh:
+                text = replay.program(fh, args.trace, args.contracts)
+            if args.output:
+                _write(args.output, text)
+            else:
+                sys.stdout.write(text)
+        elif args.cmd == "gen-trace":
+            from . import ctrace
+            h, c = ctrace.generate(_contracts.load(args.contracts))
+            _write(args.header, h)
+            _write(args.source, c)
+        elif args.cmd == "gen-fuzz":
+            from . import cfuzz
+            _write(args.header, cfuzz.generate(_contracts.load(args.contracts)))
+        elif args.cmd == "list":
+            for verb, c in sorted(_contracts.load(args.contracts).items()):
+                print("%s: %s" % (verb, c.data["summary"]))
+                for f in c.data["failures"]:
+                    what = f.get("errno") or f.get("wc_status") or f.get("event")
+                    print("    fails %-28s %-22s %s" % (f["id"], what, f["condition"]))
+                for p in c.data["postconditions"]:
+                    print("    then  %-28s %s" % (p["id"], p["doc"]))
+    except (_contracts.ContractError, _trace.TraceError) as e:
+        print("srq_contracts: %s" % e, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,807 @@
+"""Verb calls: one class per verb, built from its contract.
+
+    cls = verb_class("ibv_post_srq_recv")        # or srq_contracts.calls.IbvPostSrqRecv
+    call = cls.from_trace("ibv_post_srq_recv srq=srq0 wr[0].wr_id=1 ... ret=0")
+    call.inputs["wr"][0]["wr_id"]                # '1'
+    print(call.to_c(Program()))                  # C that makes the call on srq0
+
+A call is checked against its contract when it is built: every key must
+be a path into the verb's parameters, every value of the kind the
+contract gives it. to_c() emits a C block that makes the call against
+named objects (variables of the program it is part of: qp0, srq0, mr0,
+buf0, ...) and compares what the call returns with what the trace
+recorded; Program collects the declarations and helpers those blocks
+need and renders a whole C file (the replay tool's output).
+"""
+import re
+
+from . import contracts as _contracts
+from . import trace as _trace
+from .contracts import base_type
+
+
+# ---------------------------------------------------------------- paths
+
+class _Leaf:
+    """What the contract says about the value at a path"""
+
+    def __init__(self, spec, ctype):
+        self.spec = spec
+        self.ctype = ctype
+        self.kind = spec.get("value")
+
+
+def _find_field(fields, name):
+    """A field by name; anonymous unions/structs are looked through"""
+    for f in fields:
+        if f["name"] == name:
+            return f
+        if not f["name"] and "fields" in f:
+            sub = _find_field(f["fields"], name)
+            if sub is not None:
+                return sub
+    return None
+
+
+def resolve(contract, path):
+    """The _Leaf a key path names, or TraceError"""
+    name, idx = path[0]
+    try:
+        p = contract.param(name)
+    except KeyError:
+        raise _trace.TraceError("%s has no parameter %r" % (contract.verb, name))
+    indexed = p.get("list") == "next" or "array_len" in p
+    if indexed != (idx is not None):
+        raise _trace.TraceError("%s: %s %s an index" % (contract.verb, name,
+                                "needs" if indexed else "takes no"))
+    if p.get("value") is not None:
+        if len(path) != 1:
+            raise _trace.TraceError("%s: %s is a scalar" % (contract.verb, name))
+        return _Leaf(p, p["type"])
+    tname = base_type(p["type"])[0]
+    fields = contract.types[tname]["fields"]
+    for seg, idx in path[1:]:
+        f = _find_field(fields, seg)
+        if f is None:
+            raise _trace.TraceError("%s: no field %r in %s" % (contract.verb, seg, tname))
+        if ("array_len" in f) != (idx is not None):
+            raise _trace.TraceError("%s: %s %s an index" % (contract.verb, seg,
+                                    "needs" if "array_len" in f else "takes no"))
+        if "fields" in f:
+            fields, tname = f["fields"], "%s.%s" % (tname, seg)
+            continue
+        bt = base_type(f["type"])[0]
+        if f.get("value") is None and bt in contract.types:
+            fields, tname = contract.types[bt]["fields"], bt
+            continue
+        if seg != path[-1][0] or f.get("value") is None:
+            raise _trace.TraceError("%s: %s is a scalar" % (contract.verb, seg))
+        return _Leaf(f, f["type"])
+    raise _trace.TraceError("%s: %s names a struct, not a value" %
+                            (contract.verb, ".".join(s for s, _ in path)))
+
+
+def _tree_set(tree, path, value):
+    node = tree
+    for i, (seg, idx) in enumerate(path):
+        last = i == len(path) - 1
+        if idx is None:
+            if last:
+                node[seg] = value
+            else:
+                node = node.setdefault(seg, {})
+        else:
+            lst = node.setdefault(seg, {})
+            if last:
+                lst[idx] = value
+            else:
+                node = lst.setdefault(idx, {})
+
+
+# ---------------------------------------------------------------- values to C
+
+_CNAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _c_number(value):
+    n = _trace.to_int(value)
+    if n < 0:
+        return "(%d)" % n
+    if n > 0x7fffffff:
+        return "%sULL" % value
+    return value
+
+
+class Program:
+    """The C program a sequence of calls becomes: object variables,
+    buffers, per-CQ expected completions, and the helpers the blocks use"""
+
+    def __init__(self, device=None):
+        self.objects = {}     # name -> kind
+        self.buffers = {}     # name -> size
+        self.expect = {}      # cq name -> [C initializer of an expected wc]
+        self.qpns = set()     # qp names whose numbers are kept
+        self.contexts = set()
+        self.device = device
+        self.calls = 0
+        self._tmp = 0
+
+    def tmp(self, stem):
+        self._tmp += 1
+        return "%s%d" % (stem, self._tmp)
+
+    def declare(self, name):
+        kind = _trace.object_kind(name)
+        if kind is None:
+            raise _trace.TraceError("%r names no object" % name)
+        self.objects.setdefault(name, kind)
+        return name
+
+    def value(self, kind, value, leaf=None):
+        """The C expression of a trace value"""
+        if value == "NULL":
+            return "NULL"
+        if kind in ("int", "uint", "hex"):
+            return _c_number(value)
+        if kind in ("enum", "flags"):
+            parts = value.split("|")
+            for p in parts:
+                if not (_trace.is_number(p) or _CNAME.match(p)):
+                    raise _trace.TraceError("bad name %r" % p)
+            return "(" + "|".join(_c_number(p) if _trace.is_number(p) else p for p in parts) + ")"
+        if kind == "object":
+            return self.declare(value)
+        if kind in ("addr", "buffer"):
+            if _trace.is_number(value):
+                return _c_number(value) if kind == "addr" else "(void*)(uintptr_t)%s" % _c_number(value)
+            m = re.match(r"^(buf\d+)(?:\+(.+))?$", value)
+            self.buffers.setdefault(m.group(1), 0)
+            off = m.group(2) or "0"
+            if kind == "addr":
+                return "((uint64_t)(uintptr_t)%s + %s)" % (m.group(1), off)
+            return "((char*)%s + %s)" % (m.group(1), off)
+        if kind in ("lkey", "rkey"):
+            if _trace.is_number(value):
+                return _c_number(value)
+            mr, key = value.split(".")
+            return "%s->%s" % (self.declare(mr), key)
+        if kind == "qpn":
+            if _trace.is_number(value):
+                return _c_number(value)
+            qp = value.split(".")[0]
+            self.declare(qp)
+            self.qpns.add(qp)
+            return "%s_num" % qp
+        if kind == "lid":
+            if _trace.is_number(value):
+                return _c_number(value)
+            ctx, port, _ = value.split(".")
+            return "%s_port[%s].lid" % (ctx, port[4:])
+        if kind == "gid":
+            if value.startswith("gid:"):
+                return "replay_gid(\"%s\")" % value[4:]
+            ctx, port, _ = value.split(".")
+            return "%s_gid[%s]" % (ctx, port[4:])
+        if kind == "ptr":
+            return "(void*)(uintptr_t)%s" % _c_number(value)
+        if kind == "device":
+            return "\"%s\"" % value
+        raise _trace.TraceError("no C for a %s value" % kind)
+
+    # ---- the whole file
+    def render(self, body, source="trace"):
+        decls = []
+        for name, kind in sorted(self.objects.items()):
+            ctype = "struct ibv_%s" % kind
+            decls.append("static %s *%s;" % (ctype, name))
+        for qp in sorted(self.qpns):
+            decls.append("static uint32_t %s_num;" % qp)
+        for ctx in sorted(self.contexts):
+            decls.append("static struct ibv_port_attr %s_port[REPLAY_MAX_PORTS + 1];" % ctx)
+            decls.append("static union ibv_gid %s_gid[REPLAY_MAX_PORTS + 1];" % ctx)
+        for buf in sorted(self.buffers):
+            decls.append("static void *%s;" % buf)
+        for cq, entries in sorted(self.expect.items()):
+            decls.append("static replay_wc_t %s_expect[] = {\n%s\n    { .line = 0 }\n};" %
+                         (cq, "\n".join("    %s," % e for e in entries)))
+        return _PRELUDE.replace("@SOURCE@", source) + "\n".join(decls) + \
+            "\n\nint main(int argc, char **argv)\n{\n" \
+            "    replay_device = (argc > 1) ? argv[1] : NULL;\n" \
+            "    replay_strict = (getenv(\"REPLAY_LENIENT\") == NULL);\n\n" + body + \
+            "\n    printf(\"replay: %d calls, %d mismatches\\n\", replay_calls, replay_mismatches);\n" \
+            "    return replay_mismatches ? 1 : 0;\n}\n"
+
+
+# ---------------------------------------------------------------- calls
+
+class VerbCall:
+    """One call of a verb: its inputs, what it returned, and its outputs,
+    as a trace line records them. Subclasses (one per verb) set
+    `contract`; a few override to_c() where the call needs more than
+    arguments (opening a device by name, allocating a buffer, waiting
+    for completions)."""
+
+    contract = None
+
+    def __init__(self, inputs=None, outputs=None, ret=None, errno=None,
+                 repeat=None, lineno=None, text=None):
+        self.inputs = inputs or {}
+        self.outputs = outputs or {}
+        self.ret = ret
+        self.errno = errno
+        self.repeat = repeat
+        self.lineno = lineno
+        self.text = text
+        self.leaves = {}      # key -> _Leaf, of every input and output
+
+    @property
+    def verb(self):
+        return self.contract.verb
+
+    @classmethod
+    def from_trace(cls, line, lineno=None):
+        parsed = _trace.split_line(line)
+        if parsed is None:
+            raise _trace.TraceError("no call in %r" % line)
+        verb, items = parsed
+        if verb != cls.contract.verb:
+            raise _trace.TraceError("a %s line given to %s" % (verb, cls.__name__))
+        call = cls(lineno=lineno, text=line.strip())
+        for key, value in items:
+            call._add(key, value)
+        call._check_ret()
+        return call
+
+    def _add(self, key, value):
+        if key in _trace.META_KEYS:
+            if key == "repeat" and not _trace.is_number(value):
+                raise _trace.TraceError("repeat=%r" % value)
+            setattr(self, key, value)
+            return
+        out = key.startswith("out.")
+        path = _trace.parse_path(key[4:] if out else key)
+        leaf = resolve(self.contract, path)
+        p = self.contract.param(path[0][0])
+        if out and p["dir"] == "in":
+            raise _trace.TraceError("%s: %s is not an output" % (self.verb, p["name"]))
+        if not out and p["dir"] == "out":
+            raise _trace.TraceError("%s: %s is an output (out.%s)" % (self.verb, p["name"], key))
+        if leaf.kind != "skip":
+            _trace.check_value(leaf.kind, value, self.contract.enums.get(leaf.spec.get("enum")),
+                               leaf.spec.get("object"))
+        self.leaves[key] = leaf
+        _tree_set(self.outputs if out else self.inputs, path, value)
+
+    def _check_ret(self):
+        rv = self.contract.returns
+        if rv["value"] == "void":
+            if self.ret is not None:
+                raise _trace.TraceError("%s returns nothing" % self.verb)
+            return
+        if self.ret is None:
+            raise _trace.TraceError("%s: no ret=" % self.verb)
+        if rv["value"] == "errno" and not (self.ret == "0" or re.match(r"^E[A-Z0-9]+$", self.ret)
+                                           or _trace.is_number(self.ret)):
+            raise _trace.TraceError("%s: ret=%s is no errno" % (self.verb, self.ret))
+        if rv["value"] == "object" and self.ret != "NULL" and \
+                _trace.object_kind(self.ret) != rv["object"]:
+            raise _trace.TraceError("%s: ret=%s is no %s" % (self.verb, self.ret, rv["object"]))
+        if rv["value"] == "count" and not _trace.is_number(self.ret):
+            raise _trace.TraceError("%s: ret=%s is no count" % (self.verb, self.ret))
+
+    # ---- C
+    def _lvalues(self, prog, var, p, tree, stmts, decls):
+        """Assignments of the input @tree of parameter @p into C variable @var"""
+        tname = base_type(p["type"])[0]
+        contract = self.contract
+
+        def walk(lval, fields, node, tname):
+            for seg, sub in node.items():
+                f = _find_field(fields, seg)
+                if "array_len" in f:
+                    et = base_type(f["type"])[0]
+                    n = max(sub) + 1
+                    ln = node.get(f["array_len"])
+                    if ln is not None and _trace.is_number(ln) and 0 < _trace.to_int(ln) <= 64:
+                        n = max(n, _trace.to_int(ln))
+                    arr = prog.tmp("sg")
+                    decls.append("%s %s[%d];" % (et, arr, n))
+                    stmts.append("memset(%s, 0, sizeof(%s));" % (arr, arr))
+                    stmts.append("%s.%s = %s;" % (lval, seg, arr))
+                    for i, item in sorted(sub.items()):
+                        walk("%s[%d]" % (arr, i), contract.types[et]["fields"], item, et)
+                    continue
+                if "fields" in f:
+                    walk("%s.%s" % (lval, seg), f["fields"], sub, tname)
+                    continue
+                bt = base_type(f["type"])[0]
+                if f.get("value") is None and bt in contract.types:
+                    walk("%s.%s" % (lval, seg), contract.types[bt]["fields"], sub, bt)
+                    continue
+                if f["value"] in ("skip", "link"):
+                    continue
+                stmts.append("%s.%s = %s;" % (lval, seg, prog.value(f["value"], sub)))
+
+        if p.get("list") == "next":
+            n = max(tree) + 1
+            decls.append("%s %s[%d];" % (tname, var, n))
+            stmts.append("memset(%s, 0, sizeof(%s));" % (var, var))
+            for i in range(n):
+                if i + 1 < n:
+                    stmts.append("%s[%d].next = &%s[%d];" % (var, i, var, i + 1))
+                walk("%s[%d]" % (var, i), contract.types[tname]["fields"], tree.get(i, {}), tname)
+        else:
+            decls.append("%s %s;" % (tname, var))
+            stmts.append("memset(&%s, 0, sizeof(%s));" % (var, var))
+            walk(var, contract.types[tname]["fields"], tree, tname)
+
+    def c_args(self, prog, decls, stmts):
+        """C argument expressions, declaring what they need; returns
+        (args, outvars): outvars maps output parameter names to their C
+        variables"""
+        args, outvars = [], {}
+        for p in self.contract.params:
+            name = p["name"]
+            bt, depth = base_type(p["type"])
+            if p["dir"] == "out":
+                var = prog.tmp("o_" + name + "_")
+                if p.get("value") == "chain_ref":
+                    decls.append("%s *%s = NULL;" % (bt, var))
+                elif "array_len" in p:
+                    cap = self.inputs.get(p["capacity"], "1")
+                    n = max(1, min(_trace.to_int(cap), 4096)) if _trace.is_number(cap) else 1
+                    decls.append("%s %s[%d];" % (bt, var, n))
+                elif p.get("value") in ("object", "ptr"):
+                    decls.append("%s %s = NULL;" % (base_type(p["type"][:-1])[0] + " *"
+                                                  if p.get("value") == "object" else "void *", var))
+                else:
+                    decls.append("%s %s;" % (bt, var))
+                    stmts.append("memset(&%s, 0, sizeof(%s));" % (var, var))
+                args.append(var if "array_len" in p else "&" + var)
+                outvars[name] = var
+                continue
+            value = self.inputs.get(name)
+            if p.get("value") is not None:
+                if value is None:
+                    raise _trace.TraceError("%s: no %s=" % (self.verb, name))
+                args.append(prog.value(p["value"], value))
+                continue
+            if value is None:           # a struct pointer not given: NULL
+                args.append("NULL")
+                continue
+            var = prog.tmp("a_" + name + "_")
+            self._lvalues(prog, var, p, value, stmts, decls)
+            args.append(var if p.get("list") == "next" else "&" + var)
+            if p["dir"] == "inout":
+                outvars[name] = var
+        return args, outvars
+
+    def c_call(self, args):
+        return "%s(%s)" % (self.verb, ", ".join(args))
+
+    def _where(self):
+        return "%d" % (self.lineno or 0)
+
+    def to_c(self, prog=None):
+        """A C block that makes this call and checks its result"""
+        prog = prog or Program()
+        prog.calls += 1
+        decls, stmts = [], ["++replay_calls;"]
+        args, outvars = self.c_args(prog, decls, stmts)
+        call = self.c_call(args)
+        rv = self.contract.returns
+        ln = self._where()
+        if rv["value"] == "errno":
+            stmts.append("ret = %s;" % call)
+            want = "0" if self.ret == "0" else self.ret
+            stmts.append("replay_errno(%s, \"%s\", ret, %s);" % (ln, self.verb, want))
+            for p in self.contract.params:
+                if p.get("value") == "chain_ref" and ("out." + p["name"]) in self.leaves:
+                    ref = self.outputs[p["name"]]
+                    idx = int(re.search(r"\[(\d+)\]", ref).group(1)) if ref != "NULL" else -1
+                    chain = [a for a, q in zip(args, self.contract.params) if q["name"] == p["chain"]][0]
+                    stmts.append("if (ret != 0) replay_int(%s, \"bad_wr\", %s ? (long)(%s - %s) : -1, %d);"
+                                 % (ln, outvars[p["name"]], outvars[p["name"]], chain, idx))
+        elif rv["value"] == "object":
+            var = prog.tmp("r")
+            decls.append("%s *%s;" % (base_type(rv["type"])[0], var))
+            stmts.append("errno = 0;")
+            stmts.append("%s = %s;" % (var, call))
+            want_ok = self.ret != "NULL"
+            stmts.append("replay_created(%s, \"%s\", %s != NULL, errno, %d, %s);" %
+                         (ln, self.verb, var, 1 if want_ok else 0, self.errno or "0"))
+            if want_ok:
+                name = prog.declare(self.ret)
+                stmts.append("%s = %s;" % (name, var))
+                stmts.extend(self.after_create(prog, name))
+        elif rv["value"] == "void":
+            stmts.append("%s;" % call)
+        else:
+            stmts.append("ret = %s;" % call)
+            stmts.append("replay_int(%s, \"%s\", ret, %s);" % (ln, self.verb, self.ret))
+        ok = "ret == 0" if rv["value"] == "errno" else ("%s != NULL" % var) if rv["value"] == "object" else "1"
+        stmts.extend(self.check_outputs(prog, outvars, ok))
+        body = "\n".join("        " + d for d in decls + stmts)
+        return "    /* %s: %s */\n    {\n%s\n    }\n" % (ln, _comment(self.text or self.verb), body)
+
+    def after_create(self, prog, name):
+        if _trace.object_kind(name) == "qp":
+            prog.qpns.add(name)
+            return ["%s_num = %s->qp_num;" % (name, name)]
+        return []
+
+    def check_outputs(self, prog, outvars, ok):
+        """Compare enum-valued outputs (states, event types): those are the
+        same on any device; sizes and numbers are the device's own"""
+        out = []
+        for key, leaf in sorted(self.leaves.items()):
+            if not key.startswith("out.") or leaf.kind != "enum":
+                continue
+            path = _trace.parse_path(key[4:])
+            var = outvars.get(path[0][0])
+            if var is None or path[0][1] is not None:
+                continue
+            member = ".".join(s for s, _ in path[1:])
+            value = _tree_get(self.outputs, path)
+            out.append("if (%s) replay_int(%s, \"%s\", %s.%s, %s);" %
+                       (ok, self._where(), key, var, member, prog.value("enum", value)))
+        return out
+
+
+def _tree_get(tree, path):
+    node = tree
+    for seg, idx in path:
+        node = node[seg]
+        if idx is not None:
+            node = node[idx]
+    return node
+
+
+def _comment(text):
+    text = text.replace("*/", "* /")
+    return text if len(text) < 200 else text[:197] + "..."
+
+
+# ---------------------------------------------------------------- verbs that need more
+
+class _OpenDevice(VerbCall):
+    def to_c(self, prog=None):
+        prog = prog or Program()
+        prog.calls += 1
+        name = prog.declare(self.ret) if self.ret != "NULL" else None
+        dev = self.inputs["device"]
+        if name is None:
+            return "    /* %s: %s (failed when traced: not replayed) */\n" % (self._where(), self.text)
+        prog.contexts.add(name)
+        return ("    /* %s: %s */\n    %s = replay_open(%s, \"%s\", %s_port, %s_gid);\n" %
+                (self._where(), _comment(self.text), name, self._where(), dev, name, name))
+
+
+class _RegMr(VerbCall):
+    def c_args(self, prog, decls, stmts):
+        addr = self.inputs.get("addr", "NULL")
+        m = re.match(r"^(buf\d+)$", addr)
+        if m and _trace.is_number(self.inputs.get("length", "")):
+            size = _trace.to_int(self.inputs["length"])
+            prog.buffers[m.group(1)] = max(prog.buffers.get(m.group(1), 0), size)
+            stmts.append("if (%s == NULL) %s = replay_buf(%s);" % (m.group(1), m.group(1),
+                                                                   _c_number(self.inputs["length"])))
+        return VerbCall.c_args(self, prog, decls, stmts)
+
+
+class _PollCq(VerbCall):
+    """Completions arrive when the device is ready: the replay polls until
+    it has as many as the trace recorded (or gives up), and matches each
+    to a recorded one of the same CQ by wr_id and QP, so that completions
+    of different QPs may interleave differently. Polls that found
+    nothing are not replayed."""
+
+    def to_c(self, prog=None):
+        prog = prog or Program()
+        n = _trace.to_int(self.ret)
+        cq = prog.value("object", self.inputs["cq"])
+        if n == 0:
+            return "    /* %s: %s (found nothing: not replayed) */\n" % (self._where(), _comment(self.text))
+        prog.calls += 1
+        if n < 0:
+            return ("    /* %s: %s */\n    { struct ibv_wc wc[1]; replay_int(%s, \"ibv_poll_cq < 0\", "
+                    "ibv_poll_cq(%s, 1, wc) < 0, 1); }\n" % (self._where(), _comment(self.text),
+                                                              self._where(), cq))
+        entries = prog.expect.setdefault(cq, [])
+        for i in range(n):
+            wc = self.outputs.get("wc", {}).get(i, {})
+            fields = [".line = %s" % self._where(),
+                      ".wr_id = %s" % _c_number(wc.get("wr_id", "0")),
+                      ".status = %s" % wc.get("status", "IBV_WC_SUCCESS")]
+            if "opcode" in wc:
+                fields.append(".has_opcode = 1, .opcode = %s" % wc["opcode"])
+            if "byte_len" in wc:
+                fields.append(".has_len = 1, .byte_len = %s" % _c_number(wc["byte_len"]))
+            qpn = wc.get("qp_num")
+            if qpn is not None and not _trace.is_number(qpn):
+                fields.append(".qpn = &%s" % prog.value("qpn", qpn))
+            elif qpn is not None:
+                fields.append(".raw_qpn = %s" % _c_number(qpn))
+            entries.append("{ %s }" % ", ".join(fields))
+        num = _c_number(self.inputs.get("num_entries", "1"))
+        return ("    /* %s: %s */\n    replay_poll(%s, %s, %s, %d, %s_expect);\n" %
+                (self._where(), _comment(self.text), self._where(), cq, num, n, cq))
+
+
+class _GetCqEvent(VerbCall):
+    def to_c(self, prog=None):
+        prog = prog or Program()
+        ch = prog.value("object", self.inputs["channel"])
+        pre = "    replay_wait_fd(%s, %s->fd);\n" % (self._where(), ch)
+        return pre + VerbCall.to_c(self, prog)
+
+    def check_outputs(self, prog, outvars, ok):
+        cq = self.outputs.get("cq")
+        if cq is None or cq == "NULL":
+            return []
+        return ["if (ret == 0) replay_int(%s, \"out.cq\", %s == %s, 1);" %
+                (self._where(), outvars["cq"], prog.value("object", cq))]
+
+
+class _GetAsyncEvent(VerbCall):
+    def to_c(self, prog=None):
+        prog = prog or Program()
+        ctx = prog.value("object", self.inputs["context"])
+        pre = "    replay_wait_fd(%s, %s->async_fd);\n" % (self._where(), ctx)
+        return pre + VerbCall.to_c(self, prog)
+
+
+_SPECIAL = {
+    "ibv_open_device": _OpenDevice,
+    "ibv_reg_mr": _RegMr,
+    "ibv_poll_cq": _PollCq,
+    "ibv_get_cq_event": _GetCqEvent,
+    "ibv_get_async_event": _GetAsyncEvent,
+}
+
+
+def class_name(verb):
+    """ibv_post_srq_recv -> IbvPostSrqRecv"""
+    return "".join(w.capitalize() for w in verb.split("_"))
+
+
+_CLASSES = {}
+
+
+def verb_classes(directory=None):
+    """{verb: class} for every contract (built once per directory)"""
+    key = directory or _contracts.default_dir()
+    if key not in _CLASSES:
+        out = {}
+        for verb, c in _contracts.load(directory).items():
+            base = _SPECIAL.get(verb, VerbCall)
+            out[verb] = type(class_name(verb), (base,), {"contract": c, "__doc__": c.data["summary"]})
+        _CLASSES[key] = out
+    return _CLASSES[key]
+
+
+def verb_class(verb, directory=None):
+    try:
+        return verb_classes(directory)[verb]
+    except KeyError:
+        raise _trace.TraceError("no contract for %s" % verb)
+
+
+def call_from_line(line, lineno=None, directory=None):
+    """The call a trace line records (None for blank lines and comments)"""
+    parsed = _trace.split_line(line)
+    if parsed is None:
+        return None
+    return verb_class(parsed[0], directory).from_trace(line, lineno)
+
+
+def __getattr__(name):
+    """srq_contracts.calls.IbvPostSrqRecv and friends"""
+    for verb, cls in verb_classes().items():
+        if cls.__name__ == name:
+            return cls
+    raise AttributeError(name)
+
+
+_PRELUDE = r'''/*
+ * Generated by srq-verbs-replay from @SOURCE@: the verbs calls of a traced
+ * run (SRQ_VERBS_TRACE), made again on any device. Build and run:
+ *
+ *     cc prog.c -libverbs -o prog && ./prog [DEVICE]
+ *
+ * Every call's result is compared with what the trace recorded (return
+ * value, errno, *bad_wr, completions and their statuses); a difference is
+ * printed as "MISMATCH" and makes the exit status 1.
+ */
+#define _GNU_SOURCE
+#include <infiniband/verbs.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#define REPLAY_MAX_PORTS   8
+#define REPLAY_TIMEOUT_MS  10000
+
+typedef struct replay_wc {
+    int                 line;
+    uint64_t            wr_id;
+    enum ibv_wc_status  status;
+    int                 has_opcode, has_len;
+    enum ibv_wc_opcode  opcode;
+    uint32_t            byte_len;
+    uint32_t           *qpn;       /* the QP's number once it exists */
+    uint32_t            raw_qpn;
+    int                 matched;
+} replay_wc_t;
+
+static const char *replay_device;
+static int replay_strict, replay_calls, replay_mismatches, ret;
+
+static void replay_mismatch(int line, const char *what, long got, long want)
+{
+    printf("MISMATCH line %d: %s: got %ld, trace has %ld\n", line, what, got, want);
+    ++replay_mismatches;
+}
+
+static void replay_int(int line, const char *what, long got, long want)
+{
+    if (got != want) {
+        replay_mismatch(line, what, got, want);
+    }
+}
+
+static void replay_errno(int line, const char *what, int got, int want)
+{
+    if (got != want) {
+        printf("MISMATCH line %d: %s returned %d (%s), trace has %d (%s)\n", line, what,
+               got, got ? strerror(got) : "success", want, want ? strerror(want) : "success");
+        ++replay_mismatches;
+    }
+}
+
+static void replay_created(int line, const char *what, int ok, int err, int want_ok, int want_err)
+{
+    if (ok != want_ok) {
+        printf("MISMATCH line %d: %s %s (%s), trace has %s\n", line, what,
+               ok ? "succeeded" : "failed", ok ? "" : strerror(err),
+               want_ok ? "success" : strerror(want_err));
+        ++replay_mismatches;
+    } else if (!ok && want_err && (err != want_err)) {
+        replay_mismatch(line, "errno", err, want_err);
+    }
+}
+
+static long replay_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+static struct ibv_context *replay_open(int line, const char *traced, struct ibv_port_attr *port,
+                                       union ibv_gid *gid)
+{
+    const char *name = replay_device ? replay_device : traced;
+    struct ibv_device **list = ibv_get_device_list(NULL);
+    struct ibv_device_attr attr;
+    struct ibv_context *ctx = NULL;
+    int i;
+
+    for (i = 0; list && list[i]; ++i) {
+        if (!strcmp(ibv_get_device_name(list[i]), name)) {
+            ctx = ibv_open_device(list[i]);
+        }
+    }
+    if (list) {
+        ibv_free_device_list(list);
+    }
+    if (ctx == NULL) {
+        fprintf(stderr, "line %d: cannot open device %s\n", line, name);
+        exit(2);
+    }
+    if (ibv_query_device(ctx, &attr) == 0) {
+        for (i = 1; (i <= attr.phys_port_cnt) && (i <= REPLAY_MAX_PORTS); ++i) {
+            ibv_query_port(ctx, i, &port[i]);
+            ibv_query_gid(ctx, i, 0, &gid[i]);
+        }
+    }
+    ++replay_calls;
+    return ctx;
+}
+
+static void *replay_buf(size_t size)
+{
+    void *p = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+    return (p == MAP_FAILED) ? NULL : p;
+}
+
+static __attribute__((unused)) union ibv_gid replay_gid(const char *hex)
+{
+    union ibv_gid gid;
+    int i;
+
+    for (i = 0; i < 16; ++i) {
+        sscanf(hex + 2 * i, "%2hhx", &gid.raw[i]);
+    }
+    return gid;
+}
+
+static void replay_wait_fd(int line, int fd)
+{
+    struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+    if (poll(&pfd, 1, REPLAY_TIMEOUT_MS) <= 0) {
+        printf("MISMATCH line %d: no event within %d ms\n", line, REPLAY_TIMEOUT_MS);
+        ++replay_mismatches;
+    }
+}
+
+static uint32_t replay_expect_qpn(const replay_wc_t *e)
+{
+    return e->qpn ? *e->qpn : e->raw_qpn;
+}
+
+/* Wait for @want completions of @cq and match each to a recorded one */
+static void replay_poll(int line, struct ibv_cq *cq, int num_entries, int want,
+                        replay_wc_t *expect)
+{
+    struct ibv_wc wc[64];
+    long deadline = replay_now_ms() + REPLAY_TIMEOUT_MS;
+    int got = 0, n, i;
+    replay_wc_t *e;
+
+    ++replay_calls;
+    while (got < want) {
+        n = want - got;
+        n = (n > num_entries) ? num_entries : n;
+        n = ibv_poll_cq(cq, (n > 64) ? 64 : n, wc);
+        if (n < 0) {
+            printf("MISMATCH line %d: ibv_poll_cq returned %d\n", line, n);
+            ++replay_mismatches;
+            return;
+        }
+        for (i = 0; i < n; ++i) {
+            for (e = expect; e->line != 0; ++e) {
+                if (!e->matched && (e->wr_id == wc[i].wr_id) &&
+                    (replay_expect_qpn(e) == wc[i].qp_num)) {
+                    break;
+                }
+            }
+            if (e->line == 0) {
+                printf("MISMATCH line %d: completion wr_id 0x%llx qp_num %u status %s not in the trace\n",
+                       line, (unsigned long long)wc[i].wr_id, wc[i].qp_num,
+                       ibv_wc_status_str(wc[i].status));
+                ++replay_mismatches;
+                continue;
+            }
+            e->matched = 1;
+            if (wc[i].status != e->status) {
+                printf("MISMATCH line %d: wr_id 0x%llx status %s, trace (line %d) has %s\n", line,
+                       (unsigned long long)wc[i].wr_id, ibv_wc_status_str(wc[i].status),
+                       e->line, ibv_wc_status_str(e->status));
+                ++replay_mismatches;
+            } else if (e->has_opcode && (wc[i].opcode != e->opcode)) {
+                replay_mismatch(line, "wc.opcode", wc[i].opcode, e->opcode);
+            } else if (e->has_len && (wc[i].byte_len != e->byte_len)) {
+                replay_mismatch(line, "wc.byte_len", wc[i].byte_len, e->byte_len);
+            }
+        }
+        got += n;
+        if ((got < want) && (replay_now_ms() > deadline)) {
+            printf("MISMATCH line %d: %d of %d completions within %d ms\n", line, got, want,
+                   REPLAY_TIMEOUT_MS);
+            ++replay_mismatches;
+            return;
+        }
+    }
+}
+
+'''

@@ -1,0 +1,18 @@
+"""A trace (SRQ_VERBS_TRACE) as a standalone C program that makes the same
+calls on any device (srq-verbs-replay)."""
+from . import calls as _calls
+from . import trace as _trace
+
+
+def program(lines, source="trace", directory=None):
+    """The C text of a program replaying @lines (an iterable of trace lines)"""
+    prog = _calls.Program()
+    body = []
+    for lineno, line in enumerate(lines, 1):
+        try:
+            call = _calls.call_from_line(line, lineno, directory)
+        except _trace.TraceError as e:
+            raise _trace.TraceError("%s:%d: %s" % (source, lineno, e))
+        if call is not None:
+            body.append(call.to_c(prog))
+    return prog.render("\n".join(body), source)
