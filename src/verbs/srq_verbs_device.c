@@ -3,6 +3,7 @@
  * calls to the device kind (rdma-core or soft).
  */
 #include "srq_verbs_dev.h"
+#include "srq_verbs_trace.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -106,6 +107,9 @@ int srq_verbs_open(const char *name, srq_verbs_dev_t **dev_p)
         }
         ret = (list[i].kind == SRQ_VERBS_DEV_SOFT) ?
               srq_soft_open(name, dev_p) : srq_verbs_rdma_open(name, dev_p);
+        if (ret == 0) {
+            srq_verbs_trace_attach(*dev_p); /* SRQ_VERBS_TRACE, if set */
+        }
         break;
     }
 

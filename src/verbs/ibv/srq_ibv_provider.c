@@ -12,6 +12,7 @@
  */
 #include "srq_ibv.h"
 #include "../soft/srq_soft_api.h"
+#include "../srq_verbs_trace.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -121,6 +122,9 @@ static struct verbs_context *srq_ibv_alloc_context(struct ibv_device *device,
         errno = ret;
         return NULL;
     }
+    /* SRQ_VERBS_TRACE: the calls served, as any device opened through the
+     * verbs layer; before the data path is copied, so that it is traced */
+    srq_verbs_trace_attach(dev);
     /* the data path the soft device put in ctx->ops goes into libibverbs'
      * own table too (the rest of it is already there) */
     ctx = srq_verbs_context(dev);
