@@ -5,6 +5,7 @@
 #include "soft_ah.h"
 #include "soft_dev.h"
 #include "soft_lid.h"
+#include "soft_pd.h"
 #include "soft_peer.h"
 #include "soft_qpn.h"
 
@@ -105,6 +106,7 @@ struct ibv_ah *srq_soft_create_ah(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     }
     ah->ibv.context = &dev->vctx.context;
     ah->ibv.pd      = pd;
+    srq_soft_pd_get(pd);
     return &ah->ibv;
 }
 
@@ -124,6 +126,7 @@ int srq_soft_destroy_ah(srq_verbs_dev_t *vdev, struct ibv_ah *ibah)
         srq_soft_peer_put(dev, ah->local_peers[i]);
     }
     srq_soft_dev_unlock(dev);
+    srq_soft_pd_put(ibah->pd);
     free(ah);
     return 0;
 }

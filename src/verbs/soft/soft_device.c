@@ -15,6 +15,7 @@
 #include "soft_lid.h"
 #include "soft_list.h"
 #include "soft_mr.h"
+#include "soft_pd.h"
 #include "soft_peer.h"
 #include "soft_post.h"
 #include "soft_proc.h"
@@ -379,24 +380,6 @@ static int srq_soft_ah_attr(srq_verbs_dev_t *dev, uint8_t port_num,
     ah_attr->dlid      = ntohs(addr->lid);
     ah_attr->is_global = 1; /* the instance id routes, as a GID would */
     memcpy(ah_attr->grh.dgid.raw, addr->gid, sizeof(addr->gid));
-    return 0;
-}
-
-static struct ibv_pd *srq_soft_alloc_pd(srq_verbs_dev_t *dev)
-{
-    struct ibv_pd *pd = calloc(1, sizeof(*pd));
-
-    if (pd == NULL) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    pd->context = dev->context;
-    return pd;
-}
-
-static int srq_soft_dealloc_pd(srq_verbs_dev_t *dev, struct ibv_pd *pd)
-{
-    free(pd);
     return 0;
 }
 

@@ -9,6 +9,7 @@
  */
 #include "soft_mr.h"
 #include "soft_dev.h"
+#include "soft_pd.h"
 #include "soft_shm.h"
 
 #include <errno.h>
@@ -121,6 +122,7 @@ struct ibv_mr *srq_soft_reg_mr(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     mr->index       = index;
     mr->ibv.context = &dev->vctx.context;
     mr->ibv.pd      = pd;
+    srq_soft_pd_get(pd);
     mr->ibv.addr    = addr;
     mr->ibv.length  = length;
     mr->ibv.handle  = index;
@@ -151,6 +153,7 @@ int srq_soft_dereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr)
     }
     dev->mr_free[dev->mr_free_cnt++] = mr->index;
     srq_soft_dev_unlock(dev);
+    srq_soft_pd_put(ibmr->pd);
     free(mr);
     return 0;
 }

@@ -10,6 +10,7 @@
 #include "soft_cq.h"
 #include "soft_dev.h"
 #include "soft_list.h"
+#include "soft_pd.h"
 #include "soft_peer.h"
 #include "soft_qpn.h"
 #include "soft_srq.h"
@@ -236,6 +237,7 @@ struct ibv_qp *srq_soft_create_qp(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
         ++srq_soft_srq(attr->srq)->qp_refs;
     }
     srq_soft_dev_unlock(dev);
+    srq_soft_pd_get(pd);
 
     attr->cap = qp->cap;
     return &qp->ibv;
@@ -287,6 +289,7 @@ int srq_soft_destroy_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp)
     srq_soft_dev_unlock(dev);
     pthread_mutex_destroy(&ibqp->mutex);
     pthread_cond_destroy(&ibqp->cond);
+    srq_soft_pd_put(ibqp->pd);
     srq_soft_qp_free(qp);
     return 0;
 }

@@ -15,6 +15,7 @@
 #include "soft_async.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
+#include "soft_pd.h"
 #include "soft_srq_wqe.h"
 
 #include <errno.h>
@@ -109,6 +110,7 @@ struct ibv_srq *srq_soft_create_srq(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     srq->dev            = dev;
     srq->ibv.context    = &dev->vctx.context;
     srq->ibv.pd         = pd;
+    srq_soft_pd_get(pd);
     srq->ibv.srq_context = attr->srq_context;
     pthread_mutex_init(&srq->ibv.mutex, NULL);
     pthread_cond_init(&srq->ibv.cond, NULL);
@@ -179,6 +181,7 @@ int srq_soft_destroy_srq(srq_verbs_dev_t *vdev, struct ibv_srq *ibsrq)
     srq_soft_dev_unlock(dev);
     pthread_mutex_destroy(&srq->ibv.mutex);
     pthread_cond_destroy(&srq->ibv.cond);
+    srq_soft_pd_put(ibsrq->pd);
     srq_soft_srq_free(srq);
     return 0;
 }

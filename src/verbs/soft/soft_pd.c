@@ -1,0 +1,36 @@
+/*
+ * ucx-srq soft device: protection domains (soft_pd.h).
+ */
+#include "soft_pd.h"
+#include "soft_dev.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+struct ibv_pd *srq_soft_alloc_pd(srq_verbs_dev_t *dev)
+{
+    srq_soft_pd_t *pd = calloc(1, sizeof(*pd));
+
+    if (pd == NULL) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    pd->ibv.context = dev->context;
+    return &pd->ibv;
+}
+
+/* ibv_dealloc_pd(3): refused while anything belongs to the PD (as the
+ * kernel's uverbs does), which stays usable */
+int srq_soft_dealloc_pd(srq_verbs_dev_t *dev, struct ibv_pd *ibpd)
+{
+    srq_soft_pd_t *pd = (srq_soft_pd_t*)ibpd;
+
+    if (!srq_soft_dev_has(srq_soft_dev(dev), ibpd)) {
+        return EINVAL;
+    }
+    if (atomic_load_explicit(&pd->refs, memory_order_relaxed) != 0) {
+        return EBUSY;
+    }
+    free(pd);
+    return 0;
+}
