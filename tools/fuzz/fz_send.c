@@ -1,0 +1,420 @@
+/*
+ * srq-verbs-fuzz: send WRs, their completions, and the drain that waits
+ * for everything the model expects. A SEND is a message with a sequence
+ * number; its payload is a pattern of that number, so the receiver can
+ * tell which message landed where.
+ */
+#include "fz.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#define FZ_SEND_SLOT  256
+
+void fz_fill_payload(uint8_t *p, uint32_t len, uint32_t seq)
+{
+    uint32_t i;
+
+    for (i = 0; i < len; ++i) {
+        p[i] = (uint8_t)(seq * 31 + i * 7 + 1);
+    }
+    if (len >= sizeof(seq)) {
+        memcpy(p, &seq, sizeof(seq));
+    }
+}
+
+fz_qp_t *fz_qp_by_num(fz_t *fz, uint32_t qp_num)
+{
+    fz_qp_t *qps[] = { &fz->a, &fz->b, &fz->ua, &fz->ub, &fz->d };
+    unsigned i;
+
+    for (i = 0; i < sizeof(qps) / sizeof(qps[0]); ++i) {
+        if ((qps[i]->qp != NULL) && (qps[i]->qp->qp_num == qp_num)) {
+            return qps[i];
+        }
+    }
+    return NULL;
+}
+
+/* One SEND WR of message @seq from @q: its gather list over the send
+ * area, cut in up to max_send_sge pieces, or inline */
+static void fz_send_wr(fz_t *fz, fz_qp_t *q, struct ibv_send_wr *wr,
+                       struct ibv_sge *sge, fz_swr_t *s, bool local_bad)
+{
+    uint32_t min = ((q->type == IBV_QPT_UD) && (fz->min_msg_len < 4)) ? 4 : fz->min_msg_len;
+    uint32_t len = fz_range(&fz->rnd, min, FZ_MAX_MSG);
+    uint8_t *p;
+    uint32_t off = 0, part;
+    int i, n;
+
+    if (local_bad && (len == 0)) {
+        len = 64; /* an empty gather list checks no key */
+    }
+    s->seq      = ++fz->next_seq;
+    s->wr_id    = ++fz->next_wr_id;
+    s->is_msg   = true;
+    s->local_bad = local_bad;
+    p = fz->sbuf + (size_t)(s->seq % 256) * FZ_SEND_SLOT;
+    fz_fill_payload(p, len, s->seq);
+    memset(wr, 0, sizeof(*wr));
+    wr->wr_id   = s->wr_id;
+    wr->opcode  = IBV_WR_SEND;
+    wr->sg_list = sge;
+    n = (len == 0) ? fz_range(&fz->rnd, 0, 1) :
+                     fz_range(&fz->rnd, 1, q->cap.max_send_sge);
+    if ((int)len < n) {
+        n = len;
+    }
+    for (i = 0; i < n; ++i) {
+        part = (i == n - 1) ? len - off : fz_range(&fz->rnd, 1, len - off - (n - 1 - i));
+        sge[i].addr   = (uintptr_t)(p + off);
+        sge[i].length = part;
+        sge[i].lkey   = fz->smr->lkey;
+        off += part;
+    }
+    wr->num_sge = n;
+    if (local_bad) {
+        sge[0].lkey = fz->dead_lkey;
+    } else if ((len <= q->cap.max_inline_data) && fz_chance(&fz->rnd, 30)) {
+        wr->send_flags |= IBV_SEND_INLINE;
+    }
+    if (q->type == IBV_QPT_UD) {
+        wr->wr.ud.ah          = fz->ah;
+        wr->wr.ud.remote_qpn  = q->peer->qp->qp_num;
+        wr->wr.ud.remote_qkey = 0x11111111u;
+    }
+    s->signaled = fz_chance(&fz->rnd, 50);
+}
+
+static uint32_t fz_wr_len(const struct ibv_send_wr *wr)
+{
+    uint32_t len = 0;
+    int i;
+
+    for (i = 0; i < wr->num_sge; ++i) {
+        len += wr->sg_list[i].length;
+    }
+    return len;
+}
+
+unsigned fz_send_chain(fz_t *fz, fz_qp_t *q, unsigned n, bool local_bad,
+                       int bad_at, int bad_num_sge)
+{
+    struct ibv_send_wr wr[n], *bad;
+    struct ibv_sge sge[n][FZ_MAX_SGE + 4];
+    fz_swr_t s[n];
+    unsigned i, posted, lo = q->cap.max_send_wr - q->sq_num, hi;
+    int ret, bad_wr = local_bad ? (int)fz_range(&fz->rnd, 0, n - 1) : -1;
+    bool state_ok = (q->state == IBV_QPS_RTS) || (q->state == IBV_QPS_ERR);
+    fz_msg_t *m;
+
+    for (i = 0; i < n; ++i) {
+        fz_send_wr(fz, q, &wr[i], sge[i], &s[i], (int)i == bad_wr);
+        wr[i].next = (i + 1 < n) ? &wr[i + 1] : NULL;
+        /* a chain that may be cut is signaled throughout: an unsignaled
+         * WR retires only through a later completion */
+        s[i].signaled |= (bad_at >= 0) || (n > lo);
+    }
+    /* the last is signaled: every WR retires through a completion */
+    s[n - 1].signaled = true;
+    for (i = 0; i < n; ++i) {
+        wr[i].send_flags |= s[i].signaled ? IBV_SEND_SIGNALED : 0;
+    }
+    if (bad_at >= 0) {
+        for (i = wr[bad_at].num_sge; i < FZ_MAX_SGE + 4; ++i) {
+            sge[bad_at][i] = sge[bad_at][0];
+        }
+        wr[bad_at].num_sge    = bad_num_sge;
+        wr[bad_at].send_flags &= ~IBV_SEND_INLINE;
+    }
+    ret    = fz_post_send(fz, q, wr, &bad);
+    posted = (ret == 0) ? n : ((bad >= wr) && (bad < wr + n)) ? (unsigned)(bad - wr) : n + 1;
+    hi     = q->cap.max_send_wr;
+
+    if (!state_ok) {
+        fz_post(fz, FZ_P(ibv_post_send, bad_wr_on_failure), (ret != 0) && (posted == 0),
+                "%s in state %d: post returned %d, %u WRs taken", q->name,
+                q->state, ret, posted);
+        fz_fails(fz, FZ_F(ibv_post_send, bad_state), ret);
+        return 0;
+    }
+    if ((ret != 0) && (posted > n)) {
+        fz_post(fz, FZ_P(ibv_post_send, bad_wr_on_failure), false,
+                "%s: post failed with %d, *bad_wr %p not in the list", q->name,
+                ret, (void*)bad);
+        fz->broken = true;
+        return 0;
+    }
+    if ((ret != 0) && (posted >= lo) && (posted <= hi) &&
+        ((bad_at < 0) || (posted < (unsigned)bad_at) ||
+         ((posted == (unsigned)bad_at) && (ret == ENOMEM)))) {
+        fz_fails(fz, FZ_F(ibv_post_send, queue_full), ret);
+    } else if ((ret != 0) && (bad_at >= 0) && (posted == (unsigned)bad_at)) {
+        fz_fails(fz, (bad_num_sge < 0) ? FZ_F(ibv_post_send, num_sge_negative) :
+                                         FZ_F(ibv_post_send, num_sge_over_max), ret);
+    } else if (!fz_post(fz, FZ_P(ibv_post_send, chain_prefix_posted),
+                        (ret == 0) && (n <= hi) && (bad_at < 0),
+                        "%s: a chain of %u SENDs (%u free, bad WR at %d) "
+                        "returned %d with *bad_wr at %u", q->name, n, lo,
+                        bad_at, ret, posted)) {
+        fz->broken = true;
+    }
+    if (posted > n) {
+        posted = n;
+    }
+    for (i = 0; i < posted; ++i) {
+        q->sq[q->sq_num++] = s[i];
+        if (!s[i].local_bad) {
+            m = &q->peer->in[q->peer->in_num++];
+            m->seq         = s[i].seq;
+            m->len         = 0;
+            m->send_status = -1;
+            m->send_wr_id  = s[i].wr_id;
+            m->len         = fz_wr_len(&wr[i]);
+            fz->recv_status[s[i].seq % FZ_SEQ_RING] = -1;
+        }
+    }
+    return posted;
+}
+
+unsigned fz_send_msgs(fz_t *fz, fz_qp_t *q, unsigned n, bool local_bad)
+{
+    return (n == 0) ? 0 : fz_send_chain(fz, q, n, local_bad, -1, 0);
+}
+
+static fz_msg_t *fz_msg_find(fz_qp_t *to, uint32_t seq)
+{
+    unsigned i;
+
+    for (i = 0; i < to->in_num; ++i) {
+        if (to->in[i].seq == seq) {
+            return &to->in[i];
+        }
+    }
+    return NULL;
+}
+
+void fz_send_wc(fz_t *fz, fz_qp_t *q, const struct ibv_wc *wc)
+{
+    unsigned i, j;
+    fz_swr_t s;
+    fz_msg_t *m;
+    int rs;
+
+    for (i = 0; (i < q->sq_num) && (q->sq[i].wr_id != wc->wr_id); ++i) {
+    }
+    if (!fz_post(fz, FZ_P(ibv_post_send, rc_in_order), i < q->sq_num,
+                 "%s: completion of wr_id 0x%llx (%s), not an outstanding WR",
+                 q->name, (unsigned long long)wc->wr_id,
+                 ibv_wc_status_str(wc->status))) {
+        fz->broken = true;
+        return;
+    }
+    /* the WRs before it completed silently: unsignaled, and successful */
+    for (j = 0; j < i; ++j) {
+        fz_post(fz, FZ_P(ibv_post_send, unsignaled_silent),
+                !q->sq[j].signaled && !q->sq_error && !q->sq[j].local_bad &&
+                (wc->status != IBV_WC_WR_FLUSH_ERR),
+                "%s: wr_id 0x%llx completed before wr_id 0x%llx posted earlier",
+                q->name, (unsigned long long)wc->wr_id,
+                (unsigned long long)q->sq[j].wr_id);
+        if ((m = fz_msg_find(q->peer, q->sq[j].seq)) != NULL) {
+            m->send_status = IBV_WC_SUCCESS;
+        }
+    }
+    s = q->sq[i];
+    q->sq_num -= i + 1;
+    memmove(q->sq, q->sq + i + 1, sizeof(s) * q->sq_num);
+    m  = fz_msg_find(q->peer, s.seq);
+    rs = fz->recv_status[s.seq % FZ_SEQ_RING];
+
+    if (q->sq_error || (q->state == IBV_QPS_ERR)) {
+        if (wc->status != IBV_WC_WR_FLUSH_ERR) {
+            /* an error already moved the QP to ERR: the rest flushes, but
+             * a WR the peer already took may still report success */
+            fz_post(fz, FZ_P(ibv_post_send, error_then_flush),
+                    (wc->status == IBV_WC_SUCCESS) && !q->sq_error && (rs >= 0),
+                    "%s: wr_id 0x%llx completed with %s after the QP went to error",
+                    q->name, (unsigned long long)wc->wr_id,
+                    ibv_wc_status_str(wc->status));
+        } else {
+            fz_wc_is(fz, FZ_F(ibv_post_send, flushed), wc);
+        }
+    } else if (s.local_bad) {
+        fz_wc_is(fz, FZ_F(ibv_post_send, lkey_invalid), wc);
+    } else if (wc->status == IBV_WC_REM_OP_ERR) {
+        fz_post(fz, FZ_P(ibv_post_send, error_then_flush),
+                (rs < 0) || (rs == IBV_WC_LOC_PROT_ERR),
+                "%s: message %u: sender %s, receiver %s", q->name, s.seq,
+                ibv_wc_status_str(wc->status), ibv_wc_status_str(rs));
+        fz_wc_is(fz, FZ_F(ibv_post_send, remote_op_error), wc);
+    } else if (wc->status == IBV_WC_REM_INV_REQ_ERR) {
+        fz_post(fz, FZ_P(ibv_post_send, error_then_flush),
+                (rs < 0) || (rs == IBV_WC_LOC_LEN_ERR),
+                "%s: message %u: sender %s, receiver %s", q->name, s.seq,
+                ibv_wc_status_str(wc->status), ibv_wc_status_str(rs));
+        fz_wc_is(fz, FZ_F(ibv_post_send, remote_too_short), wc);
+    } else {
+        fz_post(fz, FZ_P(ibv_post_send, rc_in_order),
+                (wc->status == IBV_WC_SUCCESS) && (wc->opcode == IBV_WC_SEND) &&
+                (wc->qp_num == q->qp->qp_num) &&
+                ((q->type != IBV_QPT_RC) || (rs < 0) || (rs == IBV_WC_SUCCESS)),
+                "%s: message %u completed with %s opcode %d qp_num %u (received: %s)",
+                q->name, s.seq, ibv_wc_status_str(wc->status), wc->opcode,
+                wc->qp_num, (rs < 0) ? "not yet" : ibv_wc_status_str(rs));
+    }
+    if (m != NULL) {
+        m->send_status = wc->status;
+    }
+    if ((wc->status != IBV_WC_SUCCESS) && (q->type == IBV_QPT_RC)) {
+        q->sq_error = true;
+        q->state    = IBV_QPS_ERR;
+        if (wc->status != IBV_WC_WR_FLUSH_ERR) {
+            fz_post(fz, FZ_P(ibv_post_send, error_then_flush), true, "-");
+        }
+    }
+}
+
+void fz_async(fz_t *fz)
+{
+    struct ibv_async_event ev;
+
+    while (FZ_BE(fz, get_async_event, &ev) == 0) {
+        if ((ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED) &&
+            (ev.element.srq == fz->srq)) {
+            fz_post(fz, FZ_P(ibv_modify_srq, limit_one_shot),
+                    fz->srq_m.limit != 0 && !fz->srq_m.limit_fired,
+                    "IBV_EVENT_SRQ_LIMIT_REACHED with no limit armed");
+            fz->srq_m.limit_fired = true;
+            fz->srq_m.limit       = 0;
+        }
+        FZ_BE(fz, ack_async_event, &ev);
+    }
+}
+
+void fz_top_up(fz_t *fz)
+{
+    struct { fz_qp_t *q; fz_rq_t *rq; fz_qp_t *to; } t[] = {
+        { NULL, &fz->srq_m, &fz->b }, { &fz->a, &fz->rq_a, &fz->a },
+        { &fz->ua, &fz->rq_u, &fz->ua },
+    };
+    unsigned i;
+
+    for (i = 0; i < sizeof(t) / sizeof(t[0]); ++i) {
+        if ((t[i].to->state == IBV_QPS_ERR) || (t[i].rq->num >= t[i].to->in_num)) {
+            continue;
+        }
+        fz_post_rwrs(fz, t[i].q, t[i].to->in_num - t[i].rq->num, FZ_RWR_GOOD);
+    }
+}
+
+static long fz_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* Nothing left that the model waits for? */
+static bool fz_settled(fz_t *fz)
+{
+    fz_qp_t *qps[] = { &fz->a, &fz->b, &fz->ua, &fz->ub };
+    unsigned i, j;
+
+    for (i = 0; i < sizeof(qps) / sizeof(qps[0]); ++i) {
+        if (qps[i]->sq_num != 0) {
+            return false;
+        }
+        /* messages still to come: those not known to have failed */
+        for (j = 0; j < qps[i]->in_num; ++j) {
+            if ((qps[i]->in[j].send_status < 0) ||
+                (qps[i]->in[j].send_status == IBV_WC_SUCCESS)) {
+                return false;
+            }
+        }
+        if ((qps[i]->state == IBV_QPS_ERR) && (qps[i]->rq != NULL) &&
+            (qps[i]->rq->num != 0)) {
+            return false; /* flushes to come */
+        }
+    }
+    return true;
+}
+
+static void fz_dispatch(fz_t *fz, struct ibv_cq *cq, const struct ibv_wc *wc)
+{
+    fz_qp_t *q = fz_qp_by_num(fz, wc->qp_num);
+
+    if (!fz_post(fz, FZ_P(ibv_poll_cq, valid_fields), q != NULL,
+                 "a completion (wr_id 0x%llx, %s) with qp_num %u, no QP's",
+                 (unsigned long long)wc->wr_id, ibv_wc_status_str(wc->status),
+                 wc->qp_num)) {
+        fz->broken = true;
+        return;
+    }
+    if (cq == fz->scq) {
+        fz_send_wc(fz, q, wc);
+    } else {
+        fz_recv_wc(fz, q, wc);
+    }
+}
+
+static bool fz_poll_all(fz_t *fz)
+{
+    struct ibv_cq *cqs[] = { fz->scq, fz->rcq_srq, fz->rcq_rq, fz->ucq };
+    struct ibv_wc wc[16];
+    bool any = false;
+    unsigned c;
+    int n, i, max;
+
+    for (c = 0; c < sizeof(cqs) / sizeof(cqs[0]); ++c) {
+        max = (int)fz_range(&fz->rnd, 1, 16);
+        n   = fz_poll(fz, cqs[c], max, wc);
+        fz_post(fz, FZ_P(ibv_poll_cq, count_bounded), (n >= 0) && (n <= max),
+                "ibv_poll_cq(%d) returned %d", max, n);
+        for (i = 0; (i < n) && (i < max) && !fz->broken; ++i) {
+            fz_dispatch(fz, cqs[c], &wc[i]);
+            any = true;
+        }
+    }
+    return any;
+}
+
+void fz_drain(fz_t *fz)
+{
+    long deadline = fz_now_ms() + FZ_WAIT_MS;
+    fz_qp_t *qps[] = { &fz->a, &fz->b, &fz->ua, &fz->ub };
+    unsigned i, j;
+
+    while (!fz->broken && !fz_settled(fz)) {
+        fz_top_up(fz);
+        if (!fz_poll_all(fz) && (fz_now_ms() > deadline)) {
+            for (i = 0; i < sizeof(qps) / sizeof(qps[0]); ++i) {
+                if (qps[i]->sq_num || qps[i]->in_num) {
+                    fz_violation(fz, "completions", "%s: %u send WRs and %u "
+                                 "messages still outstanding after %d ms",
+                                 qps[i]->name, qps[i]->sq_num, qps[i]->in_num,
+                                 FZ_WAIT_MS);
+                }
+            }
+            fz->broken = true;
+        }
+        fz_async(fz);
+    }
+    if (fz->broken) {
+        return;
+    }
+    /* nothing more may come */
+    fz_poll_all(fz);
+    fz_async(fz);
+    for (i = 0; i < sizeof(qps) / sizeof(qps[0]); ++i) {
+        for (j = 0; j < qps[i]->in_num; ++j) {
+            fz_post(fz, FZ_P(ibv_post_send, rc_in_order),
+                    qps[i]->in[j].send_status != IBV_WC_SUCCESS,
+                    "message %u to %s completed at its sender but never arrived",
+                    qps[i]->in[j].seq, qps[i]->name);
+        }
+        qps[i]->in_num = 0;
+    }
+}
