@@ -154,6 +154,7 @@ typedef struct fz_swr {
     uint64_t  wr_id;
     bool      signaled;
     bool      local_bad;            /* gather list with a bad lkey */
+    bool      rkey_bad;             /* an RDMA write the rkey does not allow */
     bool      is_msg;               /* a SEND that is a message to the peer */
     uint32_t  seq;
 } fz_swr_t;
@@ -216,7 +217,7 @@ typedef struct fz {
                                                      -1 not received yet */
 
     /* counters */
-    unsigned long       calls, checks, violations, iter_violations;
+    unsigned long       calls, idle_polls, checks, violations, iter_violations;
     unsigned long       fail_hits[FZ_NUM_FAILURES];
     unsigned long       post_hits[FZ_NUM_POSTS];
 } fz_t;
@@ -286,6 +287,8 @@ unsigned fz_send_chain(fz_t *fz, fz_qp_t *q, unsigned n, bool local_bad,
 /* Take every pending async event; false if one breaks the contract */
 void fz_async(fz_t *fz);
 void fz_send_wc(fz_t *fz, fz_qp_t *q, const struct ibv_wc *wc);
+/* An RDMA write from @q to memory its rkey does not grant remote write */
+bool fz_send_rdma_denied(fz_t *fz, fz_qp_t *q);
 /* Poll every CQ until nothing the model expects is missing (or give up) */
 void fz_drain(fz_t *fz);
 /* Post enough good receive WRs for the messages in flight */

@@ -197,6 +197,15 @@ static void op_send_unsupported(fz_t *fz)
         wr.opcode = fz_chance(&fz->rnd, 50) ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
         wr.wr.ud.ah = fz->ah;
         fz_send_refused(fz, &fz->ub, &wr, FZ_F(ibv_post_send, opcode_unsupported));
+    } else if (fz_chance(&fz->rnd, 30) && (fz->a.state == IBV_QPS_RTS) &&
+               (fz->a.sq_num < fz->a.cap.max_send_wr)) {
+        /* an atomic on 4 bytes */
+        wr.opcode                = fz_chance(&fz->rnd, 50) ? IBV_WR_ATOMIC_CMP_AND_SWP :
+                                                             IBV_WR_ATOMIC_FETCH_AND_ADD;
+        sge.length               = 4;
+        wr.wr.atomic.remote_addr = (uintptr_t)fz->buf;
+        wr.wr.atomic.rkey        = fz->mr->rkey;
+        fz_send_refused(fz, &fz->a, &wr, FZ_F(ibv_post_send, atomic_malformed));
     } else if ((fz->a.state == IBV_QPS_RTS) && (fz->a.sq_num < fz->a.cap.max_send_wr) &&
                (fz->a.cap.max_inline_data < FZ_MAX_MSG)) {
         /* more inline data than the QP takes */
@@ -241,13 +250,34 @@ static void op_modify_invalid(fz_t *fz)
     fz_qp_t *d = &fz->d;
     struct ibv_qp_init_attr init;
     struct ibv_qp_attr attr;
-    int ret;
+    int ret, mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                    IBV_QP_ACCESS_FLAGS;
 
     memset(&attr, 0, sizeof(attr));
     if (d->state == IBV_QPS_RESET) {
-        attr.qp_state = IBV_QPS_RTS; /* skipping INIT and RTR */
-        ret = FZ_BE(fz, modify_qp, d->qp, &attr, IBV_QP_STATE);
-        fz_fails(fz, FZ_F(ibv_modify_qp, bad_transition), ret);
+        attr.qp_state = IBV_QPS_INIT;
+        attr.port_num = 1;
+        switch (fz_range(&fz->rnd, 0, 3)) {
+        case 0:
+            attr.qp_state = IBV_QPS_RTS; /* skipping INIT and RTR */
+            ret = FZ_BE(fz, modify_qp, d->qp, &attr, IBV_QP_STATE);
+            fz_fails(fz, FZ_F(ibv_modify_qp, bad_transition), ret);
+            break;
+        case 1: /* a port the device does not have */
+            attr.port_num = (uint8_t)(fz->dev.attr.phys_port_cnt + 1);
+            ret = FZ_BE(fz, modify_qp, d->qp, &attr, mask);
+            fz_fails(fz, FZ_F(ibv_modify_qp, value_out_of_range), ret);
+            break;
+        case 2: /* "it is in INIT": it is not */
+            attr.cur_qp_state = IBV_QPS_INIT;
+            ret = FZ_BE(fz, modify_qp, d->qp, &attr, mask | IBV_QP_CUR_STATE);
+            fz_fails(fz, FZ_F(ibv_modify_qp, cur_state_mismatch), ret);
+            break;
+        default: /* a send PSN: not an attribute of RESET -> INIT */
+            ret = FZ_BE(fz, modify_qp, d->qp, &attr, mask | IBV_QP_SQ_PSN);
+            fz_fails(fz, FZ_F(ibv_modify_qp, not_allowed), ret);
+            break;
+        }
     } else {
         attr.qp_state = IBV_QPS_RTR; /* without the path, PSN, ... */
         ret = FZ_BE(fz, modify_qp, d->qp, &attr, IBV_QP_STATE);
@@ -410,6 +440,20 @@ static void op_error_remote(fz_t *fz)
     fz_scene_recover(fz);
 }
 
+/* An RDMA write the target's MR does not allow: both ends go to error */
+static void op_error_rkey(fz_t *fz)
+{
+    fz_qp_t *q = fz_chance(&fz->rnd, 50) ? &fz->a : &fz->b;
+
+    fz_drain(fz);
+    if (fz->broken || (q->state != IBV_QPS_RTS) || (q->peer->state != IBV_QPS_RTS)) {
+        return;
+    }
+    q->may_err = q->peer->may_err = true;
+    fz_send_rdma_denied(fz, q);
+    fz_scene_recover(fz);
+}
+
 /* a to ERR: what it has posted flushes, what it is given flushes */
 static void op_error_modify(fz_t *fz)
 {
@@ -541,6 +585,7 @@ static const struct {
     { "error_local_lkey", 2, op_error_local_lkey },
     { "error_remote",     2, op_error_remote },
     { "error_modify",     2, op_error_modify },
+    { "error_rkey",       1, op_error_rkey },
     { "create_invalid",   3, op_create_invalid },
     { "destroy_in_use",   1, op_destroy_in_use },
     { "drain",            6, fz_drain },
@@ -557,8 +602,8 @@ void fz_random_op(fz_t *fz)
     for (i = 0; r >= fz_ops[i].weight; ++i) {
         r -= fz_ops[i].weight;
     }
+    fz_ops[i].fn(fz);
     if (fz->opts.verbose > 1) {
         printf("  op %s\n", fz_ops[i].name);
     }
-    fz_ops[i].fn(fz);
 }

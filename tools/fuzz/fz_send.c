@@ -51,6 +51,7 @@ static void fz_send_wr(fz_t *fz, fz_qp_t *q, struct ibv_send_wr *wr,
     if (local_bad && (len == 0)) {
         len = 64; /* an empty gather list checks no key */
     }
+    memset(s, 0, sizeof(*s));
     s->seq      = ++fz->next_seq;
     s->wr_id    = ++fz->next_wr_id;
     s->is_msg   = true;
@@ -178,6 +179,34 @@ unsigned fz_send_chain(fz_t *fz, fz_qp_t *q, unsigned n, bool local_bad,
     return posted;
 }
 
+bool fz_send_rdma_denied(fz_t *fz, fz_qp_t *q)
+{
+    struct ibv_sge sge = { (uintptr_t)fz->sbuf, 8, fz->smr->lkey };
+    struct ibv_send_wr wr, *bad;
+    fz_swr_t *s;
+
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id               = ++fz->next_wr_id;
+    wr.opcode              = IBV_WR_RDMA_WRITE;
+    wr.send_flags          = IBV_SEND_SIGNALED;
+    wr.sg_list             = &sge;
+    wr.num_sge             = 1;
+    /* the receive buffer: registered for local write only */
+    wr.wr.rdma.remote_addr = (uintptr_t)fz->buf;
+    wr.wr.rdma.rkey        = fz->mr->rkey;
+    if (!fz_post(fz, FZ_P(ibv_post_send, chain_prefix_posted),
+                 fz_post_send(fz, q, &wr, &bad) == 0,
+                 "%s: an RDMA write was refused at post", q->name)) {
+        return false;
+    }
+    s = &q->sq[q->sq_num++];
+    memset(s, 0, sizeof(*s));
+    s->wr_id    = wr.wr_id;
+    s->signaled = true;
+    s->rkey_bad = true;
+    return true;
+}
+
 unsigned fz_send_msgs(fz_t *fz, fz_qp_t *q, unsigned n, bool local_bad)
 {
     return (n == 0) ? 0 : fz_send_chain(fz, q, n, local_bad, -1, 0);
@@ -243,6 +272,9 @@ void fz_send_wc(fz_t *fz, fz_qp_t *q, const struct ibv_wc *wc)
         }
     } else if (s.local_bad) {
         fz_wc_is(fz, FZ_F(ibv_post_send, lkey_invalid), wc);
+    } else if (s.rkey_bad) {
+        fz_wc_is(fz, FZ_F(ibv_post_send, rkey_invalid), wc);
+        q->peer->state = IBV_QPS_ERR; /* the responder's error too */
     } else if (wc->status == IBV_WC_REM_OP_ERR) {
         fz_post(fz, FZ_P(ibv_post_send, error_then_flush),
                 (rs < 0) || (rs == IBV_WC_LOC_PROT_ERR),
@@ -276,11 +308,13 @@ void fz_send_wc(fz_t *fz, fz_qp_t *q, const struct ibv_wc *wc)
     }
 }
 
+/* Like an empty poll, a look that finds no event is counted apart */
 void fz_async(fz_t *fz)
 {
     struct ibv_async_event ev;
 
-    while (FZ_BE(fz, get_async_event, &ev) == 0) {
+    while (fz->dev.be->get_async_event(&fz->dev, &ev) == 0) {
+        ++fz->calls;
         if ((ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED) &&
             (ev.element.srq == fz->srq)) {
             fz_post(fz, FZ_P(ibv_modify_srq, limit_one_shot),
@@ -291,6 +325,7 @@ void fz_async(fz_t *fz)
         }
         FZ_BE(fz, ack_async_event, &ev);
     }
+    ++fz->idle_polls;
 }
 
 void fz_top_up(fz_t *fz)
@@ -371,8 +406,10 @@ static bool fz_poll_all(fz_t *fz)
     for (c = 0; c < sizeof(cqs) / sizeof(cqs[0]); ++c) {
         max = (int)fz_range(&fz->rnd, 1, 16);
         n   = fz_poll(fz, cqs[c], max, wc);
-        fz_post(fz, FZ_P(ibv_poll_cq, count_bounded), (n >= 0) && (n <= max),
-                "ibv_poll_cq(%d) returned %d", max, n);
+        if (n != 0) {
+            fz_post(fz, FZ_P(ibv_poll_cq, count_bounded), (n > 0) && (n <= max),
+                    "ibv_poll_cq(%d) returned %d", max, n);
+        }
         for (i = 0; (i < n) && (i < max) && !fz->broken; ++i) {
             fz_dispatch(fz, cqs[c], &wc[i]);
             any = true;

@@ -146,9 +146,10 @@ int main(int argc, char **argv)
     }
     fz.dev.be->close(&fz.dev);
     fz_print_coverage(&fz);
-    printf("srq-verbs-fuzz: %s through %s, seed %llu: %u iterations, %lu calls, "
-           "%lu checks, %lu violations\n", fz.opts.device, fz.dev.be->name,
-           (unsigned long long)fz.opts.seed, fz.opts.iterations, fz.calls,
-           fz.checks, fz.violations);
+    printf("srq-verbs-fuzz: %s through %s, seed %llu: %u iterations, %lu calls "
+           "(and %lu polls that found nothing), %lu checks, %lu violations\n",
+           fz.opts.device, fz.dev.be->name, (unsigned long long)fz.opts.seed,
+           fz.opts.iterations, fz.calls, fz.idle_polls, fz.checks,
+           fz.violations);
     return fz.violations ? 1 : 0;
 }
