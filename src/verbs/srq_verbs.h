@@ -96,7 +96,10 @@ int srq_verbs_query_port(srq_verbs_dev_t *dev, uint8_t port_num,
 int srq_verbs_port_addr(srq_verbs_dev_t *dev, uint8_t port_num,
                         srq_verbs_port_addr_t *addr);
 
-/* Fill an address handle attribute that reaches @addr from @port_num */
+/* Fill an address handle attribute that reaches @addr from @port_num: 0,
+ * or EINVAL/EHOSTUNREACH/ENETUNREACH when @port_num cannot reach it (a
+ * device of another kind, another host's soft device, another IB subnet,
+ * an IB port from a RoCE one or the reverse) */
 int srq_verbs_ah_attr(srq_verbs_dev_t *dev, uint8_t port_num,
                       const srq_verbs_port_addr_t *addr,
                       struct ibv_ah_attr *ah_attr);

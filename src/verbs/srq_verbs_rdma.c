@@ -142,11 +142,23 @@ static int srq_verbs_rdma_port_addr(srq_verbs_dev_t *dev, uint8_t port_num,
     return 0;
 }
 
+/*
+ * Can @port_num reach the port at @addr, and how? The rule UCX's ib
+ * transports apply:
+ *  - InfiniBand: a port of the same subnet (GID subnet prefix), addressed
+ *    by the LID its subnet manager gave it; no routers are assumed, so a
+ *    port of another subnet, or one without a LID (RoCE, or an IB port not
+ *    yet configured), is unreachable;
+ *  - RoCE (Ethernet link layer): by GID, always with a GRH; an address
+ *    without a GID, or with a LID (an IB port), is unreachable.
+ */
 static int srq_verbs_rdma_ah_attr(srq_verbs_dev_t *dev, uint8_t port_num,
                                   const srq_verbs_port_addr_t *addr,
                                   struct ibv_ah_attr *ah_attr)
 {
+    static const uint8_t no_gid[sizeof(addr->gid)];
     struct ibv_port_attr port_attr;
+    union ibv_gid gid;
     int ret;
 
     ret = srq_verbs_rdma_query_port(dev, port_num, &port_attr);
@@ -155,15 +167,29 @@ static int srq_verbs_rdma_ah_attr(srq_verbs_dev_t *dev, uint8_t port_num,
     }
     memset(ah_attr, 0, sizeof(*ah_attr));
     ah_attr->port_num = port_num;
-    ah_attr->dlid     = ntohs(addr->lid);
-    /* RoCE (and IB across subnets) routes by GID: always carry a GRH there */
-    if ((port_attr.link_layer == IBV_LINK_LAYER_ETHERNET) ||
-        (addr->lid == 0)) {
+
+    if (port_attr.link_layer == IBV_LINK_LAYER_ETHERNET) {
+        if ((addr->lid != 0) || !memcmp(addr->gid, no_gid, sizeof(no_gid))) {
+            return EHOSTUNREACH;
+        }
         ah_attr->is_global      = 1;
         ah_attr->grh.hop_limit  = 64;
         ah_attr->grh.sgid_index = 0;
         memcpy(ah_attr->grh.dgid.raw, addr->gid, sizeof(addr->gid));
+        return 0;
     }
+
+    ret = srq_verbs_rdma_ret(ibv_query_gid(dev->context, port_num, 0, &gid));
+    if (ret != 0) {
+        return ret;
+    }
+    if (memcmp(gid.raw, addr->gid, 8) != 0) {
+        return ENETUNREACH; /* another subnet */
+    }
+    if (addr->lid == 0) {
+        return EHOSTUNREACH;
+    }
+    ah_attr->dlid = ntohs(addr->lid);
     return 0;
 }
 
