@@ -12,7 +12,10 @@ set -u
 run=${SRQ_RUN:?}
 builddir=${SRQ_TEST_BUILDDIR:?}
 src=$(cd "$(dirname "$0")" && pwd)
-out="$builddir/test/mpi"
+out=${SRQ_TEST_MPI_OUT:-$builddir/test/mpi}
+# SRQ_TEST_PATH=rdma-core|built-in: the path every rc_srq interface must
+# have taken (its counters line says which: test/rdma_path.sh)
+want_path=${SRQ_TEST_PATH:-}
 work=$(mktemp -d "${TMPDIR:-/tmp}/srq-mpi.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$out"
@@ -62,8 +65,11 @@ job() {
     elif [ "$ranks" -lt "$np" ]; then
         echo "FAIL: $name np=$np: only $ranks of $np ranks received over rc_srq"
         cat "$counters".* 2>/dev/null; fail=1
+    elif [ -n "$want_path" ] && cat "$counters".* | grep -qv " path $want_path\$"; then
+        echo "FAIL: $name np=$np: not every rc_srq interface took the $want_path path"
+        cat "$counters".*; fail=1
     else
-        echo "PASS: $name np=$np ($(grep -h '^PASS' <<<"$log" | head -1); $ranks ranks received over rc_srq)"
+        echo "PASS: $name np=$np ($(grep -h '^PASS' <<<"$log" | head -1); $ranks ranks received over rc_srq${want_path:+ ($want_path)})"
     fi
 }
 

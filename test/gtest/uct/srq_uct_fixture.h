@@ -32,6 +32,23 @@ uct_component_h srq_component();
  * dlsym(RTLD_DEFAULT) does not see it); NULL if there is none */
 void *plugin_symbol(const char *name);
 
+/*
+ * Does @md reach soft0 through the plugin's built-in listing (not through
+ * libibverbs, as under srq-run --verbs, where the device is an rdma-core
+ * device to the plugin)? Tests of the soft device's internals (its
+ * statistics and test hooks act on the plugin's own instance) need it.
+ */
+bool builtin_soft(uct_md_h md);
+
+/* Skip the test unless @md's device is the built-in soft0 */
+#define SRQ_TEST_REQUIRE_BUILTIN_SOFT(_md) \
+    do { \
+        if (!srq_test::builtin_soft(_md)) { \
+            GTEST_SKIP() << "tests the built-in soft0's internals; here " \
+                            "soft0 is reached through libibverbs"; \
+        } \
+    } while (0)
+
 /* uct_config_modify of an rc_srq interface configuration by the variable's
  * name without UCX_RC_SRQ_ (as "TX_QUEUE_LEN") */
 ucs_status_t config_modify(uct_iface_config_t *config, const std::string &name,

@@ -648,6 +648,7 @@ TEST_F(rc_srq, flush_and_iface_flush)
  */
 TEST_F(rc_srq, fence_marks_the_next_wr)
 {
+    SRQ_TEST_REQUIRE_BUILTIN_SOFT(m_sender->md());
     typedef srq_verbs_dev_t *(*md_dev_func_t)(uct_md_h);
     typedef int (*stats_func_t)(srq_verbs_dev_t*, srq_soft_stats_t*);
     auto md_dev = (md_dev_func_t)plugin_symbol("uct_srq_md_verbs_dev");
