@@ -37,6 +37,10 @@ void uct_srq_rx_set_depth(uct_srq_rx_t *rx, unsigned depth)
     rx->low   = ucs_max(1, depth * rx->config.low_wm / 100);
 }
 
+/* RNR NAKs the device sent for this interface's SRQ since the last look:
+ * this interface's own starvation, never another's (the device counts
+ * them per SRQ, or not at all: then the limit event and an SRQ found empty
+ * at refill are the signals) */
 static void uct_srq_rx_read_rnr(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
                                 uint64_t *delta_p)
 {
@@ -44,7 +48,7 @@ static void uct_srq_rx_read_rnr(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
 
     *delta_p = 0;
     if (rx->adapt.rnr_ok &&
-        (srq_verbs_query_rnr(iface->dev, iface->port_num, &count) == 0)) {
+        (srq_verbs_query_srq_rnr(iface->dev, rx->srq, &count) == 0)) {
         *delta_p          = count - rx->adapt.rnr_last;
         rx->adapt.rnr_last = count;
         rx->stats.rnr     += *delta_p;
@@ -65,8 +69,9 @@ void uct_srq_rx_adapt_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
     uct_srq_md_t *md = ucs_derived_of(iface->super.md, uct_srq_md_t);
     uint64_t count;
 
-    rx->adapt.rnr_ok      = (srq_verbs_query_rnr(iface->dev, iface->port_num,
-                                                 &count) == 0);
+    rx->adapt.rnr_ok      = (rx->srq != NULL) &&
+                            (srq_verbs_query_srq_rnr(iface->dev, rx->srq,
+                                                     &count) == 0);
     rx->adapt.rnr_last    = rx->adapt.rnr_ok ? count : 0;
     rx->adapt.last_tick   = ucs_get_time();
     rx->adapt.next_tick   = rx->adapt.last_tick + rx->config.interval;

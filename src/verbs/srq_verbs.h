@@ -168,21 +168,21 @@ void srq_verbs_ack_async_event(srq_verbs_dev_t *dev,
 /* ---- counters --------------------------------------------------------- */
 
 /*
- * Receive-not-ready events of a port: how many times its responder found a
- * receive queue (SRQ or RQ) empty and sent an RNR NAK, since the device was
- * opened or since boot - only the difference of two readings is meaningful.
- * Tells a receiver that it posts too few buffers, without the senders' help.
+ * Receive-not-ready NAKs sent because @srq was empty: how many times the
+ * device's responder found this SRQ without a buffer for a message, since
+ * the SRQ was created. Tells the owner of the SRQ - and only it - that it
+ * posts too few buffers, without the senders' help.
  *
- * 0, EINVAL (no such port), ENOTSUP where the device exposes no such
- * counter, or an errno of reading it.
- *  - soft: the device's rnr_naks_sent statistic (srq_soft_api.h); no syscall,
- *    no lock: cheap enough for a progress path.
- *  - rdma-core: the port's hw_counters/out_of_buffer in sysfs, read with
- *    open/read/close each call (and, per driver, a firmware query behind
- *    it): call it rarely, from a timer, never per operation.
+ * 0, EINVAL (not an SRQ of @dev), or ENOTSUP where the device counts no
+ * such thing per SRQ:
+ *  - soft: a count in the SRQ; no syscall, no lock: cheap enough for a
+ *    progress path;
+ *  - rdma-core: ENOTSUP. Verbs have no per-SRQ count, and the port's
+ *    hw_counters/out_of_buffer counts the RNR of every SRQ and QP of every
+ *    process on the port: one rank's would read as every rank's.
  */
-int srq_verbs_query_rnr(srq_verbs_dev_t *dev, uint8_t port_num,
-                        uint64_t *count_p);
+int srq_verbs_query_srq_rnr(srq_verbs_dev_t *dev, struct ibv_srq *srq,
+                            uint64_t *count_p);
 
 #ifdef __cplusplus
 }

@@ -293,8 +293,8 @@ void srq_verbs_ack_async_event(srq_verbs_dev_t *dev,
     dev->ops->ack_async_event(dev, event);
 }
 
-int srq_verbs_query_rnr(srq_verbs_dev_t *dev, uint8_t port_num,
-                        uint64_t *count_p)
+int srq_verbs_query_srq_rnr(srq_verbs_dev_t *dev, struct ibv_srq *srq,
+                            uint64_t *count_p)
 {
-    return dev->ops->query_rnr(dev, port_num, count_p);
+    return dev->ops->query_srq_rnr(dev, srq, count_p);
 }

@@ -11,8 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SRQ_VERBS_RDMA_SYSFS "/sys/class/infiniband"
-
 typedef struct srq_verbs_rdma_dev {
     srq_verbs_dev_t super;
 } srq_verbs_rdma_dev_t;
@@ -332,58 +330,16 @@ static void srq_verbs_rdma_ack_async_event(srq_verbs_dev_t *dev,
     ibv_ack_async_event(event);
 }
 
-/* A decimal sysfs counter: 0, or the errno of opening/reading it (EINVAL
- * for anything but one number and a newline) */
-static int srq_verbs_rdma_read_counter(const char *path, uint64_t *value_p)
-{
-    char buf[32], *end;
-    ssize_t len;
-    int fd, ret;
-
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return errno;
-    }
-    len = read(fd, buf, sizeof(buf) - 1);
-    ret = (len < 0) ? errno : 0;
-    close(fd);
-    if (ret != 0) {
-        return ret;
-    }
-    buf[len] = '\0';
-    errno    = 0;
-    *value_p = strtoull(buf, &end, 10);
-    if ((end == buf) || (errno != 0) || ((*end != '\0') && (*end != '\n'))) {
-        return EINVAL;
-    }
-    return 0;
-}
-
 /*
- * The port's out_of_buffer hw counter (mlx5 and others): how many times the
- * responder had no receive WQE. Missing file: the port does not exist
- * (EINVAL) or the driver has no such counter, or no sysfs at all (ENOTSUP).
+ * Verbs count no RNR NAKs per SRQ; the port counter out_of_buffer (sysfs)
+ * counts those of every SRQ and QP of every process on the port, so one
+ * rank's RNR would read as every rank's: not a signal for one interface.
  */
-static int srq_verbs_rdma_query_rnr(srq_verbs_dev_t *dev, uint8_t port_num,
-                                    uint64_t *count_p)
+static int srq_verbs_rdma_query_srq_rnr(srq_verbs_dev_t *dev,
+                                        struct ibv_srq *srq,
+                                        uint64_t *count_p)
 {
-    const char *name = ibv_get_device_name(dev->context->device);
-    struct ibv_port_attr attr;
-    char path[256];
-    int ret;
-
-    if (port_num == 0) {
-        return EINVAL;
-    }
-    snprintf(path, sizeof(path), "%s/%s/ports/%u/hw_counters/out_of_buffer",
-             SRQ_VERBS_RDMA_SYSFS, name, port_num);
-    ret = srq_verbs_rdma_read_counter(path, count_p);
-    if (ret != ENOENT) {
-        return ret;
-    }
-    /* only on the rare miss: a wrong port, or no such counter? */
-    return (ibv_query_port(dev->context, port_num, &attr) == 0) ? ENOTSUP :
-                                                                   EINVAL;
+    return ENOTSUP;
 }
 
 static const srq_verbs_dev_ops_t srq_verbs_rdma_ops = {
@@ -415,5 +371,5 @@ static const srq_verbs_dev_ops_t srq_verbs_rdma_ops = {
     .async_fd             = srq_verbs_rdma_async_fd,
     .get_async_event      = srq_verbs_rdma_get_async_event,
     .ack_async_event      = srq_verbs_rdma_ack_async_event,
-    .query_rnr            = srq_verbs_rdma_query_rnr,
+    .query_srq_rnr        = srq_verbs_rdma_query_srq_rnr,
 };

@@ -401,15 +401,13 @@ static int srq_soft_dealloc_pd(srq_verbs_dev_t *dev, struct ibv_pd *pd)
 }
 
 /* Cheap enough for a progress path: no syscall, no lock (soft_dev.h) */
-static int srq_soft_query_rnr(srq_verbs_dev_t *dev, uint8_t port_num,
-                              uint64_t *count_p)
+static int srq_soft_query_srq_rnr(srq_verbs_dev_t *dev, struct ibv_srq *srq,
+                                  uint64_t *count_p)
 {
-    srq_soft_stats_t *stats = &srq_soft_dev(dev)->stats;
-
-    if (srq_soft_check_port(port_num) != 0) {
+    if (!srq_soft_dev_has(srq_soft_dev(dev), srq)) {
         return EINVAL;
     }
-    *count_p = srq_soft_stat_read_shared(&stats->rnr_naks_sent);
+    *count_p = srq_soft_stat_read_shared(&srq_soft_srq(srq)->rnr_naks);
     return 0;
 }
 
@@ -468,5 +466,5 @@ static const srq_verbs_dev_ops_t srq_soft_ops = {
     .async_fd             = srq_soft_async_fd,
     .get_async_event      = srq_soft_get_async_event,
     .ack_async_event      = srq_soft_ack_async_event,
-    .query_rnr            = srq_soft_query_rnr,
+    .query_srq_rnr        = srq_soft_query_srq_rnr,
 };

@@ -474,6 +474,9 @@ static void srq_soft_resp_rc(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     }
     if (!srq_soft_rview_peek(qp, &v)) {
         srq_soft_stat_inc_shared(&dev->stats.rnr_naks_sent);
+        if (qp->ibv.srq != NULL) {
+            srq_soft_stat_inc_shared(&srq_soft_srq(qp->ibv.srq)->rnr_naks);
+        }
         srq_soft_resp_sched_nak(qp, SRQ_SOFT_NAK_RNR, pkt->psn);
         return;
     }

@@ -209,6 +209,44 @@ TEST(rc_srq_rx, limit_event_grows_and_rearms)
 }
 
 /*
+ * RNR is a signal for the interface whose SRQ ran dry, and for no other: a
+ * flood into one interface's tiny fixed SRQ makes the device send RNR
+ * NAKs, while a second interface on the same device (the same md: another
+ * rank on an HCA's port shares its port counters the same way) adapts on
+ * its own traffic alone and stays at its floor.
+ */
+TEST(rc_srq_rx, rnr_of_one_interface_does_not_grow_another)
+{
+    entity flooded(config_t{{"RX_QUEUE_MIN", "16"}, {"RX_QUEUE_MAX", "16"},
+                            {"RX_BATCH", "16"}, {"RNR_TIMER", "1"}});
+    entity_params params;
+    params.config = {{"RX_QUEUE_MIN", "16"}, {"RX_QUEUE_MAX", "256"},
+                     {"RX_BATCH", "16"}, {"RX_GROW_AFTER", "1000"},
+                     {"RX_ADAPT_INTERVAL", "1ms"}, {"RX_SHRINK_DELAY", "60s"}};
+    params.share = &flooded;
+    entity bystander(params);
+
+    incast flood(flooded, 8);
+    ASSERT_TRUE(flood.run(2000)) << "received " << flood.total();
+    flood.check();
+    /* a few more of the bystander's adaptation periods */
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    progress_until({&flooded}, [&] {
+        return std::chrono::steady_clock::now() >= until;
+    });
+
+    uct_srq_iface_counters_t f = flooded.counters();
+    if (f.rx_rnr == 0) {
+        GTEST_SKIP() << "the device counts no RNR NAKs per SRQ";
+    }
+    uct_srq_iface_counters_t b = bystander.counters();
+    EXPECT_EQ(0u, b.rx_rnr) << "the flooded interface's RNR NAKs (" << f.rx_rnr
+                            << ") were counted for the bystander";
+    EXPECT_EQ(0u, b.rx_grows);
+    EXPECT_EQ(16u, b.rx_queue_target);
+}
+
+/*
  * Grow under a flood, then go quiet: the depth halves back to the floor,
  * the surplus buffers are retired (consumed by the interface's own empty
  * messages, never dropped) while a trickle of traffic goes on, the pool
