@@ -7,6 +7,7 @@
 #include "srq_counters.h"
 #include "srq_ep.h"
 #include "srq_md.h"
+#include "srq_perf.h"
 
 #include <ucs/arch/bitops.h>
 #include <ucs/debug/log_def.h>
@@ -391,9 +392,9 @@ static ucs_status_t uct_srq_iface_query(uct_iface_h tl_iface,
                                         uct_iface_attr_t *iface_attr)
 {
     uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
-    int soft = (srq_verbs_dev_kind(iface->dev) == SRQ_VERBS_DEV_SOFT);
     size_t mtu = 128ul << iface->port_attr.active_mtu;
     size_t seg = iface->config.seg_size;
+    uct_srq_perf_t perf;
 
     uct_base_iface_query(&iface->super, iface_attr);
 
@@ -412,7 +413,7 @@ static ucs_status_t uct_srq_iface_query(uct_iface_h tl_iface,
                             UCT_IFACE_FLAG_EP_CHECK;
 #ifdef UCT_IFACE_FLAG_INTER_NODE
     /* an HCA reaches other hosts; soft0 only the processes of this one */
-    if (!soft) {
+    if (srq_verbs_dev_kind(iface->dev) != SRQ_VERBS_DEV_SOFT) {
         iface_attr->cap.flags |= UCT_IFACE_FLAG_INTER_NODE;
     }
 #endif
@@ -450,12 +451,12 @@ static ucs_status_t uct_srq_iface_query(uct_iface_h tl_iface,
     iface_attr->ep_addr_len     = 0;
     iface_attr->max_conn_priv   = 0;
 
-    /* soft0: a shared-memory hop and a memory copy; an HCA: a network hop */
-    iface_attr->latency             = ucs_linear_func_make(soft ? 400e-9 :
-                                                           1.5e-6, 0);
+    /* what the port says it is (soft0's port too), not a guess per kind */
+    uct_srq_perf_from_port(&iface->port_attr, seg, &perf);
+    iface_attr->latency             = ucs_linear_func_make(perf.latency, 0);
     iface_attr->bandwidth.dedicated = 0;
-    iface_attr->bandwidth.shared    = soft ? 6e9 : 10e9;
-    iface_attr->overhead            = soft ? 80e-9 : 40e-9;
+    iface_attr->bandwidth.shared    = perf.bandwidth;
+    iface_attr->overhead            = UCT_SRQ_PERF_OVERHEAD;
     iface_attr->priority            = 0;
     return UCS_OK;
 }

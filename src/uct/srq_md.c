@@ -12,6 +12,8 @@
 #include <ucs/debug/memtrack.h>
 #include <ucs/sys/string.h>
 #include <ucs/type/cpu_set.h>
+#include <ucs/sys/topo/base/topo.h>
+#include <ucs/sys/math.h>
 #include <string.h>
 #include <strings.h>
 
@@ -101,13 +103,36 @@ ucs_status_t uct_srq_md_query_tl_devices(uct_md_h uct_md,
         ucs_snprintf_zero(devices[num].name, sizeof(devices[num].name),
                           "%s:%d", srq_verbs_dev_name(md->dev), port);
         devices[num].type       = UCT_DEVICE_TYPE_NET;
-        devices[num].sys_device = UCS_SYS_DEVICE_ID_UNKNOWN;
+        devices[num].sys_device = md->sys_device;
         ++num;
     }
 
     *devices_p     = devices;
     *num_devices_p = num;
     return UCS_OK;
+}
+
+/* Where the device is: its PCI function as a UCX system device (UCP
+ * weighs the distance between it and the memory and CPUs in use), or
+ * unknown */
+static void uct_srq_md_locality_init(uct_srq_md_t *md)
+{
+    int ret = srq_verbs_dev_locality(md->dev, &md->locality);
+
+    md->sys_device = UCS_SYS_DEVICE_ID_UNKNOWN;
+    if (ret != 0) {
+        ucs_debug("srq: %s: locality unknown (%s)", srq_verbs_dev_name(md->dev),
+                  strerror(ret));
+        return;
+    }
+    if ((md->locality.pci_bdf[0] != '\0') &&
+        (ucs_topo_find_device_by_bdf_name(md->locality.pci_bdf,
+                                          &md->sys_device) != UCS_OK)) {
+        md->sys_device = UCS_SYS_DEVICE_ID_UNKNOWN;
+    }
+    ucs_debug("srq: %s: PCI %s, local CPUs %s", srq_verbs_dev_name(md->dev),
+              md->locality.pci_bdf[0] ? md->locality.pci_bdf : "unknown",
+              md->locality.cpus_known ? "known" : "unknown");
 }
 
 /* ---- asynchronous events ------------------------------------------------ */
@@ -235,10 +260,14 @@ static ucs_status_t uct_srq_md_query(uct_md_h uct_md,
     md_attr->reg_cost             = ucs_linear_func_make(1e-6, 1e-10);
     ucs_strncpy_zero(md_attr->component_name, md->super.component->name,
                      sizeof(md_attr->component_name));
-    /* soft0 is memory: every CPU is near it; an HCA's locality is unknown */
+    /* the CPUs sysfs says are near the device; every CPU where that is not
+     * known (soft0 is memory, as near to one CPU as to another) */
     UCS_CPU_ZERO(&md_attr->local_cpus);
-    for (cpu = 0; cpu < UCS_CPU_SETSIZE; ++cpu) {
-        UCS_CPU_SET(cpu, &md_attr->local_cpus);
+    for (cpu = 0; cpu < ucs_min(UCS_CPU_SETSIZE, SRQ_VERBS_MAX_CPUS); ++cpu) {
+        if (!md->locality.cpus_known ||
+            (md->locality.cpus.bits[cpu / 64] & (1ull << (cpu % 64)))) {
+            UCS_CPU_SET(cpu, &md_attr->local_cpus);
+        }
     }
     return UCS_OK;
 }
@@ -405,6 +434,7 @@ ucs_status_t uct_srq_md_open(uct_component_t *component, const char *md_name,
     }
     md->atomic_access = (dev_attr.atomic_cap != IBV_ATOMIC_NONE);
     md->cap_flags     = uct_srq_md_probe_flags(md);
+    uct_srq_md_locality_init(md);
     uct_srq_md_async_init(md);
     md->super.ops = &uct_srq_md_ops;
     md->super.component = component;

@@ -35,6 +35,8 @@ typedef struct uct_srq_md {
     struct ibv_pd    *pd;
     uint64_t          cap_flags;    /* UCT_MD_FLAG_xx this device really has */
     int               atomic_access;/* the device takes IBV_ACCESS_REMOTE_ATOMIC */
+    srq_verbs_locality_t locality;  /* PCI address and near CPUs, if known */
+    ucs_sys_device_t  sys_device;   /* UCX's handle of that PCI device */
     int               async_fd;     /* watched for async events, or -1 */
     pthread_mutex_t   handlers_lock;/* the async thread reads handlers */
     ucs_list_link_t   handlers;     /* uct_srq_md_limit_handler_t */

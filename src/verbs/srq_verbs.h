@@ -104,6 +104,37 @@ int srq_verbs_ah_attr(srq_verbs_dev_t *dev, uint8_t port_num,
                       const srq_verbs_port_addr_t *addr,
                       struct ibv_ah_attr *ah_attr);
 
+/* ---- where a device sits ---------------------------------------------- */
+
+#define SRQ_VERBS_MAX_CPUS  1024
+
+typedef struct srq_verbs_cpumask {
+    uint64_t  bits[SRQ_VERBS_MAX_CPUS / 64];  /* CPU i: bit i % 64 of [i / 64] */
+} srq_verbs_cpumask_t;
+
+/* A device's place in the machine, as far as it is known */
+typedef struct srq_verbs_locality {
+    char                 pci_bdf[32];  /* "dddd:bb:ss.f", "" if not PCI */
+    int                  cpus_known;
+    srq_verbs_cpumask_t  cpus;         /* the CPUs near it, if known */
+} srq_verbs_locality_t;
+
+/*
+ * Where @dev is: rdma-core devices from their sysfs directory (PCI address
+ * and local_cpus); ENOTSUP for a device that has none (soft0, in memory,
+ * is as near to every CPU as to any). 0 with what was found, or an errno.
+ */
+int srq_verbs_dev_locality(srq_verbs_dev_t *dev, srq_verbs_locality_t *loc);
+
+/* The same from the sysfs directory @dev_dir of a device
+ * (/sys/class/infiniband/<name>): 0, or the errno of resolving
+ * <dev_dir>/device (srq_verbs_sysfs.c) */
+int srq_verbs_sysfs_locality(const char *dev_dir, srq_verbs_locality_t *loc);
+
+/* A sysfs CPU mask ("ff,00000001": 32-bit hex words, most significant
+ * first) into @mask: 0, or EINVAL */
+int srq_verbs_parse_cpumask(const char *text, srq_verbs_cpumask_t *mask);
+
 /* ---- protection domains and memory regions ---------------------------- */
 
 struct ibv_pd *srq_verbs_alloc_pd(srq_verbs_dev_t *dev);

@@ -332,6 +332,10 @@ TEST_F(srq_soft, md_attributes)
     EXPECT_STREQ("srq", attr.component_name);
     EXPECT_GT(attr.rkey_packed_size, 0u);
     EXPECT_EQ(0u, attr.cap.flags & UCT_MD_FLAG_ALLOC) << "allocation is not offered";
+    /* where the device is is unknown: no CPU is nearer than another */
+    for (int cpu = 0; cpu < UCS_CPU_SETSIZE; ++cpu) {
+        ASSERT_TRUE(ucs_cpu_is_set(cpu, &attr.local_cpus)) << "cpu " << cpu;
+    }
 }
 
 /* Registration is advertised only when it really works */
@@ -369,6 +373,8 @@ TEST_F(srq_soft, transport_resource)
             !strcmp(tls[i].dev_name, "soft0:1")) {
             found = true;
             EXPECT_EQ(UCT_DEVICE_TYPE_NET, tls[i].dev_type);
+            /* soft0 is no PCI device (nor is it under srq-run --verbs) */
+            EXPECT_EQ(UCS_SYS_DEVICE_ID_UNKNOWN, tls[i].sys_device);
         }
     }
     uct_release_tl_resource_list(tls);
