@@ -168,7 +168,7 @@ uct_srq_ep_post_desc(uct_srq_iface_t *iface, uct_srq_ep_t *ep,
 
 static UCS_F_ALWAYS_INLINE uint32_t uct_srq_memh_lkey(uct_mem_h memh)
 {
-    return (memh == UCT_MEM_HANDLE_NULL) ? 0 : ((struct ibv_mr*)memh)->lkey;
+    return (memh == UCT_MEM_HANDLE_NULL) ? 0 : ((uct_srq_memh_t*)memh)->lkey;
 }
 
 /* iov -> sge, skipping empty entries; returns the number of sges */

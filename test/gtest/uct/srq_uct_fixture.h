@@ -24,6 +24,36 @@ extern "C" {
 
 namespace srq_test {
 
+/* Sets (or with NULL unsets) an environment variable for its lifetime */
+class env_guard {
+public:
+    env_guard(const char *name, const char *value) : m_name(name)
+    {
+        const char *old = getenv(name);
+        m_had           = (old != NULL);
+        if (m_had) {
+            m_old = old;
+        }
+        if (value == NULL) {
+            unsetenv(name);
+        } else {
+            setenv(name, value, 1);
+        }
+    }
+    ~env_guard()
+    {
+        if (m_had) {
+            setenv(m_name.c_str(), m_old.c_str(), 1);
+        } else {
+            unsetenv(m_name.c_str());
+        }
+    }
+
+private:
+    std::string m_name, m_old;
+    bool        m_had;
+};
+
 /* The srq component, or NULL */
 uct_component_h srq_component();
 
