@@ -572,7 +572,6 @@ static ucs_status_t uct_srq_iface_init_port(uct_srq_iface_t *iface,
 }
 
 static ucs_status_t uct_srq_iface_init_pools(uct_srq_iface_t *iface,
-                                             uct_srq_md_t *md,
                                              const uct_srq_iface_config_t *config)
 {
     static ucs_mpool_ops_t op_mpool_ops = {
@@ -581,7 +580,7 @@ static ucs_status_t uct_srq_iface_init_pools(uct_srq_iface_t *iface,
     };
     ucs_status_t status;
 
-    status = uct_srq_mpool_init(&iface->tx_mp, md,
+    status = uct_srq_mpool_init(&iface->tx_mp, &iface->super.super,
                                 sizeof(uct_srq_tx_desc_t) + config->seg_size,
                                 sizeof(uct_srq_tx_desc_t), 128,
                                 config->tx_max_bufs, "srq_tx_desc");
@@ -727,7 +726,7 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
         goto err_cqs;
     }
 
-    status = uct_srq_iface_init_pools(self, md, config);
+    status = uct_srq_iface_init_pools(self, config);
     if (status != UCS_OK) {
         goto err_rx;
     }

@@ -164,7 +164,6 @@ ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
                              const uct_srq_rx_config_t *config,
                              size_t seg_size, unsigned rx_headroom)
 {
-    uct_srq_md_t *md = ucs_derived_of(iface->super.md, uct_srq_md_t);
     ucs_status_t status;
 
     /* the interface checked the config (uct_srq_rx_check_config) */
@@ -190,7 +189,8 @@ ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
                                    UCS_SYS_CACHE_LINE_SIZE) - 1;
     /* the first tier covers the floor (one QP's queue in per-QP mode) and a
      * batch in the handlers' hands; the pool doubles from there */
-    uct_srq_rx_pool_init(&rx->pool, md, rx->data_offset + seg_size,
+    uct_srq_rx_pool_init(&rx->pool, &iface->super.super,
+                         rx->data_offset + seg_size,
                          rx->data_offset + 1, rx->config.min, rx->batch,
                          config->max_bufs);
 

@@ -14,6 +14,7 @@ extern "C" {
 #include <dlfcn.h>
 #include <iostream>
 #include <thread>
+#include <unistd.h>
 
 using namespace srq_test;
 
@@ -429,4 +430,26 @@ TEST(rc_srq_rx, partial_post_failure_loses_nothing)
     EXPECT_EQ(0u, c.rx_starved);
     EXPECT_EQ(3u * 208, c.rx_consumed);
     expect_no_buffer_lost(c);
+}
+
+/*
+ * UCX_RC_SRQ_ALLOC (the interface's allocation methods, UCX's common
+ * setting) decides how the receive and send pools get their memory: from
+ * the heap a chunk is exactly what the pool asked for, from mmap whole
+ * pages; and a method that cannot allocate here (md: the srq md allocates
+ * nothing) leaves the interface unable to open, with an error.
+ */
+TEST(rc_srq_rx, alloc_methods_are_honoured)
+{
+    const size_t page = sysconf(_SC_PAGESIZE);
+    entity heap(config_t{{"ALLOC", "heap"}});
+    entity mapped(config_t{{"ALLOC", "mmap"}});
+    uint64_t heap_bytes = heap.counters().rx_bytes_held;
+    uint64_t mmap_bytes = mapped.counters().rx_bytes_held;
+
+    EXPECT_NE(0u, heap_bytes % page) << heap_bytes << " bytes from the heap";
+    EXPECT_EQ(0u, mmap_bytes % page) << mmap_bytes << " bytes from mmap";
+    EXPECT_LT(heap_bytes, mmap_bytes);
+
+    EXPECT_THROW(entity(config_t{{"ALLOC", "md"}}), std::runtime_error);
 }
