@@ -24,6 +24,12 @@ UCS_CLASS_DECLARE(uct_srq_iface_t, uct_md_h, uct_worker_h,
                   const uct_iface_params_t*, const uct_iface_config_t*);
 UCS_CLASS_DECLARE_DELETE_FUNC(uct_srq_iface_t, uct_iface_t);
 
+/* Atomic operations without and with a fetched result */
+#define UCT_SRQ_ATOMIC_OPS  (UCS_BIT(UCT_ATOMIC_OP_ADD) | UCS_BIT(UCT_ATOMIC_OP_AND) | \
+                             UCS_BIT(UCT_ATOMIC_OP_OR)  | UCS_BIT(UCT_ATOMIC_OP_XOR))
+#define UCT_SRQ_ATOMIC_FOPS (UCT_SRQ_ATOMIC_OPS | UCS_BIT(UCT_ATOMIC_OP_SWAP) | \
+                             UCS_BIT(UCT_ATOMIC_OP_CSWAP))
+
 /* Largest AM header of am_zcopy (it travels in a send descriptor) */
 #define UCT_SRQ_AM_MAX_HDR  128
 
@@ -417,6 +423,16 @@ static ucs_status_t uct_srq_iface_query(uct_iface_h tl_iface,
         iface_attr->cap.flags |= UCT_IFACE_FLAG_INTER_NODE;
     }
 #endif
+    if (iface->config.atomics) {
+        /* 64-bit add, fetch-add and compare-swap by the device; the rest,
+         * and 32-bit, by compare-swap loops (srq_ep.c): all of what UCP
+         * asks of a device that carries its atomics */
+        iface_attr->cap.flags             |= UCT_IFACE_FLAG_ATOMIC_DEVICE;
+        iface_attr->cap.atomic64.op_flags  = UCT_SRQ_ATOMIC_OPS;
+        iface_attr->cap.atomic64.fop_flags = UCT_SRQ_ATOMIC_FOPS;
+        iface_attr->cap.atomic32.op_flags  = UCT_SRQ_ATOMIC_OPS;
+        iface_attr->cap.atomic32.fop_flags = UCT_SRQ_ATOMIC_FOPS;
+    }
     iface_attr->cap.event_flags = UCT_IFACE_FLAG_EVENT_SEND_COMP |
                                   UCT_IFACE_FLAG_EVENT_RECV |
                                   UCT_IFACE_FLAG_EVENT_FD;
@@ -588,7 +604,9 @@ static ucs_status_t uct_srq_iface_init_pools(uct_srq_iface_t *iface,
         return status;
     }
 
-    status = uct_srq_ucs_mpool_init(&iface->op_mp, 0, sizeof(uct_srq_op_t),
+    /* operation records: a zcopy's, or a flush's (the largest) */
+    status = uct_srq_ucs_mpool_init(&iface->op_mp, 0,
+                                    sizeof(uct_srq_flush_op_t),
                                     0, 1, 256, UINT_MAX, &op_mpool_ops,
                                     "srq_op");
     if (status != UCS_OK) {
@@ -608,12 +626,12 @@ static uct_iface_ops_t uct_srq_iface_ops = {
     .ep_am_short_iov          = uct_srq_ep_am_short_iov,
     .ep_am_bcopy              = uct_srq_ep_am_bcopy,
     .ep_am_zcopy              = uct_srq_ep_am_zcopy,
-    .ep_atomic_cswap64        = (uct_ep_atomic_cswap64_func_t)ucs_empty_function_return_unsupported,
-    .ep_atomic_cswap32        = (uct_ep_atomic_cswap32_func_t)ucs_empty_function_return_unsupported,
-    .ep_atomic32_post         = (uct_ep_atomic32_post_func_t)ucs_empty_function_return_unsupported,
-    .ep_atomic64_post         = (uct_ep_atomic64_post_func_t)ucs_empty_function_return_unsupported,
-    .ep_atomic32_fetch        = (uct_ep_atomic32_fetch_func_t)ucs_empty_function_return_unsupported,
-    .ep_atomic64_fetch        = (uct_ep_atomic64_fetch_func_t)ucs_empty_function_return_unsupported,
+    .ep_atomic_cswap64        = uct_srq_ep_atomic_cswap64,
+    .ep_atomic_cswap32        = uct_srq_ep_atomic_cswap32,
+    .ep_atomic32_post         = uct_srq_ep_atomic32_post,
+    .ep_atomic64_post         = uct_srq_ep_atomic64_post,
+    .ep_atomic32_fetch        = uct_srq_ep_atomic32_fetch,
+    .ep_atomic64_fetch        = uct_srq_ep_atomic64_fetch,
     .ep_pending_add           = uct_srq_ep_pending_add,
     .ep_pending_purge         = uct_srq_ep_pending_purge,
     .ep_flush                 = uct_srq_ep_flush,
@@ -709,6 +727,9 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
     self->config.max_send_sge = ucs_min(self->dev_attr.max_sge, 8);
     self->config.rnr_timer    = config->rnr_timer;
     self->config.timeout      = config->timeout;
+    /* an atomic's target must be registered for it, so the md too */
+    self->config.atomics      = (self->dev_attr.atomic_cap != IBV_ATOMIC_NONE) &&
+                                md->atomic_access;
     self->tx_cq_avail         = config->tx_cq_len;
     self->tx_outstanding      = 0;
     self->counters_file       = NULL;

@@ -56,6 +56,11 @@ typedef struct uct_srq_iface_counters {
     uint64_t  rx_descs_in_use;  /* receive descriptors taken from the pool
                                    (the pool's own count): between progress
                                    calls, rx_queue_now + rx_held */
+    uint64_t  tx_atomics;       /* IB atomic WRs posted (fetch-add and
+                                   compare-swap; also counted in tx_wrs) */
+    uint64_t  tx_atomic_retries;/* of them, compare-swaps of an emulated
+                                   atomic that found another value and went
+                                   round again */
 } uct_srq_iface_counters_t;
 
 /*
