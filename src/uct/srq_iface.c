@@ -205,7 +205,7 @@ static unsigned uct_srq_iface_poll_rx(uct_srq_iface_t *iface)
             uct_srq_rx_deliver(&iface->rx, iface, &wc[i]);
         }
     }
-    uct_srq_rx_refill(&iface->rx, iface);
+    uct_srq_rx_polled(&iface->rx, iface, n, UCT_SRQ_POLL_BATCH);
     return n;
 }
 

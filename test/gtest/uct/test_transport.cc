@@ -952,7 +952,7 @@ TEST(rc_srq_config, invalid_values_rejected)
         {"RX_BATCH", "0"}, {"RX_BATCH", "1000"}, {"RX_QUEUE_MIN", "1"},
         {"RX_QUEUE_MIN", "8192"}, {"RX_QUEUE_MAX", "100000"},
         {"RX_LOW_WATERMARK", "0"}, {"RX_LOW_WATERMARK", "95"},
-        {"RX_GROW_AFTER", "0"}, {"RX_SHRINK_DELAY", "1ms"},
+        {"RX_SHRINK_DELAY", "1ms"},
         {"RX_ADAPT_INTERVAL", "0"}, {"RX_MAX_BUFS", "16"},
         {"TX_QUEUE_LEN", "1"}, {"SEG_SIZE", "16"}, {"MAX_INLINE", "1"},
         {"RNR_TIMER", "99"}, {"TIMEOUT", "0"}, {"CONN_QUEUE_LEN", "2"},
