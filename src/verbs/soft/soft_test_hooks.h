@@ -27,10 +27,11 @@ enum {
 int srq_soft_inject(srq_verbs_dev_t *from, const srq_verbs_port_addr_t *to,
                     const void *buf, size_t len, int mode);
 
-/* Take the producer lock of the segment named @seg_name (as
- * srq_soft_segment_name gives it) and never release it - then die, to test
- * that producers take over a dead holder's lock. */
-int srq_soft_test_hold_lock(const char *seg_name);
+/* In a child forked after @dev was opened (whose mapping of @dev's queue
+ * it shares), take the queue's producer lock as this process and never
+ * release it - then die, to test that producers take over a dead holder's
+ * lock. */
+int srq_soft_test_hold_lock(srq_verbs_dev_t *dev);
 
 /*
  * Arm a one-shot fault. The next ibv_post_srq_recv or
