@@ -150,6 +150,8 @@ static ucs_status_t uct_srq_hs_ud_qp_init(uct_srq_hs_t *hs,
     if (ret != 0) {
         ucs_error("srq: failed to bring up the handshake UD QP: %s",
                   strerror(ret));
+        srq_verbs_destroy_qp(iface->dev, hs->ud_qp);
+        hs->ud_qp = NULL;
         return UCS_ERR_IO_ERROR;
     }
     return UCS_OK;
