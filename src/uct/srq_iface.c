@@ -506,11 +506,15 @@ static ucs_status_t uct_srq_iface_check_config(uct_srq_iface_t *iface,
     return uct_srq_hs_check_config(&config->hs);
 }
 
+/* On failure, uct_srq_iface_destroy_cqs destroys what was created */
 static ucs_status_t uct_srq_iface_create_cqs(uct_srq_iface_t *iface,
                                              const uct_srq_iface_config_t *config)
 {
     int flags;
 
+    /* the interface's memory is not zeroed: nothing is there yet */
+    iface->send_cq = NULL;
+    iface->recv_cq = NULL;
     iface->channel = srq_verbs_create_comp_channel(iface->dev);
     if (iface->channel == NULL) {
         ucs_error("srq: failed to create a completion channel: %m");
