@@ -398,10 +398,11 @@ static void srq_verbs_trace_ack_async_event(srq_verbs_dev_t *dev,
                          REAL(dev)->ack_async_event(dev, event), event);
 }
 
-static int srq_verbs_trace_query_rnr(srq_verbs_dev_t *dev, uint8_t port_num,
-                                     uint64_t *count_p)
+/* a statistic of the device, not a verb: not traced */
+static int srq_verbs_trace_query_srq_rnr(srq_verbs_dev_t *dev,
+                                         struct ibv_srq *srq, uint64_t *count_p)
 {
-    return REAL(dev)->query_rnr(dev, port_num, count_p);
+    return REAL(dev)->query_srq_rnr(dev, srq, count_p);
 }
 
 static const srq_verbs_dev_ops_t srq_verbs_trace_ops = {
@@ -433,7 +434,7 @@ static const srq_verbs_dev_ops_t srq_verbs_trace_ops = {
     .async_fd             = srq_verbs_trace_async_fd,
     .get_async_event      = srq_verbs_trace_get_async_event,
     .ack_async_event      = srq_verbs_trace_ack_async_event,
-    .query_rnr            = srq_verbs_trace_query_rnr,
+    .query_srq_rnr        = srq_verbs_trace_query_srq_rnr,
 };
 
 /* ---- attaching ------------------------------------------------------------ */

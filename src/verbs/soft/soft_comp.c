@@ -246,7 +246,7 @@ static void srq_soft_comp_fail_qp(srq_soft_qp_t *qp)
     }
 }
 
-/* The peer is gone: fail everything toward it, reclaim its segment */
+/* The peer is gone: fail everything toward it, forget it */
 void srq_soft_comp_peer_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
 {
     srq_soft_list_t *e, *next;

@@ -7,15 +7,22 @@
 #include <errno.h>
 #include <stdlib.h>
 
-struct ibv_pd *srq_soft_alloc_pd(srq_verbs_dev_t *dev)
+/* A PD's handle names it in the MR and QP tables (never 0) */
+struct ibv_pd *srq_soft_alloc_pd(srq_verbs_dev_t *vdev)
 {
-    srq_soft_pd_t *pd = calloc(1, sizeof(*pd));
+    srq_soft_dev_t *dev = srq_soft_dev(vdev);
+    srq_soft_pd_t *pd   = calloc(1, sizeof(*pd));
 
     if (pd == NULL) {
         errno = ENOMEM;
         return NULL;
     }
-    pd->ibv.context = dev->context;
+    pd->ibv.context = vdev->context;
+    srq_soft_dev_lock(dev);
+    do {
+        pd->ibv.handle = ++dev->pd_last;
+    } while (pd->ibv.handle == 0);
+    srq_soft_dev_unlock(dev);
     return &pd->ibv;
 }
 
