@@ -397,7 +397,8 @@ static void ff_frame(fuzz_in_t *in, ff_dev_t *from, ff_dev_t *to)
         SRQ_SOFT_OP_SEND, SRQ_SOFT_OP_SEND, SRQ_SOFT_OP_SEND,
         SRQ_SOFT_OP_WRITE_IMM, SRQ_SOFT_OP_WRITE_IMM, SRQ_SOFT_OP_ACK,
         SRQ_SOFT_OP_NAK, SRQ_SOFT_OP_CMP_SWAP, SRQ_SOFT_OP_FETCH_ADD,
-        SRQ_SOFT_OP_ATOMIC_ACK, SRQ_SOFT_OP_PAD, 0, SRQ_SOFT_OP_LAST
+        SRQ_SOFT_OP_ATOMIC_ACK, SRQ_SOFT_OP_ACCESS_ERR, SRQ_SOFT_OP_PAD, 0,
+        SRQ_SOFT_OP_LAST
     };
     static const uint8_t flags[] = {
         0, SRQ_SOFT_PKT_F_IMM, SRQ_SOFT_PKT_F_PULL, SRQ_SOFT_PKT_F_UD,

@@ -434,6 +434,12 @@ void fz_drain(fz_t *fz)
                                  qps[i]->name, qps[i]->sq_num, qps[i]->in_num,
                                  FZ_WAIT_MS);
                 }
+                if ((qps[i]->state == IBV_QPS_ERR) && (qps[i]->rq != NULL) &&
+                    (qps[i]->rq->num != 0)) {
+                    fz_violation(fz, "completions", "%s is in error, but %u "
+                                 "of its receive WRs did not flush in %d ms",
+                                 qps[i]->name, qps[i]->rq->num, FZ_WAIT_MS);
+                }
             }
             fz->broken = true;
         }

@@ -23,6 +23,9 @@ enum {
     SRQ_SOFT_OP_FETCH_ADD = 7,  /* payload: srq_soft_pkt_atomic_t */
     SRQ_SOFT_OP_ATOMIC_ACK = 8, /* psn: the atomic's; payload: the original
                                    value (8 bytes) */
+    SRQ_SOFT_OP_ACCESS_ERR = 9, /* a one-sided request the requester found
+                                   the target refuses (no payload): the
+                                   target's responder goes to error */
     SRQ_SOFT_OP_LAST
 };
 

@@ -41,6 +41,7 @@ static void srq_soft_progress_frame(srq_soft_dev_t *dev,
     case SRQ_SOFT_OP_WRITE_IMM:
     case SRQ_SOFT_OP_CMP_SWAP:
     case SRQ_SOFT_OP_FETCH_ADD:
+    case SRQ_SOFT_OP_ACCESS_ERR:
         srq_soft_resp_recv(dev, pkt, payload);
         break;
     case SRQ_SOFT_OP_ATOMIC_ACK:

@@ -13,7 +13,8 @@
  *     and grants the access (else the request is dropped, as by a fabric,
  *     and retried after the transport timeout, or IBV_WC_REM_ACCESS_ERR
  *     for the access); the rkey covers the range with that access in the
- *     target QP's PD (else IBV_WC_REM_ACCESS_ERR). The copy goes in chunks,
+ *     target QP's PD (else IBV_WC_REM_ACCESS_ERR, and an ACCESS_ERR notice
+ *     moves the target QP to error, as its responder would). The copy goes in chunks,
  *     announced and checked again each time (soft_inflight.c), so that a
  *     target that deregisters the region or destroys the QP cuts it off.
  *     To keep RC ordering they wait until every earlier WQE is
@@ -307,6 +308,29 @@ static void srq_soft_req_pkt_payload(srq_soft_qp_t *qp,
     }
 }
 
+/*
+ * IB spec: a responder that refuses a request's access moves its QP to
+ * error. We checked for the target one-sided, so we tell it, at the PSN it
+ * expects (everything before this WQE is acknowledged). Best effort: with
+ * no room in its queue the notice is lost, as a packet can be.
+ */
+static void srq_soft_req_access_notice(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
+{
+    srq_soft_tx_t tx;
+
+    if (srq_soft_ring_reserve(qp->dev, qp->peer, srq_soft_frame_len(0),
+                              &tx) != 0) {
+        return;
+    }
+    wqe->psn = qp->next_psn;
+    srq_soft_req_pkt_hdr(qp, wqe, tx.pkt);
+    tx.pkt->opcode = SRQ_SOFT_OP_ACCESS_ERR;
+    tx.pkt->flags  = 0;
+    tx.pkt->imm    = 0;
+    tx.pkt->length = 0;
+    srq_soft_ring_commit(qp->dev, &tx);
+}
+
 /* Queue the WQE's packet at @peer: 0, EAGAIN (no room) or EPIPE (gone) */
 static int srq_soft_req_transmit(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
                                  srq_soft_peer_t *peer)
@@ -455,8 +479,13 @@ static int srq_soft_req_rc(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
             return srq_soft_req_dropped(qp, wqe);
         }
         if (status != IBV_WC_SUCCESS) {
-            return (qp->ibv.state == IBV_QPS_ERR) ? SRQ_SOFT_REQ_FAILED :
-                   srq_soft_req_fail(qp, wqe, status);
+            if (qp->ibv.state == IBV_QPS_ERR) {
+                return SRQ_SOFT_REQ_FAILED;
+            }
+            if (status == IBV_WC_REM_ACCESS_ERR) {
+                srq_soft_req_access_notice(qp, wqe);
+            }
+            return srq_soft_req_fail(qp, wqe, status);
         }
         qp->retry_left = qp->attr.retry_cnt; /* it got through */
         if (wqe->opcode != IBV_WR_RDMA_WRITE_WITH_IMM) {

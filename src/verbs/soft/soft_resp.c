@@ -353,6 +353,9 @@ static bool srq_soft_resp_pkt_ok(const srq_soft_pkt_t *pkt,
     if (pkt->opcode == SRQ_SOFT_OP_WRITE_IMM) {
         return !(pkt->flags & (SRQ_SOFT_PKT_F_PULL | SRQ_SOFT_PKT_F_UD));
     }
+    if (pkt->opcode == SRQ_SOFT_OP_ACCESS_ERR) {
+        return (pkt->flags == 0) && (pkt->length == 0);
+    }
     if (!(pkt->flags & SRQ_SOFT_PKT_F_PULL)) {
         return (pkt->length <= SRQ_SOFT_PKT_INLINE_MAX) &&
                (pkt->length <= room);
@@ -473,6 +476,11 @@ static void srq_soft_resp_rc(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     }
     if (srq_soft_resp_is_atomic(pkt)) {
         srq_soft_resp_atomic(dev, qp, pkt, payload);
+        return;
+    }
+    if (pkt->opcode == SRQ_SOFT_OP_ACCESS_ERR) {
+        /* the request we would have refused (its requester failed it) */
+        srq_soft_resp_rc_error(qp, SRQ_SOFT_NAK_REM_ACCESS);
         return;
     }
     if (!srq_soft_rview_peek(qp, &v)) {
