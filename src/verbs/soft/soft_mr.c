@@ -20,6 +20,7 @@
 #include "soft_inflight.h"
 #include "soft_pd.h"
 #include "soft_shm.h"
+#include "soft_srq_wqe.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -79,7 +80,9 @@ static void srq_soft_mr_publish(srq_soft_mr_ent_t *ent, uint32_t key,
                           memory_order_release);
 }
 
-/* The next key whose slot is free (slot 0 is never used: key 0 is none) */
+/* The next key whose slot is free (slot 0 is never used: key 0 is none).
+ * SRQ_SOFT_SRQ_INVALID_LKEY is never a key: in an SRQ WQE it ends the
+ * scatter list (an SGE with it would cut the list short) */
 static uint32_t srq_soft_mr_next_key(srq_soft_dev_t *dev)
 {
     uint32_t key = dev->mr_last_key;
@@ -87,6 +90,7 @@ static uint32_t srq_soft_mr_next_key(srq_soft_dev_t *dev)
     do {
         ++key;
     } while ((srq_soft_mr_slot(key) == 0) ||
+             (key == SRQ_SOFT_SRQ_INVALID_LKEY) ||
              (dev->seg.mrs[srq_soft_mr_slot(key)].key != 0));
     dev->mr_last_key = key;
     return key;

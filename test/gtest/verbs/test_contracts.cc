@@ -5,7 +5,11 @@
  *     and the PD and its objects stay usable (soft0 freed it);
  *   - an RDMA write whose rkey the target does not grant: both QPs go to
  *     error, so the target's posted receives flush (soft0 left the target
- *     in RTS: only its requester learnt of the refusal).
+ *     in RTS: only its requester learnt of the refusal);
+ *   - an SRQ receive WR's second SGE is used whatever MR it names (soft0
+ *     gave a region lkey 0x100, the SRQ WQE's end-of-list mark, after 255
+ *     registrations: a message longer than the first SGE then failed with
+ *     IBV_WC_LOC_LEN_ERR).
  */
 #include "verbs_fixture.h"
 
@@ -98,6 +102,43 @@ TEST_P(contracts, rkey_refused_write_fails_both_qps)
     EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
     EXPECT_EQ(42u, wc.wr_id);
     EXPECT_EQ(IBV_QPS_ERR, qp_state(*b, qb));
+}
+
+/* ibv_post_srq_recv.json: the scatter list is the WR's, SGE by SGE, for
+ * every lkey the device hands out: 600 regions, each the second SGE of a
+ * receive a 48-byte message spans */
+TEST_P(contracts, srq_second_sge_with_any_lkey)
+{
+    ibv_srq *srq = make_srq(*b, 4, 2);
+    ibv_qp *qa   = make_qp(*a, IBV_QPT_RC, scqa, rcqa);
+    ibv_qp *qb   = make_qp(*b, IBV_QPT_RC, scqb, rcqb, srq);
+    char *sbuf = (char*)alloc(64, 's'), *rbuf = (char*)alloc(64);
+    ibv_mr *smr = reg(*a, sbuf, 64, 0);
+    ibv_mr *head = reg(*b, rbuf, 16, IBV_ACCESS_LOCAL_WRITE);
+
+    connect_rc(*a, qa, *b, qb);
+    for (int i = 0; i < 600; ++i) {
+        ibv_mr *tail = srq_verbs_reg_mr(b->dev, b->pd, rbuf + 16, 48,
+                                        IBV_ACCESS_LOCAL_WRITE);
+        ASSERT_NE(nullptr, tail) << strerror(errno);
+        ibv_sge sge[2] = { { (uintptr_t)rbuf, 16, head->lkey },
+                           { (uintptr_t)rbuf + 16, 48, tail->lkey } };
+        ibv_recv_wr wr = {}, *bad = nullptr;
+        wr.wr_id   = (uint64_t)i;
+        wr.sg_list = sge;
+        wr.num_sge = 2;
+        ASSERT_EQ(0, ibv_post_srq_recv(srq, &wr, &bad));
+        ASSERT_EQ(0, post_send(qa, IBV_WR_SEND, sbuf, 48, smr->lkey, 1));
+        ibv_wc wc = poll1(rcqb);
+        EXPECT_EQ(IBV_WC_SUCCESS, wc.status)
+            << "region " << i << ", lkey 0x" << std::hex << tail->lkey;
+        EXPECT_EQ(48u, wc.byte_len);
+        ASSERT_EQ(IBV_WC_SUCCESS, poll1(scqa).status);
+        ASSERT_EQ(0, srq_verbs_dereg_mr(b->dev, tail));
+        if (wc.status != IBV_WC_SUCCESS) {
+            break;
+        }
+    }
 }
 
 SRQ_INSTANTIATE(contracts);
