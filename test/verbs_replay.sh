@@ -1,0 +1,95 @@
+#!/bin/bash
+#
+# A trace replays: a run of srq-verbs-fuzz through the project API is
+# traced (SRQ_VERBS_TRACE), srq-verbs-replay turns the trace into a C
+# program, the program is built against libibverbs and run on soft0
+# (srq-run --verbs), traced too. Checks:
+#
+#   replay_build  the generated program compiles (-Wall -Werror)
+#   replay_run    it exits 0 and each call returned what the trace recorded
+#                 ("0 mismatches")
+#   replay_trace  its own trace is the first one: the same calls with the
+#                 same arguments and results, in the same order, and each
+#                 CQ gave the same completions in the same order. Not
+#                 compared: how often a poll found nothing (timing), and
+#                 ibv_get/ack_async_event, which libibverbs serves itself
+#                 from the async fd (the provider's trace never sees them),
+#                 and addresses in no traced buffer (the process's own).
+#
+set -u
+src=$(cd "$(dirname "$0")" && pwd)
+build=${SRQ_TEST_BUILDDIR:?}
+run=${SRQ_RUN:?}
+. "$src/result.sh"
+fail=0
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/srq-replay.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+SRQ_VERBS_TRACE=$tmp/run.trace timeout -k 10 300 \
+    "$build/tools/srq-verbs-fuzz" --seed 3 --iterations 3 >"$tmp/fuzz.out" 2>&1 ||
+    { result replay_build 0 "the traced run failed: $(cat "$tmp/fuzz.out")"; exit 1; }
+
+ok=0
+if SRQ_CONTRACTS_PYTHON=$src/../python SRQ_CONTRACTS_DIR=$src/../contracts \
+       "$build/tools/srq-verbs-replay" "$tmp/run.trace" -o "$tmp/prog.c" >"$tmp/build.out" 2>&1 &&
+   ${CC:-cc} -Wall -Werror -o "$tmp/prog" "$tmp/prog.c" -libverbs >>"$tmp/build.out" 2>&1; then
+    ok=1
+fi
+if [ $ok = 1 ]; then
+    result replay_build 1 "$(grep -vc '^#' "$tmp/run.trace") trace lines," \
+        "$(wc -l <"$tmp/prog.c") lines of C"
+else
+    result replay_build 0 "$(cat "$tmp/build.out")"
+fi
+[ $ok = 1 ] || exit 1
+
+out=$(SRQ_VERBS_TRACE=$tmp/replay.trace timeout -k 10 300 "$run" --verbs "$tmp/prog" 2>&1)
+rc=$?
+ok=0
+[ $rc -eq 0 ] && grep -q '^replay: [0-9]* calls, 0 mismatches$' <<<"$out" && ok=1
+if [ $ok = 1 ]; then
+    result replay_run 1 "$(grep '^replay:' <<<"$out")"
+else
+    result replay_run 0 "exit status $rc: $out"
+fi
+
+# the calls and each CQ's completions, one per line
+normalize() {
+    "${PYTHON3:-python3}" - "$1" <<'EOF'
+import re, sys
+calls, wcs = [], {}
+for line in open(sys.argv[1]):
+    # an address in no traced buffer is the process's own: not compared
+    line = re.sub(r"(addr=)0x[0-9a-f]+", r"\1ADDR", line.rstrip("\n"))
+    verb = line.split(" ", 1)[0]
+    if not line or line.startswith("#") or verb in ("ibv_get_async_event", "ibv_ack_async_event"):
+        continue
+    if verb != "ibv_poll_cq":
+        calls.append(line)
+        continue
+    cq = re.search(r" cq=(\S+)", line).group(1)
+    entries = {}
+    for m in re.finditer(r" out\.wc\[(\d+)\]\.(\S+)", line):
+        entries.setdefault(int(m.group(1)), []).append(m.group(2))
+    for i in sorted(entries):
+        wcs.setdefault(cq, []).append(" ".join(entries[i]))
+for c in calls:
+    print(c)
+for cq in sorted(wcs):
+    for w in wcs[cq]:
+        print("%s: %s" % (cq, w))
+EOF
+}
+normalize "$tmp/run.trace" >"$tmp/run.norm"
+normalize "$tmp/replay.trace" >"$tmp/replay.norm" 2>&1
+ok=0
+if [ -s "$tmp/run.norm" ] && diff -u "$tmp/run.norm" "$tmp/replay.norm" >"$tmp/diff"; then
+    ok=1
+fi
+if [ $ok = 1 ]; then
+    result replay_trace 1 "$(grep -vc '^cq[0-9]*: ' "$tmp/run.norm") calls and" \
+        "$(grep -c '^cq[0-9]*: ' "$tmp/run.norm") completions as traced"
+else
+    result replay_trace 0 "$(head -40 "$tmp/diff")"
+fi
+exit $fail
