@@ -12,16 +12,18 @@ src=$(cd "$(dirname "$0")" && pwd)
 fail=0
 out=$("${PYTHON3:-python3}" "$src/contracts/test_srq_contracts.py" 2>&1)
 rc=$?
+# unittest's own "FAIL: test_x" lines are details here, not results
+details=$(sed 's/^/  /' <<<"$out")
 n=0
 while read -r name status; do
     n=$((n + 1))
     if [ "$status" = ok ]; then
         result "contracts_$name" 1 ok
     else
-        result "contracts_$name" 0 "$status: $out"
+        result "contracts_$name" 0 "$status: $details"
     fi
 done < <(sed -n 's/^\(test_[a-z_]*\) (.*) \.\.\. \(.*\)$/\1 \2/p' <<<"$out")
 if [ $rc -ne 0 ] || [ $n -eq 0 ]; then
-    result contracts_run 0 "exit status $rc, $n tests: $out"
+    result contracts_run 0 "exit status $rc, $n tests: $details"
 fi
 exit $fail
