@@ -10,7 +10,8 @@
 #                 ("0 mismatches")
 #   replay_trace  its own trace is the first one: the same calls with the
 #                 same arguments and results, in the same order, and each
-#                 CQ gave the same completions in the same order. Not
+#                 CQ gave the same completions, in the same order for each
+#                 QP (QPs sharing a CQ interleave as they will). Not
 #                 compared: how often a poll found nothing (timing), and
 #                 ibv_get/ack_async_event, which libibverbs serves itself
 #                 from the async fd (the provider's trace never sees them),
@@ -71,12 +72,14 @@ for line in open(sys.argv[1]):
     entries = {}
     for m in re.finditer(r" out\.wc\[(\d+)\]\.(\S+)", line):
         entries.setdefault(int(m.group(1)), []).append(m.group(2))
+    # in order per work queue; QPs sharing a CQ interleave as they will
     for i in sorted(entries):
-        wcs.setdefault(cq, []).append(" ".join(entries[i]))
+        qp = [f for f in entries[i] if f.startswith("qp_num=")]
+        wcs.setdefault((cq, " ".join(qp)), []).append(" ".join(entries[i]))
 for c in calls:
     print(c)
-for cq in sorted(wcs):
-    for w in wcs[cq]:
+for cq, qp in sorted(wcs):
+    for w in wcs[(cq, qp)]:
         print("%s: %s" % (cq, w))
 EOF
 }
