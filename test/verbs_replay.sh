@@ -1,9 +1,10 @@
 #!/bin/bash
 #
 # A trace replays: a run of srq-verbs-fuzz through the project API is
-# traced (SRQ_VERBS_TRACE), srq-verbs-replay turns the trace into a C
-# program, the program is built against libibverbs and run on soft0
-# (srq-run --verbs), traced too. Checks:
+# traced (SRQ_VERBS_TRACE; the sanitized build of test/verbs_fuzz.sh, so
+# that the tracer runs under ASan/UBSan), srq-verbs-replay turns the trace
+# into a C program, the program is built against libibverbs and run on
+# soft0 (srq-run --verbs), traced too. Checks:
 #
 #   replay_build  the generated program compiles (-Wall -Werror)
 #   replay_run    it exits 0 and each call returned what the trace recorded
@@ -26,8 +27,12 @@ fail=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/srq-replay.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
+# the fuzzer built with ASan/UBSan (test/verbs_fuzz.sh), so that the tracer
+# runs sanitized too
+export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 SRQ_VERBS_TRACE=$tmp/run.trace timeout -k 10 300 \
-    "$build/tools/srq-verbs-fuzz" --seed 3 --iterations 3 >"$tmp/fuzz.out" 2>&1 ||
+    "$build/test/fuzz/srq-verbs-fuzz" --seed 3 --iterations 3 >"$tmp/fuzz.out" 2>&1 ||
     { result replay_build 0 "the traced run failed: $(cat "$tmp/fuzz.out")"; exit 1; }
 
 ok=0
@@ -44,7 +49,11 @@ else
 fi
 [ $ok = 1 ] || exit 1
 
-out=$(SRQ_VERBS_TRACE=$tmp/replay.trace timeout -k 10 300 "$run" --verbs "$tmp/prog" 2>&1)
+# soft0 served by the sanitized libsrq_ibv.so (srq-run puts the ASan
+# runtime first for the sanitized plugin)
+out=$(SRQ_RUN_PLUGIN="$build/test/fuzz/plugin/.libs/libuct_srq.so" \
+      SRQ_RUN_VERBS_LIB="$build/test/fuzz/.libs/libsrq_ibv.so" \
+      SRQ_VERBS_TRACE=$tmp/replay.trace timeout -k 10 300 "$run" --verbs "$tmp/prog" 2>&1)
 rc=$?
 ok=0
 [ $rc -eq 0 ] && grep -q '^replay: [0-9]* calls, 0 mismatches$' <<<"$out" && ok=1

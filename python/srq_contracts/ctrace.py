@@ -154,12 +154,15 @@ class _Gen:
                 args.append("int ret")
         return "void srq_verbs_trace_%s_%s(%s)" % (phase, c.verb, ", ".join(args))
 
-    def ctx_init(self, c, ret):
+    def ctx_init(self, c, ret, out=False):
         self.w("    srq_verbs_trace_ctx_t ctx = { .ret = %s };" % ret)
         self.w("    const srq_verbs_trace_ctx_t *cp = &ctx;")
         for p in c.params:
             if p.get("value") == "flags" and p["type"] == "int":
                 self.w("    ctx.mask = %s;" % p["name"])
+            # after a destroy the object is freed: only its address is used
+            if out and p.get("object") in c.consumed_objects():
+                continue
             if p.get("object") == "qp" and p["dir"] == "in":
                 self.w("    ctx.qp_type = (%s != NULL) ? (int)%s->qp_type : -1;" % (p["name"], p["name"]))
         self.w("    (void)cp;")
@@ -224,7 +227,8 @@ class _Gen:
         rv = c.returns
         self.w("%s" % self.proto(c, "out"))
         self.w("{")
-        self.ctx_init(c, "ret" if rv["value"] in ("errno", "count") else "(ret == NULL)" if rv["value"] == "object" else "0")
+        self.ctx_init(c, "ret" if rv["value"] in ("errno", "count") else "(ret == NULL)" if rv["value"] == "object" else "0",
+                      out=True)
         if rv["value"] == "errno":
             self.w("    srq_verbs_trace_ret_errno(b, ret);")
             ok = "ret == 0"
