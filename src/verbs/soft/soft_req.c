@@ -18,6 +18,8 @@
  *     target that deregisters the region or destroys the QP cuts it off.
  *     To keep RC ordering they wait until every earlier WQE is
  *     acknowledged.
+ *   - After an RNR NAK only the refused WQE goes out (a probe) until the
+ *     responder takes it (soft_comp.c).
  *   - ATOMIC_CMP_AND_SWP / ATOMIC_FETCH_AND_ADD become packets the target's
  *     responder executes (soft_atomic.c); its ATOMIC_ACK carries the
  *     original value the completer writes to the scatter list. At most
@@ -476,7 +478,8 @@ void srq_soft_req_progress(srq_soft_qp_t *qp)
     int ret;
 
     while ((qp->ibv.state == IBV_QPS_RTS) && (qp->sq_tx != qp->sq_pi) &&
-           (qp->wait == SRQ_SOFT_WAIT_NONE)) {
+           (qp->wait == SRQ_SOFT_WAIT_NONE) &&
+           !(qp->rnr_probe && (qp->sq_tx != qp->sq_ci))) {
         wqe = &qp->sq[qp->sq_tx & qp->sq_mask];
         ret = (qp->ibv.qp_type == IBV_QPT_UD) ? srq_soft_req_ud(qp, wqe) :
                                                 srq_soft_req_rc(qp, wqe);
