@@ -282,9 +282,27 @@ void srq_soft_comp_peer_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
 
 bool srq_soft_comp_peer_check(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
 {
+    if (!peer->dead && !peer->is_self) {
+        ++dev->stats.liveness_checks;
+    }
     if (srq_soft_peer_alive(peer)) {
         return true;
     }
     srq_soft_comp_peer_dead(dev, peer);
     return false;
+}
+
+bool srq_soft_comp_peer_check_due(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
+{
+    uint64_t now;
+
+    if (peer->dead) {
+        return false;
+    }
+    now = srq_soft_now_ns();
+    if (now < peer->next_check_ns) {
+        return true;
+    }
+    peer->next_check_ns = now + SRQ_SOFT_PEER_CHECK_NS;
+    return srq_soft_comp_peer_check(dev, peer);
 }

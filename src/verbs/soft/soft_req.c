@@ -352,7 +352,7 @@ static int srq_soft_req_fail(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
 static int srq_soft_req_tx_failed(srq_soft_qp_t *qp, srq_soft_peer_t *peer,
                                   int ret)
 {
-    if ((ret == EAGAIN) && srq_soft_comp_peer_check(qp->dev, peer)) {
+    if ((ret == EAGAIN) && srq_soft_comp_peer_check_due(qp->dev, peer)) {
         return SRQ_SOFT_REQ_AGAIN;
     }
     srq_soft_comp_peer_dead(qp->dev, peer);
@@ -367,7 +367,8 @@ static int srq_soft_req_ud(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
         return srq_soft_req_fail(qp, wqe, IBV_WC_LOC_PROT_ERR);
     }
     ret = srq_soft_req_transmit(qp, wqe, wqe->ud_peer);
-    if ((ret == EAGAIN) && srq_soft_comp_peer_check(qp->dev, wqe->ud_peer)) {
+    if ((ret == EAGAIN) &&
+        srq_soft_comp_peer_check_due(qp->dev, wqe->ud_peer)) {
         return SRQ_SOFT_REQ_AGAIN;
     }
     /* sent, or the destination is gone: a datagram is just lost then */
