@@ -440,6 +440,40 @@ TEST_P(rc, rnr_resends_a_probe_not_the_window)
     EXPECT_EQ(0, poll(rcqb, 1, wc, 50)) << "a message arrived twice";
 }
 
+/*
+ * ibv_poll_cq runs the soft device's work on the caller's CPU; a poll that
+ * its CQ can satisfy does not (a consumer polling two CQs per round, or
+ * one with completions waiting, would run it again for nothing).
+ */
+TEST_P(rc, poll_satisfied_from_the_cq_runs_no_progress)
+{
+    SRQ_SKIP_UNLESS_SOFT(); /* the device's statistics */
+    make_pair();
+    char *buf  = (char*)alloc(64, 'p');
+    ibv_mr *mr = reg(*b, buf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *smr = reg(*a, buf, 64, 0);
+    srq_soft_stats_t st;
+    ibv_wc wc;
+
+    for (int i = 0; i < 4; ++i) {
+        ASSERT_EQ(0, post_recv(qpb, buf, 64, mr->lkey, i));
+        ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, buf, 8, smr->lkey, i));
+    }
+    pump(50); /* progress only: the four completions wait in scqa */
+    ASSERT_EQ(0, srq_soft_query_stats(a->dev, &st));
+    const uint64_t before = st.progress_calls;
+    for (int i = 0; i < 4; ++i) {
+        ASSERT_EQ(1, ibv_poll_cq(scqa, 1, &wc)) << "completion " << i;
+        EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+    }
+    ASSERT_EQ(0, srq_soft_query_stats(a->dev, &st));
+    EXPECT_EQ(before, st.progress_calls) << "polls the CQ satisfied ran the "
+                                            "device";
+    EXPECT_EQ(0, ibv_poll_cq(scqa, 1, &wc));
+    ASSERT_EQ(0, srq_soft_query_stats(a->dev, &st));
+    EXPECT_EQ(before + 1, st.progress_calls) << "an empty CQ's poll must";
+}
+
 TEST_P(rc, rnr_retry_exceeded)
 {
     conn_opts_t o;
