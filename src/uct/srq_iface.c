@@ -247,7 +247,19 @@ static unsigned uct_srq_iface_progress(uct_iface_h tl_iface)
     uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
     unsigned count;
 
-    count = uct_srq_iface_poll_rx(iface) + uct_srq_iface_poll_tx(iface);
+    count = uct_srq_iface_poll_rx(iface);
+    /* the send CQ only when the receive CQ gave less than a batch, when
+     * send resources run low or requests wait for them, and at least once
+     * in UCT_SRQ_TX_POLL_PERIOD calls (a flush waits on it): under a flood
+     * of receives its poll is time taken from them */
+    if ((count < UCT_SRQ_POLL_BATCH) ||
+        (iface->tx_outstanding >= iface->config.tx_queue_len) ||
+        (iface->tx_cq_avail < (int)iface->config.tx_queue_len) ||
+        !ucs_arbiter_is_empty(&iface->arbiter) ||
+        (++iface->tx_poll_skips >= UCT_SRQ_TX_POLL_PERIOD)) {
+        iface->tx_poll_skips = 0;
+        count               += uct_srq_iface_poll_tx(iface);
+    }
     if (ucs_unlikely(!ucs_list_is_empty(&iface->hs.connecting) ||
                      !ucs_list_is_empty(&iface->hs.dead))) {
         uct_srq_hs_progress(iface);
@@ -736,6 +748,7 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
                                 md->atomic_access;
     self->tx_cq_avail         = config->tx_cq_len;
     self->tx_outstanding      = 0;
+    self->tx_poll_skips       = 0;
     self->counters_file       = NULL;
     memset(&self->tx_stats, 0, sizeof(self->tx_stats));
 

@@ -16,6 +16,8 @@
 
 /* Completions taken from a CQ per poll call */
 #define UCT_SRQ_POLL_BATCH      16
+/* Progress calls that may skip the send CQ in a row (uct_srq_iface_progress) */
+#define UCT_SRQ_TX_POLL_PERIOD  16
 
 /* AM id byte of internal messages (never handed to a user handler) */
 #define UCT_SRQ_AM_ID_KEEPALIVE 0xff
@@ -52,6 +54,8 @@ typedef struct uct_srq_iface {
     ucs_arbiter_t             arbiter;  /* endpoints with pending requests */
     int                       tx_cq_avail;
     unsigned                  tx_outstanding; /* WRs posted, not completed */
+    unsigned                  tx_poll_skips;  /* progress calls since the
+                                                 send CQ was last polled */
     struct {
         uint64_t              wrs;      /* send WRs posted */
         uint64_t              bytes;    /* bytes they carried */

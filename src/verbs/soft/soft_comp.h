@@ -27,6 +27,10 @@ void srq_soft_comp_swqe_error(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
                               enum ibv_wc_status status);
 /* Is @peer alive? If not, its QPs fail (as after exhausted retries) */
 bool srq_soft_comp_peer_check(srq_soft_dev_t *dev, srq_soft_peer_t *peer);
+/* The same, at most once per SRQ_SOFT_PEER_CHECK_NS and peer (true until
+ * then): for back-pressure, which may last, and must cost no system call
+ * per retry */
+bool srq_soft_comp_peer_check_due(srq_soft_dev_t *dev, srq_soft_peer_t *peer);
 /* @peer is known dead: fail its QPs, forget it */
 void srq_soft_comp_peer_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer);
 

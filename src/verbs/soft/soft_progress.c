@@ -234,8 +234,15 @@ int srq_soft_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
     srq_soft_dev_lock(dev);
     /* read without the lock by the progress thread (soft_wait.c) */
     srq_soft_stat_inc_shared(&dev->user_polls);
-    srq_soft_progress(dev);
     n = srq_soft_cq_pop(cq, num, wc);
+    if ((n < num) || (num == 0)) {
+        /* the device's work runs on the caller's CPU, only when the CQ
+         * cannot satisfy it (a poll of none is a call for progress): a
+         * caller polling two CQs, or one with completions waiting, does
+         * not run it again for nothing */
+        srq_soft_progress(dev);
+        n += srq_soft_cq_pop(cq, num - n, wc + n);
+    }
     srq_soft_dev_unlock(dev);
     return n;
 }

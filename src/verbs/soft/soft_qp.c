@@ -356,6 +356,8 @@ void srq_soft_qp_detach(srq_soft_qp_t *qp)
     qp->ack_pending = false;
     qp->nak         = 0;
     qp->wait        = SRQ_SOFT_WAIT_NONE;
+    qp->rnr_streak  = 0;
+    qp->rnr_probe   = false;
 }
 
 void srq_soft_qp_unpeer(srq_soft_qp_t *qp)

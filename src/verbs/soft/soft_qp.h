@@ -95,6 +95,9 @@ struct srq_soft_qp {
                                         last packet: consumed once its
                                         head is there */
     int                  rnr_left;
+    uint8_t              rnr_streak; /* RNR NAKs in a row, no progress */
+    bool                 rnr_probe;  /* after an RNR NAK: one WQE in
+                                        flight until the peer takes it */
     int                  retry_left;
     bool                 busy;       /* counted in peer->busy_qps */
 

@@ -19,6 +19,8 @@
  *     target that deregisters the region or destroys the QP cuts it off.
  *     To keep RC ordering they wait until every earlier WQE is
  *     acknowledged.
+ *   - After an RNR NAK only the refused WQE goes out (a probe) until the
+ *     responder takes it (soft_comp.c).
  *   - ATOMIC_CMP_AND_SWP / ATOMIC_FETCH_AND_ADD become packets the target's
  *     responder executes (soft_atomic.c); its ATOMIC_ACK carries the
  *     original value the completer writes to the scatter list. At most
@@ -374,7 +376,7 @@ static int srq_soft_req_fail(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
 static int srq_soft_req_tx_failed(srq_soft_qp_t *qp, srq_soft_peer_t *peer,
                                   int ret)
 {
-    if ((ret == EAGAIN) && srq_soft_comp_peer_check(qp->dev, peer)) {
+    if ((ret == EAGAIN) && srq_soft_comp_peer_check_due(qp->dev, peer)) {
         return SRQ_SOFT_REQ_AGAIN;
     }
     srq_soft_comp_peer_dead(qp->dev, peer);
@@ -389,7 +391,8 @@ static int srq_soft_req_ud(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
         return srq_soft_req_fail(qp, wqe, IBV_WC_LOC_PROT_ERR);
     }
     ret = srq_soft_req_transmit(qp, wqe, wqe->ud_peer);
-    if ((ret == EAGAIN) && srq_soft_comp_peer_check(qp->dev, wqe->ud_peer)) {
+    if ((ret == EAGAIN) &&
+        srq_soft_comp_peer_check_due(qp->dev, wqe->ud_peer)) {
         return SRQ_SOFT_REQ_AGAIN;
     }
     /* sent, or the destination is gone: a datagram is just lost then */
@@ -505,7 +508,8 @@ void srq_soft_req_progress(srq_soft_qp_t *qp)
     int ret;
 
     while ((qp->ibv.state == IBV_QPS_RTS) && (qp->sq_tx != qp->sq_pi) &&
-           (qp->wait == SRQ_SOFT_WAIT_NONE)) {
+           (qp->wait == SRQ_SOFT_WAIT_NONE) &&
+           !(qp->rnr_probe && (qp->sq_tx != qp->sq_ci))) {
         wqe = &qp->sq[qp->sq_tx & qp->sq_mask];
         ret = (qp->ibv.qp_type == IBV_QPT_UD) ? srq_soft_req_ud(qp, wqe) :
                                                 srq_soft_req_rc(qp, wqe);

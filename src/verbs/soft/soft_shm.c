@@ -345,8 +345,11 @@ static int srq_soft_shm_map_queue(pid_t pid, srq_soft_seg_t *seg,
         return ENODEV;
     }
 
-    /* non-blocking: a full pipe holds enough wakeups already */
-    fd = srq_soft_shm_open_fd(pid, tab->wake_fd, O_WRONLY | O_NONBLOCK);
+    /* non-blocking: a full pipe holds enough wakeups already. Read-write:
+     * we then hold a read end too, so a poke after the owner died (its
+     * read end gone with it) fills the pipe instead of raising SIGPIPE,
+     * whose default action would end this process */
+    fd = srq_soft_shm_open_fd(pid, tab->wake_fd, O_RDWR | O_NONBLOCK);
     if (fd < 0) {
         return EHOSTUNREACH;
     }

@@ -36,6 +36,8 @@ typedef struct srq_soft_stats {
                                    device runs RDMA operations in order, so a
                                    fence changes nothing; it is counted so
                                    that a user's fencing can be checked) */
+    uint64_t  liveness_checks;  /* a peer's liveness asked of the kernel
+                                   (kill(), /proc/<pid>/stat) */
 } srq_soft_stats_t;
 
 /*

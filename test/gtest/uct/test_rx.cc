@@ -202,10 +202,19 @@ TEST(rc_srq_rx, limit_event_grows_and_rearms)
                              {"RX_ADAPT_INTERVAL", "60s"},
                              {"RX_SHRINK_DELAY", "60s"}});
     incast flood(receiver, 8);
-    ASSERT_TRUE(flood.run(3000)) << "received " << flood.total();
+    uct_srq_iface_counters_t c;
+    /* the events come asynchronously (through libibverbs' async fd under
+     * srq-run --verbs): on a loaded host one flood may end before any is
+     * taken, so flood again, a bounded number of times */
+    for (int round = 0; round < 10; ++round) {
+        ASSERT_TRUE(flood.run(3000)) << "received " << flood.total();
+        c = receiver.counters();
+        if (c.rx_limit_events >= 2) {
+            break;
+        }
+    }
     flood.check();
 
-    uct_srq_iface_counters_t c = receiver.counters();
     EXPECT_GE(c.rx_limit_events, 2u) << "the limit was not re-armed";
     EXPECT_GE(c.rx_grows + c.rx_saturated, 1u) << "no limit event was weighed";
     expect_no_buffer_lost(c);
@@ -368,12 +377,21 @@ TEST(rc_srq_rx, per_qp_receive_queues)
     incast flood(receiver, 8);
     ASSERT_TRUE(flood.run(1000)) << "received " << flood.total();
     flood.check();
+    /* a queue is refilled once a batch is missing: let the receiver's
+     * next polls repost what is due */
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    progress_until({&receiver}, [&] {
+        return std::chrono::steady_clock::now() >= until;
+    });
 
     uct_srq_iface_counters_t c = receiver.counters();
     EXPECT_EQ(8u, c.conns);
-    /* receive memory grows with the peers */
+    /* receive memory grows with the peers: each queue within a batch of
+     * its 16 */
     EXPECT_EQ(8u * 16, c.rx_queue_target);
-    EXPECT_EQ(8u * 16, c.rx_queue_now);
+    EXPECT_EQ(8u * 16, c.rx_queue_peak);
+    EXPECT_LE(c.rx_queue_now, 8u * 16);
+    EXPECT_GT(c.rx_queue_now, 8u * (16 - 8));
     EXPECT_EQ(8u * 1000, c.rx_consumed);
     expect_no_buffer_lost(c);
     print("per-QP", c);

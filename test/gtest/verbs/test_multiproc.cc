@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -316,6 +317,9 @@ static int child_serve(endpoint &ep, int s)
             r = (ep.post_recv(0, 64, 9) == 0 && ep.wait(&wc) == 0) ? 'y' : 'n';
             break;
         }
+        case 'a': /* arm our CQ: producers poke our wake pipe from now */
+            r = (ibv_req_notify_cq(ep.cq, 0) == 0) ? 'y' : 'n';
+            break;
         case 'q':
             return 0;
         default:
@@ -446,6 +450,33 @@ TEST_P(multiproc, peer_killed_flush_bounded)
 
 /* An owner killed with SIGKILL leaves nothing to reclaim: its memory is
  * gone with it, and a new instance has nothing to clean up */
+/* A sender pokes the wake pipe of a peer that asked for it; once the peer
+ * is killed nobody reads that pipe, and the poke must not raise SIGPIPE
+ * (its default action ends the sender) */
+static volatile sig_atomic_t g_sigpipes;
+
+TEST_P(multiproc, poking_a_killed_peer_raises_no_sigpipe)
+{
+    SRQ_SKIP_UNLESS_SOFT(); /* the wake pipe is soft's */
+    struct sigaction sa = {}, old;
+    sa.sa_handler = [](int) { ++g_sigpipes; };
+    ASSERT_EQ(0, sigaction(SIGPIPE, &sa, &old));
+    m_cleanup.push_back([old]() { sigaction(SIGPIPE, &old, nullptr); });
+    g_sigpipes = 0;
+
+    ASSERT_TRUE(me.open(GetParam()));
+    pid_t pid = spawn(child_serve);
+    ASSERT_TRUE(me.connect(child));
+    ASSERT_EQ('y', cmd('a'));
+    ASSERT_EQ(0, kill(pid, SIGKILL));
+    wait_child(pid);
+
+    ibv_wc wc;
+    ASSERT_EQ(0, me.post(IBV_WR_SEND, 0, 16, 1));
+    EXPECT_NE(IBV_WC_SUCCESS, me.wait(&wc)) << "a dead peer took a message";
+    EXPECT_EQ(0, g_sigpipes);
+}
+
 TEST_P(multiproc, killed_owner_leaves_nothing)
 {
     SRQ_SKIP_UNLESS_SOFT();
@@ -507,6 +538,49 @@ TEST_P(multiproc, slow_peer_is_not_a_lost_packet)
     EXPECT_EQ(-1, me.wait(&wc, 300)) << ibv_wc_status_str(wc.status);
     EXPECT_EQ('y', cmd('r'));
     EXPECT_EQ(IBV_WC_SUCCESS, me.wait(&wc));
+    char c = 'q';
+    ASSERT_TRUE(write_full(sv[0], &c, 1));
+    EXPECT_EQ(0, wait_child(pid));
+}
+
+/*
+ * A peer that takes nothing for a while (its CPU elsewhere) fills its
+ * inbound queue; the sender retries from progress, and each retry must
+ * not ask the kernel whether the peer lives (kill, /proc): liveness has
+ * its own timer, SRQ_SOFT_PEER_CHECK_NS (100 ms).
+ */
+TEST_P(multiproc, back_pressure_makes_no_system_call_per_retry)
+{
+    SRQ_SKIP_UNLESS_SOFT(); /* the inbound queue and statistics are soft's */
+    const uint32_t len = 2048;
+    const int ms = 300;
+    tdev_t &d  = open_dev();
+    ibv_cq *cq = make_cq(d);
+    ibv_qp *qp = make_qp(d, IBV_QPT_UD, cq, cq);
+    char *buf  = (char*)alloc(len, 'b');
+    ibv_mr *mr = reg(d, buf, len, 0);
+    pid_t pid  = spawn(child_serve, false); /* it sits in read() */
+    ud_to_rts(d, qp, 0x1234);
+    ibv_ah *ah = make_ah(d, child.addr);
+    srq_soft_stats_t st;
+    ibv_wc wc[64];
+
+    uint64_t end = now_ms() + ms;
+    while (now_ms() < end) {
+        ibv_sge sge = { (uintptr_t)buf, len, mr->lkey };
+        ibv_send_wr wr = {}, *bad;
+        wr.sg_list = &sge; wr.num_sge = 1; wr.opcode = IBV_WR_SEND;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        wr.wr.ud.ah = ah; wr.wr.ud.remote_qpn = child.qpn;
+        wr.wr.ud.remote_qkey = 0x1234;
+        if (ibv_post_send(qp, &wr, &bad) != 0) {
+            ibv_poll_cq(cq, 64, wc); /* the send queue is full: retry */
+        }
+    }
+    ASSERT_EQ(0, srq_soft_query_stats(d.dev, &st));
+    EXPECT_GT(st.tx_ring_full, 100u) << "the peer's queue never filled";
+    EXPECT_LE(st.liveness_checks, (uint64_t)(ms / 100 + 2))
+        << st.tx_ring_full << " retries into a full queue";
     char c = 'q';
     ASSERT_TRUE(write_full(sv[0], &c, 1));
     EXPECT_EQ(0, wait_child(pid));
