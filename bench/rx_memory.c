@@ -23,6 +23,8 @@
  *
  * Phases, each one line of "key=value" fields, the server's own memory
  * (/proc/self/status) and, for rc_srq, its interface's counters:
+ *   base      - the memory domain and worker are open, no interface yet:
+ *               what the interface costs is measured from here
  *   open      - the interface is open, no peer yet
  *   connected - N peers connected, each sent one message (and got one back
  *               where the server has endpoints), all flushed
@@ -53,6 +55,7 @@
 typedef struct {
     const char    *label;
     int           peers;
+    bench_tl_t    *tl;
     bench_peers_t p;
     bench_iface_t server;
     uint64_t      held_peak;   /* most rx_bytes_held seen in the flood */
@@ -76,11 +79,11 @@ static void report(rxm_t *r, const char *phase, double start_us)
     bench_mem_read(&mem);
     printf("rxmem label=%s tl=%s component=%s peers=%d phase=%s rss=%lu "
            "hwm=%lu anon=%lu shmem=%lu ms=%.0f", r->label,
-           r->server.tl->tl_name, r->server.tl->component, r->peers, phase,
+           r->tl->tl_name, r->tl->component, r->peers, phase,
            (unsigned long)mem.rss, (unsigned long)mem.hwm,
            (unsigned long)mem.anon, (unsigned long)mem.shmem,
            (bench_now_us() - start_us) / 1e3);
-    if (bench_counters(&r->server, &c)) {
+    if ((r->server.iface != NULL) && bench_counters(&r->server, &c)) {
         if (c.rx_bytes_held > r->held_peak) {
             r->held_peak = c.rx_bytes_held;
         }
@@ -110,7 +113,7 @@ static void settle(rxm_t *r, const char *phase, double stable_ms,
     bench_mem_t mem;
 
     do {
-        uct_worker_progress(r->server.tl->worker);
+        uct_worker_progress(r->tl->worker);
         now = bench_now_us();
         if (now < next) {
             continue;
@@ -183,6 +186,9 @@ int main(int argc, char **argv)
 
     start = bench_now_us();
     bench_tl_open(&tl, tl_name, dev_name);
+    r.tl = &tl;
+    report(&r, "base", start);
+    start = bench_now_us();
     bench_iface_open(&tl, config, &r.server);
     report(&r, "open", start);
 
