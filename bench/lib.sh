@@ -10,6 +10,11 @@
 #                     soft0 a libibverbs device) in a process group of its
 #                     own, at most LIMIT_S seconds; stdout to OUT, stderr to
 #                     OUT.err; returns CMD's status
+#   bench_dev TL      the device a transport is measured on: soft0:1 for
+#                     rc_srq and UCX's verbs transports, memory for the
+#                     shared-memory ones, lo for tcp
+#   bench_verbs TL    "--verbs" where TL needs soft0 as a libibverbs device
+#                     (UCX's rc_verbs, ud_verbs, ...): bench_run's option
 #   bench_kv KEY      the value of KEY=... in each line of stdin ("n/a")
 #   bench_median      the median of the numbers on stdin ("n/a": none)
 #   bench_ratio A B   A/B with 2 decimals, n/a where either is n/a or B is 0
@@ -73,6 +78,18 @@ bench_run() {
     # reaped: its pid may be reused, never signal it again
     BENCH_JOBS=("${BENCH_JOBS[@]/$pid}")
     return $rc
+}
+
+bench_dev() {
+    case $1 in
+        rc_srq|*_verbs|*_mlx5) echo soft0:1 ;;
+        tcp) echo lo ;;
+        *) echo memory ;;
+    esac
+}
+
+bench_verbs() {
+    case $1 in *_verbs|*_mlx5) echo --verbs ;; esac
 }
 
 bench_kv() {
