@@ -582,7 +582,8 @@ static ucs_status_t uct_srq_iface_init_pools(uct_srq_iface_t *iface,
 
     status = uct_srq_mpool_init(&iface->tx_mp, md,
                                 sizeof(uct_srq_tx_desc_t) + config->seg_size,
-                                sizeof(uct_srq_tx_desc_t), 128,
+                                sizeof(uct_srq_tx_desc_t),
+                                UCS_SYS_CACHE_LINE_SIZE, 128,
                                 config->tx_max_bufs, "srq_tx_desc");
     if (status != UCS_OK) {
         return status;
@@ -669,7 +670,6 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
     const uct_srq_iface_config_t *config =
             ucs_derived_of(tl_config, uct_srq_iface_config_t);
     uct_srq_md_t *md = ucs_derived_of(tl_md, uct_srq_md_t);
-    unsigned rx_headroom;
     ucs_status_t status;
 
     UCT_CHECK_PARAM(params->field_mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE,
@@ -719,9 +719,8 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
         goto err_cqs;
     }
 
-    rx_headroom = UCT_IFACE_PARAM_VALUE(params, rx_headroom, RX_HEADROOM, 0);
-    status      = uct_srq_rx_init(&self->rx, self, &config->rx,
-                                  config->seg_size, rx_headroom);
+    status = uct_srq_rx_init(&self->rx, self, &config->rx, config->seg_size,
+                             params);
     if (status != UCS_OK) {
         goto err_cqs;
     }
