@@ -670,6 +670,9 @@ TEST_F(rc_srq, fence_marks_the_next_wr)
         return uct_ep_put_short(m_ep, &value, sizeof(value), remote.addr(),
                                 remote.rkey());
     }));
+    /* the connection is up, the put on the device: the get below goes to
+     * the device when posted, not when the handshake ends */
+    flush_ep();
     uint64_t before = fenced();
     ASSERT_EQ(UCS_OK, uct_ep_fence(m_ep, 0));
     EXPECT_EQ(before, fenced()) << "a fence alone posts nothing";
