@@ -12,7 +12,10 @@ set -u
 run=${SRQ_RUN:?}
 builddir=${SRQ_TEST_BUILDDIR:?}
 src=$(cd "$(dirname "$0")" && pwd)
-out="$builddir/test/mpi"
+out=${SRQ_TEST_MPI_OUT:-$builddir/test/mpi}
+# SRQ_TEST_PATH=rdma-core|built-in: the path every rc_srq interface must
+# have taken (its counters line says which: test/rdma_path.sh)
+want_path=${SRQ_TEST_PATH:-}
 work=$(mktemp -d "${TMPDIR:-/tmp}/srq-mpi.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$out"
@@ -47,9 +50,12 @@ ompi_opts=(--oversubscribe --mca pml ucx --mca osc ucx --mca btl self
 mpich_opts=(-genvlist UCX_TLS,UCX_RC_SRQ_COUNTERS_FILE)
 
 # job NAME NP LAUNCHER LAUNCHER-OPTIONS... PROGRAM
+# (SRQ_TEST_WANT_ATOMICS=1: the job's atomics must have gone through the
+# device's atomics, rc_srq's tx_atomics)
 job() {
     local name=$1 np=$2 launcher=$3; shift 3
     local counters="$work/counters.${name//[^a-z0-9_]/_}.$np" log rc ranks
+    local atomics
     rm -f "$counters".*
     log=$(UCX_RC_SRQ_COUNTERS_FILE="$counters.%p" \
           timeout -k 10 180 "$run" "$launcher" -np "$np" "$@" 2>&1)
@@ -62,15 +68,26 @@ job() {
     elif [ "$ranks" -lt "$np" ]; then
         echo "FAIL: $name np=$np: only $ranks of $np ranks received over rc_srq"
         cat "$counters".* 2>/dev/null; fail=1
+    elif [ "${SRQ_TEST_WANT_ATOMICS:-0}" = 1 ] &&
+         atomics=$(cat "$counters".* | sed -n 's/.* tx_atomics \([0-9]*\) .*/\1/p' |
+                   awk '{ n += $1 } END { print n + 0 }') && [ "$atomics" -eq 0 ]; then
+        echo "FAIL: $name np=$np: its atomics did not go through rc_srq's (tx_atomics 0)"
+        cat "$counters".*; fail=1
+    elif [ -n "$want_path" ] && cat "$counters".* | grep -qv " path $want_path\$"; then
+        echo "FAIL: $name np=$np: not every rc_srq interface took the $want_path path"
+        cat "$counters".*; fail=1
     else
-        echo "PASS: $name np=$np ($(grep -h '^PASS' <<<"$log" | head -1); $ranks ranks received over rc_srq)"
+        echo "PASS: $name np=$np ($(grep -h '^PASS' <<<"$log" | head -1); $ranks ranks received over rc_srq${want_path:+ ($want_path)}${atomics:+; $atomics device atomics})"
     fi
 }
 
 for np in 2 4; do
-    for p in p2p coll rma threads; do
+    for p in p2p coll threads; do
         job "$p" "$np" mpirun.openmpi "${ompi_opts[@]}" "$out/$p"
     done
+    # osc ucx: MPI_Accumulate and MPI_Fetch_and_op are UCP atomics
+    SRQ_TEST_WANT_ATOMICS=1 job rma "$np" mpirun.openmpi "${ompi_opts[@]}" "$out/rma"
+
     if [ $have_mpich = 1 ]; then
         for p in p2p coll rma threads; do
             job "mpich:$p" "$np" mpiexec.mpich "${mpich_opts[@]}" "$out/mpich/$p"
@@ -87,7 +104,7 @@ for np in 2 4; do
     fi
     # Debian's Open MPI 4.1.4 crashes in shmem_finalize unless osc rdma is
     # excluded, whatever the transport (not ours to fix)
-    job shmem_basic "$np" oshrun --oversubscribe --mca spml ucx --mca pml ucx --mca osc ^rdma \
+    SRQ_TEST_WANT_ATOMICS=1 job shmem_basic "$np" oshrun --oversubscribe --mca spml ucx --mca pml ucx --mca osc ^rdma \
         --mca btl self -x UCX_TLS -x UCX_RC_SRQ_COUNTERS_FILE "$out/shmem_basic"
 done
 exit $fail

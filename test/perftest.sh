@@ -46,7 +46,8 @@ out=$(SRQ_RUN_COUNTERS=1 "$pair" -n "$iters" -t am_lat "${uct[@]}" 2>&1)
 line=$(grep "^srq-run:   rc_srq soft0:1 pid " <<<"$out" | tail -1)
 msgs=$(sed -n 's/.* rx_msgs \([0-9]*\) .*/\1/p' <<<"$line")
 if [ "${msgs:-0}" -ge "$iters" ] &&
-   grep -qE "rx_queue_peak [1-9][0-9]* .*rx_limit_events [0-9]+ rx_rnr [0-9]+ rx_grows" <<<"$line"; then
+   grep -qE "rx_queue_peak [1-9][0-9]* .*rx_limit_events [0-9]+ rx_rnr [0-9]+ rx_grows" <<<"$line" &&
+   grep -q " path ${SRQ_TEST_PATH:-[a-z-]*}$" <<<"$line"; then
     echo "PASS: SRQ_RUN_COUNTERS: $line"
 else
     echo "FAIL: SRQ_RUN_COUNTERS printed no counters for $iters messages"

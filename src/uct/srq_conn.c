@@ -28,6 +28,7 @@
 #include <ucs/sys/math.h>
 #include <ucs/arch/cpu.h>
 #include <ucs/debug/memtrack.h>
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,6 +168,8 @@ static ucs_status_t uct_srq_hs_ud_qp_init(uct_srq_hs_t *hs,
     if (ret != 0) {
         ucs_error("srq: failed to bring up the handshake UD QP: %s",
                   strerror(ret));
+        srq_verbs_destroy_qp(iface->dev, hs->ud_qp);
+        hs->ud_qp = NULL;
         return UCS_ERR_IO_ERROR;
     }
     return UCS_OK;
@@ -547,6 +550,28 @@ static int uct_srq_hs_msg_valid(uct_srq_iface_t *iface,
            (msg->src.dev.port_num <= iface->dev_attr.phys_port_cnt);
 }
 
+/*
+ * The datagram names the interface that sent it (its port address and
+ * handshake QP: the connection's key); the device says which QP and port
+ * it came from (the source QP, and the GRH's source GID or the source
+ * LID). They must be the same: otherwise any QP could open, or take
+ * ahead of time, another interface's connection - QP numbers are easy to
+ * guess, and a connection to a key that already has one is refused.
+ */
+static int uct_srq_hs_src_valid(const uct_srq_hs_msg_t *msg,
+                                const struct ibv_wc *wc, const void *grh)
+{
+    if (le32toh(msg->src.ud_qpn) != wc->src_qp) {
+        return 0;
+    }
+    if (wc->wc_flags & IBV_WC_GRH) {
+        /* the source GID: bytes 8..23 of the GRH */
+        return !memcmp(UCS_PTR_BYTE_OFFSET(grh, 8), msg->src.dev.gid,
+                       sizeof(msg->src.dev.gid));
+    }
+    return wc->slid == ntohs(msg->src.dev.lid);
+}
+
 static void uct_srq_hs_drop(uct_srq_iface_t *iface, const char *why,
                             const uct_srq_hs_msg_t *msg)
 {
@@ -626,6 +651,7 @@ void uct_srq_hs_handle_rx(uct_srq_iface_t *iface, const struct ibv_wc *wc)
     uct_srq_hs_t *hs = &iface->hs;
     unsigned index   = wc->wr_id;
     const uct_srq_hs_msg_t *msg;
+    const void *grh;
     uct_srq_conn_key_t key;
     uct_srq_conn_t *conn;
     uint32_t rc_qpn;
@@ -646,11 +672,15 @@ void uct_srq_hs_handle_rx(uct_srq_iface_t *iface, const struct ibv_wc *wc)
     }
 
     /* UD: the first 40 bytes hold the GRH */
-    msg = UCS_PTR_BYTE_OFFSET(hs->bufs, (size_t)index * UCT_SRQ_HS_BUF_LEN +
-                                        UCT_SRQ_HS_GRH_LEN);
+    grh = UCS_PTR_BYTE_OFFSET(hs->bufs, (size_t)index * UCT_SRQ_HS_BUF_LEN);
+    msg = UCS_PTR_BYTE_OFFSET(grh, UCT_SRQ_HS_GRH_LEN);
     if ((wc->byte_len < UCT_SRQ_HS_GRH_LEN) ||
         !uct_srq_hs_msg_valid(iface, msg, wc->byte_len - UCT_SRQ_HS_GRH_LEN)) {
         uct_srq_hs_drop(iface, "malformed", msg);
+        goto out;
+    }
+    if (!uct_srq_hs_src_valid(msg, wc, grh)) {
+        uct_srq_hs_drop(iface, "names another source than its own", msg);
         goto out;
     }
 

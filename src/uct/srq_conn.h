@@ -80,6 +80,7 @@ typedef struct uct_srq_conn {
     uint32_t              sn_done;      /* WRs completed */
     int                   send_flags;   /* IBV_SEND_FENCE once after a fence */
     int                   pending_desched; /* an endpoint waits for slots */
+    unsigned              amo_looping;  /* emulated atomics still swapping */
     int                   accepting;    /* half open, asked for by the peer */
     ucs_queue_head_t      ops;          /* uct_srq_op_t by sequence number */
     ucs_queue_head_t      queued;       /* uct_srq_conn_wr_t not posted yet */

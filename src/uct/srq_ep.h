@@ -24,6 +24,33 @@ typedef struct uct_srq_tx_desc {
     uint32_t               length;
 } uct_srq_tx_desc_t;
 
+/* A flush with a completion: done when the connection's WRs up to it are,
+ * and no emulated atomic of the connection is still looping (each retry is
+ * a new WR, posted after the flush) */
+typedef struct uct_srq_flush_op {
+    uct_srq_op_t     super;
+    uct_srq_conn_t  *conn;
+} uct_srq_flush_op_t;
+
+/*
+ * An atomic in a send descriptor's data: the 8 bytes the device writes the
+ * word's old value to, and what an emulated operation needs to try again
+ * (srq_ep.c, "atomics")
+ */
+typedef struct uct_srq_amo {
+    uint64_t           old;         /* the device writes here */
+    uint64_t           guess;       /* what the word is taken to hold */
+    uint64_t           value;       /* the operand (swap value of cswap) */
+    uint64_t           compare;     /* cswap only */
+    uint64_t           word_addr;   /* the aligned 64-bit word */
+    uint32_t           rkey;
+    uint8_t            opcode;      /* uct_atomic_op_t, or CSWAP */
+    uint8_t            shift;       /* of a 32-bit operand in the word */
+    uint8_t            size;        /* 4 or 8 */
+    void              *result;      /* the caller's, or NULL */
+    uct_srq_conn_t    *conn;
+} uct_srq_amo_t;
+
 UCS_CLASS_DECLARE(uct_srq_ep_t, const uct_ep_params_t*);
 UCS_CLASS_DECLARE_NEW_FUNC(uct_srq_ep_t, uct_ep_t, const uct_ep_params_t*);
 UCS_CLASS_DECLARE_DELETE_FUNC(uct_srq_ep_t, uct_ep_t);
@@ -59,6 +86,28 @@ ucs_status_t uct_srq_ep_get_bcopy(uct_ep_h tl_ep, uct_unpack_callback_t unpack_c
 ucs_status_t uct_srq_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
                                   size_t iovcnt, uint64_t remote_addr,
                                   uct_rkey_t rkey, uct_completion_t *comp);
+ucs_status_t uct_srq_ep_atomic64_post(uct_ep_h tl_ep, unsigned opcode,
+                                      uint64_t value, uint64_t remote_addr,
+                                      uct_rkey_t rkey);
+ucs_status_t uct_srq_ep_atomic32_post(uct_ep_h tl_ep, unsigned opcode,
+                                      uint32_t value, uint64_t remote_addr,
+                                      uct_rkey_t rkey);
+ucs_status_t uct_srq_ep_atomic64_fetch(uct_ep_h tl_ep, uct_atomic_op_t opcode,
+                                       uint64_t value, uint64_t *result,
+                                       uint64_t remote_addr, uct_rkey_t rkey,
+                                       uct_completion_t *comp);
+ucs_status_t uct_srq_ep_atomic32_fetch(uct_ep_h tl_ep, uct_atomic_op_t opcode,
+                                       uint32_t value, uint32_t *result,
+                                       uint64_t remote_addr, uct_rkey_t rkey,
+                                       uct_completion_t *comp);
+ucs_status_t uct_srq_ep_atomic_cswap64(uct_ep_h tl_ep, uint64_t compare,
+                                       uint64_t swap, uint64_t remote_addr,
+                                       uct_rkey_t rkey, uint64_t *result,
+                                       uct_completion_t *comp);
+ucs_status_t uct_srq_ep_atomic_cswap32(uct_ep_h tl_ep, uint32_t compare,
+                                       uint32_t swap, uint64_t remote_addr,
+                                       uct_rkey_t rkey, uint32_t *result,
+                                       uct_completion_t *comp);
 ucs_status_t uct_srq_ep_flush(uct_ep_h tl_ep, unsigned flags,
                               uct_completion_t *comp);
 ucs_status_t uct_srq_ep_fence(uct_ep_h tl_ep, unsigned flags);

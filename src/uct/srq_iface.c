@@ -7,6 +7,7 @@
 #include "srq_counters.h"
 #include "srq_ep.h"
 #include "srq_md.h"
+#include "srq_perf.h"
 
 #include <ucs/arch/bitops.h>
 #include <ucs/debug/log_def.h>
@@ -25,6 +26,12 @@ UCS_CLASS_DECLARE_DELETE_FUNC(uct_srq_iface_t, uct_iface_t);
 
 /* Send descriptors per pool chunk, unless TX_BUFS_GROW says */
 #define UCT_SRQ_TX_BUFS_GROW 128
+
+/* Atomic operations without and with a fetched result */
+#define UCT_SRQ_ATOMIC_OPS  (UCS_BIT(UCT_ATOMIC_OP_ADD) | UCS_BIT(UCT_ATOMIC_OP_AND) | \
+                             UCS_BIT(UCT_ATOMIC_OP_OR)  | UCS_BIT(UCT_ATOMIC_OP_XOR))
+#define UCT_SRQ_ATOMIC_FOPS (UCT_SRQ_ATOMIC_OPS | UCS_BIT(UCT_ATOMIC_OP_SWAP) | \
+                             UCS_BIT(UCT_ATOMIC_OP_CSWAP))
 
 ucs_config_field_t uct_srq_iface_config_table[] = {
     {"", "", NULL,
@@ -211,7 +218,7 @@ static unsigned uct_srq_iface_poll_rx(uct_srq_iface_t *iface)
             uct_srq_rx_deliver(&iface->rx, iface, &wc[i]);
         }
     }
-    uct_srq_rx_refill(&iface->rx, iface);
+    uct_srq_rx_polled(&iface->rx, iface, n, UCT_SRQ_POLL_BATCH);
     return n;
 }
 
@@ -406,9 +413,9 @@ static ucs_status_t uct_srq_iface_query(uct_iface_h tl_iface,
                                         uct_iface_attr_t *iface_attr)
 {
     uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
-    int soft = (srq_verbs_dev_kind(iface->dev) == SRQ_VERBS_DEV_SOFT);
     size_t mtu = 128ul << iface->port_attr.active_mtu;
     size_t seg = iface->config.seg_size;
+    uct_srq_perf_t perf;
 
     uct_base_iface_query(&iface->super, iface_attr);
 
@@ -427,10 +434,20 @@ static ucs_status_t uct_srq_iface_query(uct_iface_h tl_iface,
                             UCT_IFACE_FLAG_EP_CHECK;
 #ifdef UCT_IFACE_FLAG_INTER_NODE
     /* an HCA reaches other hosts; soft0 only the processes of this one */
-    if (!soft) {
+    if (srq_verbs_dev_kind(iface->dev) != SRQ_VERBS_DEV_SOFT) {
         iface_attr->cap.flags |= UCT_IFACE_FLAG_INTER_NODE;
     }
 #endif
+    if (iface->config.atomics) {
+        /* 64-bit add, fetch-add and compare-swap by the device; the rest,
+         * and 32-bit, by compare-swap loops (srq_ep.c): all of what UCP
+         * asks of a device that carries its atomics */
+        iface_attr->cap.flags             |= UCT_IFACE_FLAG_ATOMIC_DEVICE;
+        iface_attr->cap.atomic64.op_flags  = UCT_SRQ_ATOMIC_OPS;
+        iface_attr->cap.atomic64.fop_flags = UCT_SRQ_ATOMIC_FOPS;
+        iface_attr->cap.atomic32.op_flags  = UCT_SRQ_ATOMIC_OPS;
+        iface_attr->cap.atomic32.fop_flags = UCT_SRQ_ATOMIC_FOPS;
+    }
     iface_attr->cap.event_flags = UCT_IFACE_FLAG_EVENT_SEND_COMP |
                                   UCT_IFACE_FLAG_EVENT_RECV |
                                   UCT_IFACE_FLAG_EVENT_FD;
@@ -465,12 +482,12 @@ static ucs_status_t uct_srq_iface_query(uct_iface_h tl_iface,
     iface_attr->ep_addr_len     = 0;
     iface_attr->max_conn_priv   = 0;
 
-    /* soft0: a shared-memory hop and a memory copy; an HCA: a network hop */
-    iface_attr->latency             = ucs_linear_func_make(soft ? 400e-9 :
-                                                           1.5e-6, 0);
+    /* what the port says it is (soft0's port too), not a guess per kind */
+    uct_srq_perf_from_port(&iface->port_attr, seg, &perf);
+    iface_attr->latency             = ucs_linear_func_make(perf.latency, 0);
     iface_attr->bandwidth.dedicated = 0;
-    iface_attr->bandwidth.shared    = soft ? 6e9 : 10e9;
-    iface_attr->overhead            = soft ? 80e-9 : 40e-9;
+    iface_attr->bandwidth.shared    = perf.bandwidth;
+    iface_attr->overhead            = UCT_SRQ_PERF_OVERHEAD;
     iface_attr->priority            = 0;
     return UCS_OK;
 }
@@ -504,11 +521,15 @@ static ucs_status_t uct_srq_iface_check_config(uct_srq_iface_t *iface,
     return uct_srq_hs_check_config(&config->hs);
 }
 
+/* On failure, uct_srq_iface_destroy_cqs destroys what was created */
 static ucs_status_t uct_srq_iface_create_cqs(uct_srq_iface_t *iface,
                                              const uct_srq_iface_config_t *config)
 {
     int flags;
 
+    /* the interface's memory is not zeroed: nothing is there yet */
+    iface->send_cq = NULL;
+    iface->recv_cq = NULL;
     iface->channel = srq_verbs_create_comp_channel(iface->dev);
     if (iface->channel == NULL) {
         ucs_error("srq: failed to create a completion channel: %m");
@@ -586,7 +607,6 @@ static ucs_status_t uct_srq_iface_init_port(uct_srq_iface_t *iface,
 }
 
 static ucs_status_t uct_srq_iface_init_pools(uct_srq_iface_t *iface,
-                                             uct_srq_md_t *md,
                                              const uct_srq_iface_config_t *config)
 {
     static ucs_mpool_ops_t op_mpool_ops = {
@@ -598,7 +618,7 @@ static ucs_status_t uct_srq_iface_init_pools(uct_srq_iface_t *iface,
     ucs_status_t status;
 
     /* a limit below the default chunk is a smaller chunk */
-    status = uct_srq_mpool_init(&iface->tx_mp, md,
+    status = uct_srq_mpool_init(&iface->tx_mp, &iface->super.super,
                                 sizeof(uct_srq_tx_desc_t) + config->seg_size,
                                 sizeof(uct_srq_tx_desc_t),
                                 UCS_SYS_CACHE_LINE_SIZE,
@@ -608,7 +628,9 @@ static ucs_status_t uct_srq_iface_init_pools(uct_srq_iface_t *iface,
         return status;
     }
 
-    status = uct_srq_ucs_mpool_init(&iface->op_mp, 0, sizeof(uct_srq_op_t),
+    /* operation records: a zcopy's, or a flush's (the largest) */
+    status = uct_srq_ucs_mpool_init(&iface->op_mp, 0,
+                                    sizeof(uct_srq_flush_op_t),
                                     0, 1, 256, UINT_MAX, &op_mpool_ops,
                                     "srq_op");
     if (status != UCS_OK) {
@@ -628,12 +650,12 @@ static uct_iface_ops_t uct_srq_iface_ops = {
     .ep_am_short_iov          = uct_srq_ep_am_short_iov,
     .ep_am_bcopy              = uct_srq_ep_am_bcopy,
     .ep_am_zcopy              = uct_srq_ep_am_zcopy,
-    .ep_atomic_cswap64        = (uct_ep_atomic_cswap64_func_t)ucs_empty_function_return_unsupported,
-    .ep_atomic_cswap32        = (uct_ep_atomic_cswap32_func_t)ucs_empty_function_return_unsupported,
-    .ep_atomic32_post         = (uct_ep_atomic32_post_func_t)ucs_empty_function_return_unsupported,
-    .ep_atomic64_post         = (uct_ep_atomic64_post_func_t)ucs_empty_function_return_unsupported,
-    .ep_atomic32_fetch        = (uct_ep_atomic32_fetch_func_t)ucs_empty_function_return_unsupported,
-    .ep_atomic64_fetch        = (uct_ep_atomic64_fetch_func_t)ucs_empty_function_return_unsupported,
+    .ep_atomic_cswap64        = uct_srq_ep_atomic_cswap64,
+    .ep_atomic_cswap32        = uct_srq_ep_atomic_cswap32,
+    .ep_atomic32_post         = uct_srq_ep_atomic32_post,
+    .ep_atomic64_post         = uct_srq_ep_atomic64_post,
+    .ep_atomic32_fetch        = uct_srq_ep_atomic32_fetch,
+    .ep_atomic64_fetch        = uct_srq_ep_atomic64_fetch,
     .ep_pending_add           = uct_srq_ep_pending_add,
     .ep_pending_purge         = uct_srq_ep_pending_purge,
     .ep_flush                 = uct_srq_ep_flush,
@@ -728,6 +750,9 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
     self->config.max_send_sge = ucs_min(self->dev_attr.max_sge, 8);
     self->config.rnr_timer    = config->rnr_timer;
     self->config.timeout      = config->timeout;
+    /* an atomic's target must be registered for it, so the md too */
+    self->config.atomics      = (self->dev_attr.atomic_cap != IBV_ATOMIC_NONE) &&
+                                md->atomic_access;
     self->tx_cq_avail         = config->tx_cq_len;
     self->tx_outstanding      = 0;
     self->counters_file       = NULL;
@@ -744,7 +769,7 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
         goto err_cqs;
     }
 
-    status = uct_srq_iface_init_pools(self, md, config);
+    status = uct_srq_iface_init_pools(self, config);
     if (status != UCS_OK) {
         goto err_rx;
     }

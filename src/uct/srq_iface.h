@@ -60,6 +60,9 @@ typedef struct uct_srq_iface {
     struct {
         uint64_t              wrs;      /* send WRs posted */
         uint64_t              bytes;    /* bytes they carried */
+        uint64_t              atomics;  /* of them, IB atomic WRs */
+        uint64_t              atomic_retries; /* compare-and-swaps that
+                                           found another value */
     } tx_stats;
     char                     *counters_file;
     struct {
@@ -69,6 +72,7 @@ typedef struct uct_srq_iface {
         unsigned              max_send_sge;
         unsigned              rnr_timer;
         unsigned              timeout;
+        int                   atomics;  /* the device executes IB atomics */
     } config;
 } uct_srq_iface_t;
 

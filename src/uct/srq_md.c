@@ -12,6 +12,8 @@
 #include <ucs/debug/memtrack.h>
 #include <ucs/sys/string.h>
 #include <ucs/type/cpu_set.h>
+#include <ucs/sys/topo/base/topo.h>
+#include <ucs/sys/math.h>
 #include <string.h>
 #include <strings.h>
 
@@ -26,7 +28,7 @@ static int uct_srq_config_sscanf_soft(const char *buf, void *dest,
     return ucs_config_sscanf_bool(buf, dest, arg);
 }
 
-#define UCT_SRQ_CONFIG_TYPE_SOFT \
+#define UCT_SRQ_CONFIG_TYPE_YES_NO_AUTO \
     {.read    = uct_srq_config_sscanf_soft, \
      .write   = ucs_config_sprintf_ternary_auto, \
      .clone   = ucs_config_clone_int, \
@@ -47,7 +49,17 @@ ucs_config_field_t uct_srq_md_config_table[] = {
      " y    - always list soft0, besides any RDMA device\n"
      " n    - never list soft0\n"
      " auto - list soft0 only when no RDMA device is present",
-     ucs_offsetof(uct_srq_md_config_t, soft), UCT_SRQ_CONFIG_TYPE_SOFT},
+     ucs_offsetof(uct_srq_md_config_t, soft), UCT_SRQ_CONFIG_TYPE_YES_NO_AUTO},
+
+    {"RCACHE", "auto",
+     "Registration cache: memory registered once stays registered until it\n"
+     "is unmapped, so registering the same buffer again costs a lookup\n"
+     "(UCX's ucs_rcache, as UCX's ib transports keep one):\n"
+     " y    - for every device\n"
+     " n    - never: every registration goes to the device\n"
+     " auto - for rdma-core devices (an HCA pins and maps the pages of each\n"
+     "        registration), not for the built-in soft0",
+     ucs_offsetof(uct_srq_md_config_t, rcache), UCT_SRQ_CONFIG_TYPE_YES_NO_AUTO},
 
     {NULL}
 };
@@ -101,13 +113,36 @@ ucs_status_t uct_srq_md_query_tl_devices(uct_md_h uct_md,
         ucs_snprintf_zero(devices[num].name, sizeof(devices[num].name),
                           "%s:%d", srq_verbs_dev_name(md->dev), port);
         devices[num].type       = UCT_DEVICE_TYPE_NET;
-        devices[num].sys_device = UCS_SYS_DEVICE_ID_UNKNOWN;
+        devices[num].sys_device = md->sys_device;
         ++num;
     }
 
     *devices_p     = devices;
     *num_devices_p = num;
     return UCS_OK;
+}
+
+/* Where the device is: its PCI function as a UCX system device (UCP
+ * weighs the distance between it and the memory and CPUs in use), or
+ * unknown */
+static void uct_srq_md_locality_init(uct_srq_md_t *md)
+{
+    int ret = srq_verbs_dev_locality(md->dev, &md->locality);
+
+    md->sys_device = UCS_SYS_DEVICE_ID_UNKNOWN;
+    if (ret != 0) {
+        ucs_debug("srq: %s: locality unknown (%s)", srq_verbs_dev_name(md->dev),
+                  strerror(ret));
+        return;
+    }
+    if ((md->locality.pci_bdf[0] != '\0') &&
+        (ucs_topo_find_device_by_bdf_name(md->locality.pci_bdf,
+                                          &md->sys_device) != UCS_OK)) {
+        md->sys_device = UCS_SYS_DEVICE_ID_UNKNOWN;
+    }
+    ucs_debug("srq: %s: PCI %s, local CPUs %s", srq_verbs_dev_name(md->dev),
+              md->locality.pci_bdf[0] ? md->locality.pci_bdf : "unknown",
+              md->locality.cpus_known ? "known" : "unknown");
 }
 
 /* ---- asynchronous events ------------------------------------------------ */
@@ -197,6 +232,7 @@ static void uct_srq_md_close(uct_md_h uct_md)
     uct_srq_md_t *md = ucs_derived_of(uct_md, uct_srq_md_t);
 
     uct_srq_md_async_cleanup(md);
+    uct_srq_md_rcache_cleanup(md);
     srq_verbs_dealloc_pd(md->dev, md->pd);
     srq_verbs_close(md->dev);
     ucs_free(md);
@@ -231,19 +267,27 @@ static ucs_status_t uct_srq_md_query(uct_md_h uct_md,
     UCT_SRQ_MD_CAP(md_attr).cache_mem_types  = UCT_SRQ_MD_CAP(md_attr).reg_mem_types;
 #endif
     md_attr->rkey_packed_size     = sizeof(uct_srq_packed_rkey_t);
-    /* registration pins nothing on the soft device, a page walk on an HCA */
-    md_attr->reg_cost             = ucs_linear_func_make(1e-6, 1e-10);
+    /* with the cache, a registration is a lookup (UCX's ib md reckons
+     * 180 ns); without it, soft0 fills a table entry and an HCA pins and
+     * maps the pages */
+    md_attr->reg_cost             = (md->rcache != NULL) ?
+                                    ucs_linear_func_make(180e-9, 0) :
+                                    ucs_linear_func_make(1e-6, 1e-10);
     ucs_strncpy_zero(md_attr->component_name, md->super.component->name,
                      sizeof(md_attr->component_name));
-    /* soft0 is memory: every CPU is near it; an HCA's locality is unknown */
+    /* the CPUs sysfs says are near the device; every CPU where that is not
+     * known (soft0 is memory, as near to one CPU as to another) */
     UCS_CPU_ZERO(&md_attr->local_cpus);
-    for (cpu = 0; cpu < UCS_CPU_SETSIZE; ++cpu) {
-        UCS_CPU_SET(cpu, &md_attr->local_cpus);
+    for (cpu = 0; cpu < ucs_min(UCS_CPU_SETSIZE, SRQ_VERBS_MAX_CPUS); ++cpu) {
+        if (!md->locality.cpus_known ||
+            (md->locality.cpus.bits[cpu / 64] & (1ull << (cpu % 64)))) {
+            UCS_CPU_SET(cpu, &md_attr->local_cpus);
+        }
     }
     return UCS_OK;
 }
 
-static int uct_srq_md_access_flags(uct_srq_md_t *md, unsigned flags)
+int uct_srq_md_access_flags(uct_srq_md_t *md, unsigned flags)
 {
     int access = IBV_ACCESS_LOCAL_WRITE;
 
@@ -260,29 +304,53 @@ static int uct_srq_md_access_flags(uct_srq_md_t *md, unsigned flags)
     return access;
 }
 
+/* A registration of its own for this handle */
+static ucs_status_t uct_srq_md_reg_direct(uct_srq_md_t *md, void *address,
+                                          size_t length, unsigned flags,
+                                          uct_srq_memh_t **memh_p)
+{
+    uct_srq_memh_t *memh = ucs_malloc(sizeof(*memh), "srq memh");
+
+    if (memh == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    memh->mr = srq_verbs_reg_mr(md->dev, md->pd, address, length,
+                                uct_srq_md_access_flags(md, flags));
+    if (memh->mr == NULL) {
+        if (!(flags & UCT_MD_MEM_FLAG_HIDE_ERRORS)) {
+            ucs_error("srq: %s: failed to register %p length %zu: %m",
+                      srq_verbs_dev_name(md->dev), address, length);
+        }
+        ucs_free(memh);
+        return UCS_ERR_IO_ERROR;
+    }
+    memh->lkey   = memh->mr->lkey;
+    memh->rkey   = memh->mr->rkey;
+    memh->region = NULL;
+    *memh_p      = memh;
+    return UCS_OK;
+}
+
 static ucs_status_t uct_srq_md_mem_reg(uct_md_h uct_md, void *address,
                                        size_t length, uct_srq_mem_reg_arg_t arg,
                                        uct_mem_h *memh_p)
 {
     uct_srq_md_t *md = ucs_derived_of(uct_md, uct_srq_md_t);
     unsigned flags   = uct_srq_mem_reg_flags(arg);
-    struct ibv_mr *mr;
+    uct_srq_memh_t *memh;
+    ucs_status_t status;
 
     if (!(md->cap_flags & UCT_MD_FLAG_REG)) {
         return UCS_ERR_UNSUPPORTED;
     }
 
-    mr = srq_verbs_reg_mr(md->dev, md->pd, address, length,
-                          uct_srq_md_access_flags(md, flags));
-    if (mr == NULL) {
-        if (!(flags & UCT_MD_MEM_FLAG_HIDE_ERRORS)) {
-            ucs_error("srq: %s: failed to register %p length %zu: %m",
-                      srq_verbs_dev_name(md->dev), address, length);
-        }
-        return UCS_ERR_IO_ERROR;
+    status = (md->rcache != NULL) ?
+             uct_srq_md_rcache_reg(md, address, length, flags, &memh) :
+             uct_srq_md_reg_direct(md, address, length, flags, &memh);
+    if (status != UCS_OK) {
+        return status;
     }
-
-    *memh_p = mr;
+    *memh_p = memh;
     return UCS_OK;
 }
 
@@ -290,18 +358,23 @@ static ucs_status_t
 uct_srq_md_mem_dereg(uct_md_h uct_md, const uct_md_mem_dereg_params_t *params)
 {
     uct_srq_md_t *md = ucs_derived_of(uct_md, uct_srq_md_t);
-    struct ibv_mr *mr;
+    uct_srq_memh_t *memh;
     int ret;
 
     UCT_MD_MEM_DEREG_CHECK_PARAMS(params, 0);
 
-    mr  = params->memh;
-    ret = srq_verbs_dereg_mr(md->dev, mr);
+    memh = params->memh;
+    if (memh->region != NULL) {
+        uct_srq_md_rcache_dereg(md, memh); /* stays until unmapped */
+        return UCS_OK;
+    }
+    ret = srq_verbs_dereg_mr(md->dev, memh->mr);
     if (ret != 0) {
         ucs_error("srq: %s: failed to deregister memory: %s",
                   srq_verbs_dev_name(md->dev), strerror(ret));
         return UCS_ERR_IO_ERROR;
     }
+    ucs_free(memh);
     return UCS_OK;
 }
 
@@ -312,9 +385,8 @@ uct_srq_md_mkey_pack(uct_md_h uct_md, uct_mem_h memh,
                      void *rkey_buffer)
 {
     uct_srq_packed_rkey_t *packed = rkey_buffer;
-    struct ibv_mr *mr             = memh;
 
-    packed->rkey = htole32(mr->rkey);
+    packed->rkey = htole32(((uct_srq_memh_t*)memh)->rkey);
     return UCS_OK;
 }
 
@@ -372,7 +444,10 @@ static uct_md_ops_t uct_srq_md_ops = {
 ucs_status_t uct_srq_md_open(uct_component_t *component, const char *md_name,
                              const uct_md_config_t *config, uct_md_h *md_p)
 {
+    const uct_srq_md_config_t *md_config = ucs_derived_of(config,
+                                                          uct_srq_md_config_t);
     struct ibv_device_attr dev_attr;
+    ucs_status_t status;
     uct_srq_md_t *md;
     int ret;
 
@@ -392,24 +467,35 @@ ucs_status_t uct_srq_md_open(uct_component_t *component, const char *md_name,
     md->pd = srq_verbs_alloc_pd(md->dev);
     if (md->pd == NULL) {
         ucs_error("srq: failed to allocate a PD on %s: %m", md_name);
-        srq_verbs_close(md->dev);
-        ucs_free(md);
-        return UCS_ERR_IO_ERROR;
+        status = UCS_ERR_IO_ERROR;
+        goto err_close;
     }
 
-    if (uct_srq_md_query_device(md, &dev_attr) != UCS_OK) {
-        srq_verbs_dealloc_pd(md->dev, md->pd);
-        srq_verbs_close(md->dev);
-        ucs_free(md);
-        return UCS_ERR_IO_ERROR;
+    status = uct_srq_md_query_device(md, &dev_attr);
+    if (status != UCS_OK) {
+        goto err_dealloc_pd;
     }
     md->atomic_access = (dev_attr.atomic_cap != IBV_ATOMIC_NONE);
     md->cap_flags     = uct_srq_md_probe_flags(md);
+    if (md->cap_flags & UCT_MD_FLAG_REG) {
+        status = uct_srq_md_rcache_init(md, md_config->rcache);
+        if (status != UCS_OK) {
+            goto err_dealloc_pd;
+        }
+    }
+    uct_srq_md_locality_init(md);
     uct_srq_md_async_init(md);
     md->super.ops = &uct_srq_md_ops;
     md->super.component = component;
     *md_p               = &md->super;
     return UCS_OK;
+
+err_dealloc_pd:
+    srq_verbs_dealloc_pd(md->dev, md->pd);
+err_close:
+    srq_verbs_close(md->dev);
+    ucs_free(md);
+    return status;
 }
 
 srq_verbs_dev_t *uct_srq_md_verbs_dev(uct_md_h uct_md)

@@ -10,6 +10,7 @@
 #include <uct/base/uct_md.h>
 #include <verbs/srq_verbs.h>
 #include <ucs/datastruct/list.h>
+#include <ucs/memory/rcache.h>
 #include <pthread.h>
 
 /* Called from UCX's async thread when the SRQ of a handler reached its
@@ -26,8 +27,18 @@ typedef struct uct_srq_md_limit_handler {
 
 typedef struct uct_srq_md_config {
     uct_md_config_t           super;
-    ucs_ternary_auto_value_t  soft;  /* UCX_SRQ_SOFT */
+    ucs_ternary_auto_value_t  soft;    /* UCX_SRQ_SOFT */
+    ucs_ternary_auto_value_t  rcache;  /* UCX_SRQ_RCACHE */
 } uct_srq_md_config_t;
+
+/* A memory handle (uct_mem_h): a registration of the device, made for this
+ * handle or shared through the registration cache */
+typedef struct uct_srq_memh {
+    uint32_t              lkey;
+    uint32_t              rkey;
+    struct ibv_mr        *mr;
+    ucs_rcache_region_t  *region;  /* the cache's, or NULL */
+} uct_srq_memh_t;
 
 typedef struct uct_srq_md {
     uct_md_t          super;
@@ -35,6 +46,9 @@ typedef struct uct_srq_md {
     struct ibv_pd    *pd;
     uint64_t          cap_flags;    /* UCT_MD_FLAG_xx this device really has */
     int               atomic_access;/* the device takes IBV_ACCESS_REMOTE_ATOMIC */
+    srq_verbs_locality_t locality;  /* PCI address and near CPUs, if known */
+    ucs_sys_device_t  sys_device;   /* UCX's handle of that PCI device */
+    ucs_rcache_t     *rcache;       /* registration cache, or NULL */
     int               async_fd;     /* watched for async events, or -1 */
     pthread_mutex_t   handlers_lock;/* the async thread reads handlers */
     ucs_list_link_t   handlers;     /* uct_srq_md_limit_handler_t */
@@ -72,6 +86,20 @@ srq_verbs_dev_t *uct_srq_md_verbs_dev(uct_md_h md);
 /* The device's attributes; an error (logged) when the query fails */
 ucs_status_t uct_srq_md_query_device(uct_srq_md_t *md,
                                      struct ibv_device_attr *attr);
+
+/* IBV_ACCESS_* for UCT_MD_MEM_ACCESS_* @flags (local write always) */
+int uct_srq_md_access_flags(uct_srq_md_t *md, unsigned flags);
+
+/* Registration cache (srq_md_rcache.c): created per UCX_SRQ_RCACHE (auto:
+ * for rdma-core devices, where registering pins and maps pages), used by
+ * mem_reg/mem_dereg when there is one */
+ucs_status_t uct_srq_md_rcache_init(uct_srq_md_t *md,
+                                    ucs_ternary_auto_value_t mode);
+void uct_srq_md_rcache_cleanup(uct_srq_md_t *md);
+ucs_status_t uct_srq_md_rcache_reg(uct_srq_md_t *md, void *address,
+                                   size_t length, unsigned flags,
+                                   uct_srq_memh_t **memh_p);
+void uct_srq_md_rcache_dereg(uct_srq_md_t *md, uct_srq_memh_t *memh);
 
 /* The transport's devices: "<verbs device>:<port>" of the active ports */
 ucs_status_t uct_srq_md_query_tl_devices(uct_md_h md,

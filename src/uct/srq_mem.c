@@ -8,49 +8,45 @@
 #include <ucs/arch/cpu.h>
 #include <ucs/datastruct/mpool.inl>
 #include <ucs/sys/sys.h>
-#include <sys/mman.h>
 
-/* In front of every chunk, where the mpool does not see it */
+/* In front of every chunk, where the mpool does not see it: how the chunk
+ * was allocated and registered (uct_iface_mem_alloc) */
 typedef struct uct_srq_chunk_hdr {
-    struct ibv_mr  *mr;
-    size_t          size;   /* of the whole mapping, header included */
+    uct_allocated_memory_t  mem;
 } UCS_V_ALIGNED(UCS_SYS_CACHE_LINE_SIZE) uct_srq_chunk_hdr_t;
 
 typedef struct uct_srq_mpool_priv {
-    uct_srq_md_t   *md;
+    uct_iface_h     iface;
     size_t          bytes;  /* registered bytes held */
 } uct_srq_mpool_priv_t;
 
+/* Memory as the interface's ALLOC methods say (huge pages, transparent
+ * huge pages, mmap, heap: UCX_RC_SRQ_ALLOC), registered for the device's
+ * local access only: nothing here is ever a remote target */
 static ucs_status_t uct_srq_chunk_alloc(ucs_mpool_t *mp, size_t *size_p,
                                         void **chunk_p)
 {
     uct_srq_mpool_priv_t *priv = ucs_mpool_priv(mp);
+    uct_allocated_memory_t mem;
     uct_srq_chunk_hdr_t *hdr;
-    size_t size;
+    ucs_status_t status;
 
-    size = ucs_align_up(*size_p + sizeof(*hdr), ucs_get_page_size());
-    hdr  = mmap(NULL, size, PROT_READ | PROT_WRITE,
-                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (hdr == MAP_FAILED) {
-        ucs_error("srq: failed to allocate %zu bytes for %s: %m", size,
-                  ucs_mpool_name(mp));
-        return UCS_ERR_NO_MEMORY;
+    status = uct_iface_mem_alloc(priv->iface, *size_p + sizeof(*hdr),
+                                 UCT_MD_MEM_ACCESS_LOCAL_READ |
+                                 UCT_MD_MEM_ACCESS_LOCAL_WRITE,
+                                 ucs_mpool_name(mp), &mem);
+    if (status != UCS_OK) {
+        ucs_error("srq: failed to allocate %zu registered bytes for %s by "
+                  "any method UCX_RC_SRQ_ALLOC allows: %s",
+                  *size_p + sizeof(*hdr), ucs_mpool_name(mp),
+                  ucs_status_string(status));
+        return status;
     }
 
-    hdr->mr = srq_verbs_reg_mr(priv->md->dev, priv->md->pd, hdr, size,
-                               IBV_ACCESS_LOCAL_WRITE |
-                               IBV_ACCESS_REMOTE_WRITE |
-                               IBV_ACCESS_REMOTE_READ);
-    if (hdr->mr == NULL) {
-        ucs_error("srq: failed to register %zu bytes for %s: %m", size,
-                  ucs_mpool_name(mp));
-        munmap(hdr, size);
-        return UCS_ERR_IO_ERROR;
-    }
-
-    hdr->size    = size;
-    priv->bytes += size;
-    *size_p      = size - sizeof(*hdr);
+    hdr          = mem.address;
+    hdr->mem     = mem;
+    priv->bytes += mem.length;
+    *size_p      = mem.length - sizeof(*hdr);
     *chunk_p     = hdr + 1;
     return UCS_OK;
 }
@@ -58,18 +54,17 @@ static ucs_status_t uct_srq_chunk_alloc(ucs_mpool_t *mp, size_t *size_p,
 static void uct_srq_chunk_release(ucs_mpool_t *mp, void *chunk)
 {
     uct_srq_mpool_priv_t *priv = ucs_mpool_priv(mp);
-    uct_srq_chunk_hdr_t *hdr   = (uct_srq_chunk_hdr_t*)chunk - 1;
+    uct_allocated_memory_t mem = ((uct_srq_chunk_hdr_t*)chunk - 1)->mem;
 
-    srq_verbs_dereg_mr(priv->md->dev, hdr->mr);
-    priv->bytes -= hdr->size;
-    munmap(hdr, hdr->size);
+    priv->bytes -= mem.length;
+    uct_iface_mem_free(&mem);
 }
 
 static void uct_srq_obj_init(ucs_mpool_t *mp, void *obj, void *chunk)
 {
     uct_srq_chunk_hdr_t *hdr = (uct_srq_chunk_hdr_t*)chunk - 1;
 
-    ((uct_srq_desc_t*)obj)->lkey = hdr->mr->lkey;
+    ((uct_srq_desc_t*)obj)->lkey = ((uct_srq_memh_t*)hdr->mem.memh)->lkey;
 }
 
 static ucs_mpool_ops_t uct_srq_mpool_ops = {
@@ -80,7 +75,7 @@ static ucs_mpool_ops_t uct_srq_mpool_ops = {
     .obj_str       = NULL
 };
 
-ucs_status_t uct_srq_mpool_init(ucs_mpool_t *mp, uct_srq_md_t *md,
+ucs_status_t uct_srq_mpool_init(ucs_mpool_t *mp, uct_iface_h iface,
                                 size_t elem_size, size_t align_offset,
                                 size_t alignment, unsigned elems_per_chunk,
                                 unsigned max_elems, const char *name)
@@ -97,7 +92,7 @@ ucs_status_t uct_srq_mpool_init(ucs_mpool_t *mp, uct_srq_md_t *md,
     }
 
     priv        = ucs_mpool_priv(mp);
-    priv->md    = md;
+    priv->iface = iface;
     priv->bytes = 0;
     return UCS_OK;
 }

@@ -16,12 +16,13 @@ typedef struct uct_srq_desc {
 } uct_srq_desc_t;
 
 /*
- * Create a pool of registered objects of @elem_size bytes (starting with a
+ * Create a pool of objects of @elem_size bytes in memory @iface allocates
+ * and registers (its ALLOC methods, its md) (each starting with a
  * uct_srq_desc_t). @align_offset is the offset in the object that is
  * aligned to @alignment (a power of 2; the start of the data area).
  * @max_elems may be UINT_MAX for no limit.
  */
-ucs_status_t uct_srq_mpool_init(ucs_mpool_t *mp, uct_srq_md_t *md,
+ucs_status_t uct_srq_mpool_init(ucs_mpool_t *mp, uct_iface_h iface,
                                 size_t elem_size, size_t align_offset,
                                 size_t alignment, unsigned elems_per_chunk,
                                 unsigned max_elems, const char *name);

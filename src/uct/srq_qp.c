@@ -38,7 +38,8 @@ ucs_status_t uct_srq_qp_create(uct_srq_iface_t *iface, unsigned tx_len,
     attr.pkey_index      = 0;
     attr.port_num        = iface->port_num;
     attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-                           IBV_ACCESS_REMOTE_READ;
+                           IBV_ACCESS_REMOTE_READ |
+                           (iface->config.atomics ? IBV_ACCESS_REMOTE_ATOMIC : 0);
     ret = srq_verbs_modify_qp(iface->dev, qp, &attr,
                               IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
                               IBV_QP_ACCESS_FLAGS);

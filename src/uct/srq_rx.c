@@ -38,9 +38,10 @@ ucs_config_field_t uct_srq_rx_config_table[] = {
 
     {"RX_QUEUE_MAX", "4096",
      "Depth ceiling of the shared receive queue (the size it is created\n"
-     "with): under pressure (SRQ limit events, RNR NAKs, refills that keep\n"
-     "finding it below the watermark) the depth doubles up to this.\n"
-     "RX_QUEUE_MIN = RX_QUEUE_MAX gives a fixed depth.",
+     "with). Between the floor and this the depth follows demand: twice the\n"
+     "largest drawdown seen between refills (plus a batch), doubled when the\n"
+     "queue runs dry while the receiver has time to spare, half again on an\n"
+     "SRQ limit event. RX_QUEUE_MIN = RX_QUEUE_MAX gives a fixed depth.",
      ucs_offsetof(uct_srq_rx_config_t, queue_max), UCS_CONFIG_TYPE_UINT},
 
     {"RX_QP_LEN", "64",
@@ -55,26 +56,23 @@ ucs_config_field_t uct_srq_rx_config_table[] = {
 
     {"RX_LOW_WATERMARK", "25",
      "Low watermark of a receive queue, in percent of its depth (1..90).\n"
-     "Below it the queue is refilled without waiting for a full batch, the\n"
-     "SRQ limit (IBV_EVENT_SRQ_LIMIT_REACHED) is armed there, and refills\n"
-     "that find the queue below it count as pressure.",
+     "Below it the queue is refilled without waiting for a full batch, and\n"
+     "the SRQ limit (IBV_EVENT_SRQ_LIMIT_REACHED, an early warning that grows\n"
+     "the queue by half) is armed there.",
      ucs_offsetof(uct_srq_rx_config_t, low_wm), UCS_CONFIG_TYPE_UINT},
 
-    {"RX_GROW_AFTER", "4",
-     "Refills in a row that find the shared receive queue below its low\n"
-     "watermark before its depth doubles (1..1000). An SRQ limit event or an\n"
-     "RNR NAK doubles it at once.",
-     ucs_offsetof(uct_srq_rx_config_t, grow_after), UCS_CONFIG_TYPE_UINT},
-
     {"RX_ADAPT_INTERVAL", "10ms",
-     "How often the depth of the shared receive queue is reconsidered: RNR\n"
-     "counters read, load measured, idle memory given back.",
+     "The adaptation period of the shared receive queue: its demand (the\n"
+     "largest drawdown between refills, RNR NAKs, how saturated the receiver\n"
+     "is) is measured per period and the depth set from it; idle memory is\n"
+     "given back.",
      ucs_offsetof(uct_srq_rx_config_t, interval), UCS_CONFIG_TYPE_TIME},
 
     {"RX_SHRINK_DELAY", "1s",
-     "Quiet time (no pressure, little traffic) after which the depth of the\n"
-     "shared receive queue halves, down to RX_QUEUE_MIN; at least\n"
-     "RX_ADAPT_INTERVAL. Posted buffers are never dropped: the surplus is\n"
+     "How long the demand must stay at or below half the depth of the shared\n"
+     "receive queue before the depth comes down to it (the largest demand of\n"
+     "that time, at least RX_QUEUE_MIN); at least RX_ADAPT_INTERVAL. Posted\n"
+     "buffers are never dropped: the surplus is\n"
      "retired by messages the interface sends itself, and pool memory no\n"
      "longer needed is unregistered and freed.",
      ucs_offsetof(uct_srq_rx_config_t, shrink_delay), UCS_CONFIG_TYPE_TIME},
@@ -113,7 +111,6 @@ ucs_status_t uct_srq_rx_check_config(const uct_srq_rx_config_t *config,
 {
     UCT_SRQ_CHECK_RANGE("RX_BATCH", config->batch, 1, UCT_SRQ_RX_MAX_BATCH);
     UCT_SRQ_CHECK_RANGE("RX_LOW_WATERMARK", config->low_wm, 1, 90);
-    UCT_SRQ_CHECK_RANGE("RX_GROW_AFTER", config->grow_after, 1, 1000);
     if (config->srq) {
         UCT_SRQ_CHECK_RANGE("RX_QUEUE_MAX", config->queue_max,
                                config->batch, attr->max_srq_wr);
@@ -164,7 +161,6 @@ ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
                              const uct_srq_rx_config_t *config,
                              size_t seg_size, const uct_iface_params_t *params)
 {
-    uct_srq_md_t *md     = ucs_derived_of(iface->super.md, uct_srq_md_t);
     unsigned rx_headroom = UCT_IFACE_PARAM_VALUE(params, rx_headroom,
                                                  RX_HEADROOM, 0);
     size_t alignment, align_offset;
@@ -175,7 +171,6 @@ ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
     rx->config.min          = config->srq ? config->queue_min : config->qp_len;
     rx->config.max          = config->srq ? config->queue_max : config->qp_len;
     rx->config.low_wm       = config->low_wm;
-    rx->config.grow_after   = config->grow_after;
     rx->config.interval     = ucs_time_from_sec(config->interval);
     rx->config.shrink_delay = ucs_time_from_sec(config->shrink_delay);
     rx->batch               = config->batch;
@@ -206,8 +201,9 @@ ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
     }
     /* the first tier covers the floor (one QP's queue in per-QP mode) and a
      * batch in the handlers' hands; the pool doubles from there */
-    uct_srq_rx_pool_init(&rx->pool, md, rx->data_offset + seg_size,
-                         align_offset, alignment, rx->config.min, rx->batch,
+    uct_srq_rx_pool_init(&rx->pool, &iface->super.super,
+                         rx->data_offset + seg_size, align_offset, alignment,
+                         rx->config.min, rx->batch,
                          config->max_bufs);
 
     if (config->srq) {

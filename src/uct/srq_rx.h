@@ -30,7 +30,6 @@ typedef struct uct_srq_rx_config {
     unsigned  qp_len;       /* per-QP mode: buffers posted per QP */
     unsigned  batch;        /* buffers posted per post call */
     unsigned  low_wm;       /* % of the depth: refill at once, limit event */
-    unsigned  grow_after;   /* refills below the watermark that grow */
     double    interval;     /* adaptation period */
     double    shrink_delay; /* quiet time before the depth halves */
     unsigned  max_bufs;     /* receive descriptors, at most */
@@ -71,20 +70,25 @@ typedef struct uct_srq_rx {
     unsigned              num_rqs;    /* per-QP mode: QPs with a queue */
     uct_srq_md_limit_handler_t limit_handler; /* the md's limit events */
     struct {
-        unsigned          min, max, low_wm, grow_after;
+        unsigned          min, max, low_wm;
         ucs_time_t        interval, shrink_delay;
     } config;
     struct {
         volatile uint32_t limit_events; /* counted by the async handler */
         uint32_t          limit_seen;
         int               limit_armed;
-        unsigned          low_fills;    /* refills in a row below low */
         int               rnr_ok;       /* the device counts RNR NAKs */
         uint64_t          rnr_last;
-        uint64_t          consumed_last;
         ucs_time_t        last_tick;
         ucs_time_t        next_tick;
-        ucs_time_t        last_change;  /* grown, shrunk or busy */
+        unsigned          drawdown;     /* the period's largest, at a refill */
+        int               pressure;     /* the period's strongest, waiting */
+        int               relieved;     /* grown for pressure this period */
+        int               was_saturated;/* the last period's verdict */
+        unsigned          polls;        /* receive-CQ polls, empty or not */
+        unsigned          full_polls;   /* of them, a full batch */
+        ucs_time_t        shrink_since; /* target <= depth/2 since, or 0 */
+        unsigned          shrink_to;    /* the largest target since then */
         unsigned          idle_polls;
         int               starved;      /* reported; until refilled */
     } adapt;
@@ -106,6 +110,9 @@ typedef struct uct_srq_rx {
         uint64_t          shrinks;
         uint64_t          retired;    /* buffers consumed by retire sends */
         uint64_t          starved;    /* times the pool ran out */
+        uint64_t          starved_saturated; /* ran dry, the receiver
+                                                saturated: not grown */
+        unsigned          target;     /* the last period's target depth */
         unsigned          peak;       /* most buffers posted at once */
         unsigned          held;       /* descriptors kept by AM handlers */
     } stats;
@@ -116,6 +123,21 @@ extern ucs_config_field_t uct_srq_rx_config_table[];
 /* Shortest RX_ADAPT_INTERVAL, in seconds: a period is at least one look of
  * the progress loop, and a clock read per progress call is not free */
 #define UCT_SRQ_RX_MIN_INTERVAL 1e-5
+
+/* The control law's constants (srq_rx_depth.c): the target depth is
+ * MARGIN x the drawdown; a receiver whose polls were at least SATURATED %
+ * full (of at least SATURATED_MIN_POLLS in the period) is the bottleneck,
+ * and does not grow its queue when it runs dry */
+#define UCT_SRQ_RX_MARGIN               2
+#define UCT_SRQ_RX_SATURATED            90
+#define UCT_SRQ_RX_SATURATED_MIN_POLLS  16
+
+/* Pressure on the queue in a period, weakest first */
+enum {
+    UCT_SRQ_RX_PRESSURE_NONE  = 0,
+    UCT_SRQ_RX_PRESSURE_LIMIT = 1,  /* an SRQ limit event: grow by half */
+    UCT_SRQ_RX_PRESSURE_DRY   = 2   /* it ran dry, RNR: double */
+};
 
 /* Check the receive configuration against the device, before anything is
  * created: UCS_ERR_INVALID_PARAM with an error naming the variable */
@@ -147,6 +169,16 @@ void uct_srq_rx_deliver(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
 /* Adapt the depth to what the last period saw (srq_rx_depth.c) */
 void uct_srq_rx_tick(uct_srq_rx_t *rx, uct_srq_iface_t *iface);
 
+/* @n completions were polled from the receive CQ (of at most @batch):
+ * count a full poll (the receiver saturated), then refill */
+static inline void uct_srq_rx_polled(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
+                                     int n, int batch)
+{
+    ++rx->adapt.polls;
+    rx->adapt.full_polls += (n == batch);
+    uct_srq_rx_refill(rx, iface);
+}
+
 /* The receive CQ had nothing: refill a queue the pool could not fill (its
  * descriptors were held), and adapt the depth now and then */
 static inline void uct_srq_rx_refill_adapt(uct_srq_rx_t *rx,
@@ -156,6 +188,7 @@ static inline void uct_srq_rx_refill_adapt(uct_srq_rx_t *rx,
                      !ucs_list_is_empty(&rx->refill_rqs))) {
         uct_srq_rx_refill(rx, iface);
     }
+    ++rx->adapt.polls;
     if (ucs_unlikely(++rx->adapt.idle_polls >= 256)) {
         rx->adapt.idle_polls = 0;
         uct_srq_rx_tick(rx, iface);

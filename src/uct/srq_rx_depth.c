@@ -1,21 +1,44 @@
 /*
- * ucx-srq: the depth of the shared receive queue.
+ * ucx-srq: the depth of the shared receive queue, from demand.
  *
  * The SRQ is created at its ceiling (RX_QUEUE_MAX) and kept filled to a
- * depth between RX_QUEUE_MIN and that ceiling:
- *  - grow (double) under pressure: an SRQ limit event (the device found the
- *    queue below the low watermark), RNR NAKs the device had to send, a
- *    refill that finds the queue empty, or RX_GROW_AFTER refills in a row
- *    that found it below the watermark;
- *  - shrink (halve) after RX_SHRINK_DELAY without pressure and with little
- *    traffic. Verbs cannot take back a posted WR, so the surplus is retired:
- *    the interface sends itself empty messages over a QP connected to
- *    itself, each consuming one buffer of the SRQ like any message. Nothing
- *    posted is dropped and nothing is reordered (a connection's messages
- *    still take buffers in order). Retiring the whole queue once moves it
- *    onto the lowest tiers of the pool, so the upper tiers empty and their
- *    memory is unregistered and freed.
- * Growing is immediate and shrinking slow: that is the hysteresis.
+ * depth between RX_QUEUE_MIN and that ceiling. The control law:
+ *
+ *  Measured, per adaptation period (RX_ADAPT_INTERVAL):
+ *   - the drawdown: at each refill, the buffers consumed since the queue
+ *     was last full (depth - posted); the period keeps the largest, D;
+ *   - this SRQ's RNR NAKs (where the device counts them per SRQ), SRQ
+ *     limit events, and refills that found the queue empty;
+ *   - how saturated the receiver is: the share of receive-CQ polls that
+ *     found completions and came back full (UCT_SRQ_POLL_BATCH).
+ *
+ *  Target = clamp(round_up(M x D + B, B), RX_QUEUE_MIN, RX_QUEUE_MAX), with
+ *  the margin M = 2 (a burst twice the largest seen still finds buffers)
+ *  and B = RX_BATCH (a refill's granularity).
+ *
+ *  Then:
+ *   - the target above the depth: grow to it at once;
+ *   - starvation (an RNR NAK, or a refill finding the queue empty: the
+ *     drawdown is then censored at the depth, the demand unseen): double,
+ *     at once - unless the receiver is saturated (at least
+ *     UCT_SRQ_RX_SATURATED of its polls full): then the queue runs dry
+ *     because the receiver cannot take the messages any faster, a deeper
+ *     queue only holds a longer backlog (measured: 16 senders into a queue
+ *     of 4096 ran slower than into one of 128), and RNR is the flow
+ *     control that makes the senders wait;
+ *   - an SRQ limit event (the device saw fewer than the low watermark
+ *     posted): an early warning, grow by half;
+ *   - the target at or below half the depth for RX_SHRINK_DELAY: shrink in
+ *     one step to the largest target seen meanwhile. Growing is immediate
+ *     and shrinking slow and only below half: that is the hysteresis.
+ *
+ * Verbs cannot take back a posted WR, so a shrink retires the surplus: the
+ * interface sends itself empty messages over a QP connected to itself,
+ * each consuming one buffer of the SRQ like any message. Nothing posted is
+ * dropped and nothing is reordered (a connection's messages still take
+ * buffers in order). Retiring the whole queue once moves it onto the
+ * lowest tiers of the pool, so the upper tiers empty and their memory is
+ * unregistered and freed.
  */
 #include "srq_rx.h"
 #include "srq_iface.h"
@@ -37,6 +60,10 @@ void uct_srq_rx_set_depth(uct_srq_rx_t *rx, unsigned depth)
     rx->low   = ucs_max(1, depth * rx->config.low_wm / 100);
 }
 
+/* RNR NAKs the device sent for this interface's SRQ since the last look:
+ * this interface's own starvation, never another's (the device counts
+ * them per SRQ, or not at all: then the limit event and an SRQ found empty
+ * at refill are the signals) */
 static void uct_srq_rx_read_rnr(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
                                 uint64_t *delta_p)
 {
@@ -44,7 +71,7 @@ static void uct_srq_rx_read_rnr(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
 
     *delta_p = 0;
     if (rx->adapt.rnr_ok &&
-        (srq_verbs_query_rnr(iface->dev, iface->port_num, &count) == 0)) {
+        (srq_verbs_query_srq_rnr(iface->dev, rx->srq, &count) == 0)) {
         *delta_p          = count - rx->adapt.rnr_last;
         rx->adapt.rnr_last = count;
         rx->stats.rnr     += *delta_p;
@@ -65,12 +92,12 @@ void uct_srq_rx_adapt_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
     uct_srq_md_t *md = ucs_derived_of(iface->super.md, uct_srq_md_t);
     uint64_t count;
 
-    rx->adapt.rnr_ok      = (srq_verbs_query_rnr(iface->dev, iface->port_num,
-                                                 &count) == 0);
+    rx->adapt.rnr_ok      = (rx->srq != NULL) &&
+                            (srq_verbs_query_srq_rnr(iface->dev, rx->srq,
+                                                     &count) == 0);
     rx->adapt.rnr_last    = rx->adapt.rnr_ok ? count : 0;
     rx->adapt.last_tick   = ucs_get_time();
     rx->adapt.next_tick   = rx->adapt.last_tick + rx->config.interval;
-    rx->adapt.last_change = ucs_get_time();
     if (rx->srq != NULL) {
         uct_srq_md_add_limit_handler(md, &rx->limit_handler, rx->srq,
                                      uct_srq_rx_limit_reached, rx);
@@ -105,41 +132,109 @@ static void uct_srq_rx_change_depth(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
     }
 }
 
-static void uct_srq_rx_grow(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
-                            const char *why)
+/* Round @need up to a whole batch, within the floor and the ceiling */
+static unsigned uct_srq_rx_clamp(const uct_srq_rx_t *rx, uint64_t need)
 {
-    unsigned depth = ucs_min(rx->depth * 2, rx->config.max);
+    need = ucs_align_up(need, rx->batch);
+    return ucs_max(rx->config.min, ucs_min(need, rx->config.max));
+}
 
-    rx->adapt.low_fills   = 0;
-    rx->adapt.last_change = ucs_get_time();
-    if (depth == rx->depth) {
+/* The depth that covers a drawdown of @drawdown buffers */
+static unsigned uct_srq_rx_target(const uct_srq_rx_t *rx, unsigned drawdown)
+{
+    return uct_srq_rx_clamp(rx, UCT_SRQ_RX_MARGIN * (uint64_t)drawdown);
+}
+
+static void uct_srq_rx_grow(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
+                            uint64_t depth, const char *why)
+{
+    depth = uct_srq_rx_clamp(rx, depth);
+    if (depth <= rx->depth) {
         return;
     }
+    rx->adapt.shrink_since = 0; /* needed after all */
     ucs_debug("srq: receive queue %p grows %u -> %u (%s)", rx, rx->depth,
-              depth, why);
+              (unsigned)depth, why);
     uct_srq_rx_change_depth(rx, iface, depth);
-    rx->retire.pending = 0; /* needed after all */
+    rx->retire.pending = 0;
     ++rx->stats.grows;
+}
+
+/* Is the receiver the bottleneck: almost every poll of the receive CQ
+ * (the empty ones too: a burst in an otherwise idle period is no
+ * saturation) came back full, in the period so far? Until the period has
+ * seen enough polls to tell, the last period's verdict. */
+static int uct_srq_rx_saturated(const uct_srq_rx_t *rx)
+{
+    if (rx->adapt.polls < UCT_SRQ_RX_SATURATED_MIN_POLLS) {
+        return rx->adapt.was_saturated;
+    }
+    return rx->adapt.full_polls * 100 >= rx->adapt.polls * UCT_SRQ_RX_SATURATED;
+}
+
+/* Grow by the pressure @level (UCT_SRQ_RX_PRESSURE_*) */
+static void uct_srq_rx_relieve(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
+                               int level)
+{
+    if (level == UCT_SRQ_RX_PRESSURE_DRY) {
+        uct_srq_rx_grow(rx, iface, 2ull * rx->depth, "ran dry");
+    } else {
+        uct_srq_rx_grow(rx, iface, rx->depth + rx->depth / 2,
+                        "SRQ limit event");
+    }
+}
+
+/*
+ * Starvation (the queue ran dry: the drawdown is censored at the depth) or
+ * its early warning. A receiver with time to spare grows at once, once a
+ * period (the next growth waits for the period's verdict: its end); one
+ * with none is the bottleneck, and a deeper queue would only hold a longer
+ * backlog: it does not grow.
+ */
+static void uct_srq_rx_pressed(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
+                               int level)
+{
+    if (uct_srq_rx_saturated(rx)) {
+        ++rx->stats.starved_saturated; /* flow control, not a short queue */
+    } else if (!rx->adapt.relieved) {
+        rx->adapt.relieved = 1;
+        uct_srq_rx_relieve(rx, iface, level);
+    } else {
+        rx->adapt.pressure = ucs_max(rx->adapt.pressure, level);
+    }
 }
 
 void uct_srq_rx_adapt_pressure(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
 {
     uint32_t events = rx->adapt.limit_events;
+    unsigned drawdown;
+    uint64_t rnr;
 
+    if (rx->stats.posted == 0) {
+        return; /* the first fill: nothing was consumed */
+    }
+    /* RNR NAKs belong to the period they happened in: read at each refill
+     * (a load, where the device counts them per SRQ) */
+    uct_srq_rx_read_rnr(rx, iface, &rnr);
+    if (rnr > 0) {
+        uct_srq_rx_pressed(rx, iface, UCT_SRQ_RX_PRESSURE_DRY);
+    }
+    /* the drawdown is the traffic's, not the retiring's (which consumes
+     * buffers on purpose) */
+    if ((rx->retire.pending == 0) && (rx->retire.outstanding == 0)) {
+        drawdown           = rx->depth - ucs_min(rx->posted, rx->depth);
+        rx->adapt.drawdown = ucs_max(rx->adapt.drawdown, drawdown);
+        uct_srq_rx_grow(rx, iface, uct_srq_rx_target(rx, drawdown), "demand");
+    }
     if (events != rx->adapt.limit_seen) {
         rx->stats.limit_events += (uint32_t)(events - rx->adapt.limit_seen);
         rx->adapt.limit_seen    = events;
         rx->adapt.limit_armed   = 0; /* one shot: re-armed after the refill */
-        uct_srq_rx_grow(rx, iface, "SRQ limit event");
-    } else if ((rx->posted == 0) && (rx->stats.posted > 0)) {
-        /* ran dry (not the first fill): whatever arrives now is refused */
-        uct_srq_rx_grow(rx, iface, "ran dry");
-    } else if (rx->posted < rx->low) {
-        if (++rx->adapt.low_fills >= rx->config.grow_after) {
-            uct_srq_rx_grow(rx, iface, "low fill");
-        }
-    } else {
-        rx->adapt.low_fills = 0;
+        uct_srq_rx_pressed(rx, iface, UCT_SRQ_RX_PRESSURE_LIMIT);
+    } else if ((rx->posted == 0) && (rx->depth > rx->batch)) {
+        /* ran dry: whatever arrives now is refused (a queue of one batch
+         * is empty at every refill by the refill rule itself) */
+        uct_srq_rx_pressed(rx, iface, UCT_SRQ_RX_PRESSURE_DRY);
     }
 }
 
@@ -268,14 +363,12 @@ void uct_srq_rx_retire_complete(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
     uct_srq_rx_retire_progress(rx, iface);
 }
 
-static void uct_srq_rx_shrink(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
+static void uct_srq_rx_shrink(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
+                              unsigned depth)
 {
-    unsigned depth = ucs_max(rx->depth / 2, rx->config.min);
-
     ucs_debug("srq: receive queue %p shrinks %u -> %u", rx, rx->depth, depth);
     uct_srq_rx_change_depth(rx, iface, depth);
-    rx->adapt.low_fills   = 0;
-    rx->adapt.last_change = ucs_get_time();
+    rx->adapt.shrink_since = 0;
     ++rx->stats.shrinks;
     if (rx->retire.failed) {
         return; /* the surplus goes as traffic consumes it */
@@ -291,39 +384,70 @@ static void uct_srq_rx_shrink(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
     uct_srq_rx_retire_progress(rx, iface);
 }
 
+/* A period's target at or below half the depth, for RX_SHRINK_DELAY in a
+ * row: shrink to the largest target of that time */
+static void uct_srq_rx_consider_shrink(uct_srq_rx_t *rx,
+                                       uct_srq_iface_t *iface,
+                                       unsigned target, ucs_time_t now)
+{
+    if ((target * 2 > rx->depth) || (rx->retire.pending > 0)) {
+        rx->adapt.shrink_since = 0;
+        return;
+    }
+    if (rx->adapt.shrink_since == 0) {
+        rx->adapt.shrink_since = now;
+        rx->adapt.shrink_to    = target;
+        return;
+    }
+    rx->adapt.shrink_to = ucs_max(rx->adapt.shrink_to, target);
+    if (now - rx->adapt.shrink_since >= rx->config.shrink_delay) {
+        uct_srq_rx_shrink(rx, iface, rx->adapt.shrink_to);
+    }
+}
+
 /* ---- the periodic look -------------------------------------------------- */
 
 void uct_srq_rx_tick(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
 {
     ucs_time_t now = ucs_get_time();
-    uint64_t used, rnr;
+    unsigned target;
+    uint64_t rnr;
 
     if (ucs_likely(now < rx->adapt.next_tick)) {
         return;
     }
 
-    /* buffers the traffic took per period, since the last look (which may
-     * be more than a period ago: progress is not called at a fixed rate) */
-    used = (rx->stats.consumed - rx->stats.retired) - rx->adapt.consumed_last;
-    used = used * rx->config.interval /
-           ucs_max(now - rx->adapt.last_tick, rx->config.interval);
-    rx->adapt.consumed_last = rx->stats.consumed - rx->stats.retired;
-    rx->adapt.last_tick     = now;
-    rx->adapt.next_tick     = now + rx->config.interval;
+    rx->adapt.last_tick = now;
+    rx->adapt.next_tick = now + rx->config.interval;
     uct_srq_rx_read_rnr(rx, iface, &rnr);
-    if (rx->srq == NULL) {
-        return; /* per-QP mode: fixed depth */
-    }
+    if (rx->srq != NULL) {
+        target = uct_srq_rx_target(rx, rx->adapt.drawdown);
+        rx->stats.target = target;
+        if (rnr > 0) {
+            rx->adapt.relieved = 0; /* the period's end: its verdict */
+            uct_srq_rx_pressed(rx, iface, UCT_SRQ_RX_PRESSURE_DRY);
+        } else if (rx->adapt.pressure != UCT_SRQ_RX_PRESSURE_NONE) {
+            /* pressure that came after this period's growth: what the
+             * period says of it */
+            if (uct_srq_rx_saturated(rx)) {
+                ++rx->stats.starved_saturated;
+            } else {
+                uct_srq_rx_relieve(rx, iface, rx->adapt.pressure);
+            }
+        } else if (target > rx->depth) {
+            uct_srq_rx_grow(rx, iface, target, "demand");
+        } else {
+            uct_srq_rx_consider_shrink(rx, iface, target, now);
+        }
+    } /* else per-QP mode: a fixed depth */
 
-    if (rnr > 0) {
-        uct_srq_rx_grow(rx, iface, "RNR NAKs");
-    } else if (used >= rx->low) {
-        rx->adapt.last_change = now; /* busy: not the time to shrink */
-    } else if ((rx->depth > rx->config.min) && (rx->retire.pending == 0) &&
-               (now - rx->adapt.last_change >= rx->config.shrink_delay)) {
-        uct_srq_rx_shrink(rx, iface);
-    }
-
+    /* a new period */
+    rx->adapt.was_saturated = uct_srq_rx_saturated(rx);
+    rx->adapt.relieved   = 0;
+    rx->adapt.pressure   = UCT_SRQ_RX_PRESSURE_NONE;
+    rx->adapt.drawdown   = 0;
+    rx->adapt.polls      = 0;
+    rx->adapt.full_polls = 0;
     if (rx->retire.pending == 0) {
         uct_srq_rx_pool_trim(&rx->pool, rx->depth + rx->batch);
     } else {

@@ -8,7 +8,7 @@
 #include <ucs/datastruct/mpool.inl>
 #include <limits.h>
 
-void uct_srq_rx_pool_init(uct_srq_rx_pool_t *pool, uct_srq_md_t *md,
+void uct_srq_rx_pool_init(uct_srq_rx_pool_t *pool, uct_iface_h iface,
                           size_t elem_size, size_t align_offset,
                           size_t alignment, unsigned floor, unsigned spare,
                           unsigned max)
@@ -23,7 +23,7 @@ void uct_srq_rx_pool_init(uct_srq_rx_pool_t *pool, uct_srq_md_t *md,
     pool->elem_size    = elem_size;
     pool->align_offset = align_offset;
     pool->alignment    = alignment;
-    pool->md           = md;
+    pool->iface        = iface;
 }
 
 void uct_srq_rx_pool_cleanup(uct_srq_rx_pool_t *pool)
@@ -53,8 +53,9 @@ static ucs_status_t uct_srq_rx_pool_add_tier(uct_srq_rx_pool_t *pool)
     size = ucs_min(size, pool->max - pool->capacity);
     tier = &pool->tiers[pool->num_tiers];
     /* one chunk, one registration: the tier can go as a whole */
-    status = uct_srq_mpool_init(&tier->mp, pool->md, pool->elem_size,
-                                pool->align_offset, pool->alignment, size, size,
+    status = uct_srq_mpool_init(&tier->mp, pool->iface, pool->elem_size,
+                                pool->align_offset, pool->alignment, size,
+                                size,
                                 "srq_rx_desc");
     if (status != UCS_OK) {
         return status;

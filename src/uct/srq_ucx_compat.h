@@ -13,6 +13,7 @@
 #include <uct/base/uct_component.h>
 #include <ucs/config/parser.h>
 #include <ucs/datastruct/mpool.h>
+#include <ucs/memory/rcache.h>
 #include <ucs/sys/math.h>
 #ifdef HAVE_UCX_PTR_ARITH_H
 #  include <ucs/sys/ptr_arith.h> /* ucs_align_up, once in ucs/sys/math.h */
@@ -93,6 +94,30 @@ uct_srq_config_fill(void *opts, ucs_config_global_list_entry_t *entry,
 #else
     return ucs_config_parser_fill_opts(opts, entry->table, env_prefix,
                                        entry->prefix, 0);
+#endif
+}
+
+/* Page-aligned regions of a registration cache: the alignment is a
+ * parameter of the cache, or (later releases) of each lookup */
+static inline void uct_srq_rcache_params_align(ucs_rcache_params_t *params,
+                                               size_t alignment)
+{
+#ifdef HAVE_UCX_RCACHE_PARAMS_ALIGNMENT
+    params->alignment     = alignment;
+    params->max_alignment = alignment;
+#endif
+}
+
+static inline ucs_status_t
+uct_srq_rcache_get(ucs_rcache_t *rcache, void *address, size_t length,
+                   size_t alignment, int prot, void *arg,
+                   ucs_rcache_region_t **region_p)
+{
+#ifdef HAVE_UCX_RCACHE_GET_ALIGNMENT
+    return ucs_rcache_get(rcache, address, length, alignment, prot, arg,
+                          region_p);
+#else
+    return ucs_rcache_get(rcache, address, length, prot, arg, region_p);
 #endif
 }
 

@@ -56,6 +56,17 @@ typedef struct uct_srq_iface_counters {
     uint64_t  rx_descs_in_use;  /* receive descriptors taken from the pool
                                    (the pool's own count): between progress
                                    calls, rx_queue_now + rx_held */
+    uint64_t  tx_atomics;       /* IB atomic WRs posted (fetch-add and
+                                   compare-swap; also counted in tx_wrs) */
+    uint64_t  tx_atomic_retries;/* of them, compare-swaps of an emulated
+                                   atomic that found another value and went
+                                   round again */
+    uint64_t  rx_queue_demand;  /* the depth the last adaptation period's
+                                   demand called for (srq_rx_depth.c) */
+    uint64_t  rx_saturated;     /* pressure (the SRQ ran dry, RNR, a limit
+                                   event) met while the receiver was
+                                   saturated, which did not grow the queue:
+                                   RNR is then the flow control */
 } uct_srq_iface_counters_t;
 
 /*

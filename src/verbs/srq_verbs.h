@@ -96,10 +96,44 @@ int srq_verbs_query_port(srq_verbs_dev_t *dev, uint8_t port_num,
 int srq_verbs_port_addr(srq_verbs_dev_t *dev, uint8_t port_num,
                         srq_verbs_port_addr_t *addr);
 
-/* Fill an address handle attribute that reaches @addr from @port_num */
+/* Fill an address handle attribute that reaches @addr from @port_num: 0,
+ * or EINVAL/EHOSTUNREACH/ENETUNREACH when @port_num cannot reach it (a
+ * device of another kind, another host's soft device, another IB subnet,
+ * an IB port from a RoCE one or the reverse) */
 int srq_verbs_ah_attr(srq_verbs_dev_t *dev, uint8_t port_num,
                       const srq_verbs_port_addr_t *addr,
                       struct ibv_ah_attr *ah_attr);
+
+/* ---- where a device sits ---------------------------------------------- */
+
+#define SRQ_VERBS_MAX_CPUS  1024
+
+typedef struct srq_verbs_cpumask {
+    uint64_t  bits[SRQ_VERBS_MAX_CPUS / 64];  /* CPU i: bit i % 64 of [i / 64] */
+} srq_verbs_cpumask_t;
+
+/* A device's place in the machine, as far as it is known */
+typedef struct srq_verbs_locality {
+    char                 pci_bdf[32];  /* "dddd:bb:ss.f", "" if not PCI */
+    int                  cpus_known;
+    srq_verbs_cpumask_t  cpus;         /* the CPUs near it, if known */
+} srq_verbs_locality_t;
+
+/*
+ * Where @dev is: rdma-core devices from their sysfs directory (PCI address
+ * and local_cpus); ENOTSUP for a device that has none (soft0, in memory,
+ * is as near to every CPU as to any). 0 with what was found, or an errno.
+ */
+int srq_verbs_dev_locality(srq_verbs_dev_t *dev, srq_verbs_locality_t *loc);
+
+/* The same from the sysfs directory @dev_dir of a device
+ * (/sys/class/infiniband/<name>): 0, or the errno of resolving
+ * <dev_dir>/device (srq_verbs_sysfs.c) */
+int srq_verbs_sysfs_locality(const char *dev_dir, srq_verbs_locality_t *loc);
+
+/* A sysfs CPU mask ("ff,00000001": 32-bit hex words, most significant
+ * first) into @mask: 0, or EINVAL */
+int srq_verbs_parse_cpumask(const char *text, srq_verbs_cpumask_t *mask);
 
 /* ---- protection domains and memory regions ---------------------------- */
 
@@ -165,21 +199,21 @@ void srq_verbs_ack_async_event(srq_verbs_dev_t *dev,
 /* ---- counters --------------------------------------------------------- */
 
 /*
- * Receive-not-ready events of a port: how many times its responder found a
- * receive queue (SRQ or RQ) empty and sent an RNR NAK, since the device was
- * opened or since boot - only the difference of two readings is meaningful.
- * Tells a receiver that it posts too few buffers, without the senders' help.
+ * Receive-not-ready NAKs sent because @srq was empty: how many times the
+ * device's responder found this SRQ without a buffer for a message, since
+ * the SRQ was created. Tells the owner of the SRQ - and only it - that it
+ * posts too few buffers, without the senders' help.
  *
- * 0, EINVAL (no such port), ENOTSUP where the device exposes no such
- * counter, or an errno of reading it.
- *  - soft: the device's rnr_naks_sent statistic (srq_soft_api.h); no syscall,
- *    no lock: cheap enough for a progress path.
- *  - rdma-core: the port's hw_counters/out_of_buffer in sysfs, read with
- *    open/read/close each call (and, per driver, a firmware query behind
- *    it): call it rarely, from a timer, never per operation.
+ * 0, EINVAL (not an SRQ of @dev), or ENOTSUP where the device counts no
+ * such thing per SRQ:
+ *  - soft: a count in the SRQ; no syscall, no lock: cheap enough for a
+ *    progress path;
+ *  - rdma-core: ENOTSUP. Verbs have no per-SRQ count, and the port's
+ *    hw_counters/out_of_buffer counts the RNR of every SRQ and QP of every
+ *    process on the port: one rank's would read as every rank's.
  */
-int srq_verbs_query_rnr(srq_verbs_dev_t *dev, uint8_t port_num,
-                        uint64_t *count_p);
+int srq_verbs_query_srq_rnr(srq_verbs_dev_t *dev, struct ibv_srq *srq,
+                            uint64_t *count_p);
 
 #ifdef __cplusplus
 }

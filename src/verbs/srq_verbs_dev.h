@@ -61,8 +61,8 @@ typedef struct srq_verbs_dev_ops {
     int  (*get_async_event)(srq_verbs_dev_t *dev, struct ibv_async_event *event);
     void (*ack_async_event)(srq_verbs_dev_t *dev, struct ibv_async_event *event);
 
-    int  (*query_rnr)(srq_verbs_dev_t *dev, uint8_t port_num,
-                      uint64_t *count_p);
+    int  (*query_srq_rnr)(srq_verbs_dev_t *dev, struct ibv_srq *srq,
+                          uint64_t *count_p);
 } srq_verbs_dev_ops_t;
 
 

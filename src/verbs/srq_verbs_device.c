@@ -150,6 +150,18 @@ int srq_verbs_port_addr(srq_verbs_dev_t *dev, uint8_t port_num,
     return dev->ops->port_addr(dev, port_num, addr);
 }
 
+int srq_verbs_dev_locality(srq_verbs_dev_t *dev, srq_verbs_locality_t *loc)
+{
+    const char *dir;
+
+    memset(loc, 0, sizeof(*loc));
+    if (dev->kind != SRQ_VERBS_DEV_RDMA) {
+        return ENOTSUP;
+    }
+    dir = dev->context->device->ibdev_path;
+    return (dir[0] == '\0') ? ENOTSUP : srq_verbs_sysfs_locality(dir, loc);
+}
+
 int srq_verbs_ah_attr(srq_verbs_dev_t *dev, uint8_t port_num,
                       const srq_verbs_port_addr_t *addr,
                       struct ibv_ah_attr *ah_attr)
@@ -293,8 +305,8 @@ void srq_verbs_ack_async_event(srq_verbs_dev_t *dev,
     dev->ops->ack_async_event(dev, event);
 }
 
-int srq_verbs_query_rnr(srq_verbs_dev_t *dev, uint8_t port_num,
-                        uint64_t *count_p)
+int srq_verbs_query_srq_rnr(srq_verbs_dev_t *dev, struct ibv_srq *srq,
+                            uint64_t *count_p)
 {
-    return dev->ops->query_rnr(dev, port_num, count_p);
+    return dev->ops->query_srq_rnr(dev, srq, count_p);
 }

@@ -11,8 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SRQ_VERBS_RDMA_SYSFS "/sys/class/infiniband"
-
 typedef struct srq_verbs_rdma_dev {
     srq_verbs_dev_t super;
 } srq_verbs_rdma_dev_t;
@@ -142,11 +140,23 @@ static int srq_verbs_rdma_port_addr(srq_verbs_dev_t *dev, uint8_t port_num,
     return 0;
 }
 
+/*
+ * Can @port_num reach the port at @addr, and how? The rule UCX's ib
+ * transports apply:
+ *  - InfiniBand: a port of the same subnet (GID subnet prefix), addressed
+ *    by the LID its subnet manager gave it; no routers are assumed, so a
+ *    port of another subnet, or one without a LID (RoCE, or an IB port not
+ *    yet configured), is unreachable;
+ *  - RoCE (Ethernet link layer): by GID, always with a GRH; an address
+ *    without a GID, or with a LID (an IB port), is unreachable.
+ */
 static int srq_verbs_rdma_ah_attr(srq_verbs_dev_t *dev, uint8_t port_num,
                                   const srq_verbs_port_addr_t *addr,
                                   struct ibv_ah_attr *ah_attr)
 {
+    static const uint8_t no_gid[sizeof(addr->gid)];
     struct ibv_port_attr port_attr;
+    union ibv_gid gid;
     int ret;
 
     ret = srq_verbs_rdma_query_port(dev, port_num, &port_attr);
@@ -155,15 +165,29 @@ static int srq_verbs_rdma_ah_attr(srq_verbs_dev_t *dev, uint8_t port_num,
     }
     memset(ah_attr, 0, sizeof(*ah_attr));
     ah_attr->port_num = port_num;
-    ah_attr->dlid     = ntohs(addr->lid);
-    /* RoCE (and IB across subnets) routes by GID: always carry a GRH there */
-    if ((port_attr.link_layer == IBV_LINK_LAYER_ETHERNET) ||
-        (addr->lid == 0)) {
+
+    if (port_attr.link_layer == IBV_LINK_LAYER_ETHERNET) {
+        if ((addr->lid != 0) || !memcmp(addr->gid, no_gid, sizeof(no_gid))) {
+            return EHOSTUNREACH;
+        }
         ah_attr->is_global      = 1;
         ah_attr->grh.hop_limit  = 64;
         ah_attr->grh.sgid_index = 0;
         memcpy(ah_attr->grh.dgid.raw, addr->gid, sizeof(addr->gid));
+        return 0;
     }
+
+    ret = srq_verbs_rdma_ret(ibv_query_gid(dev->context, port_num, 0, &gid));
+    if (ret != 0) {
+        return ret;
+    }
+    if (memcmp(gid.raw, addr->gid, 8) != 0) {
+        return ENETUNREACH; /* another subnet */
+    }
+    if (addr->lid == 0) {
+        return EHOSTUNREACH;
+    }
+    ah_attr->dlid = ntohs(addr->lid);
     return 0;
 }
 
@@ -306,58 +330,16 @@ static void srq_verbs_rdma_ack_async_event(srq_verbs_dev_t *dev,
     ibv_ack_async_event(event);
 }
 
-/* A decimal sysfs counter: 0, or the errno of opening/reading it (EINVAL
- * for anything but one number and a newline) */
-static int srq_verbs_rdma_read_counter(const char *path, uint64_t *value_p)
-{
-    char buf[32], *end;
-    ssize_t len;
-    int fd, ret;
-
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return errno;
-    }
-    len = read(fd, buf, sizeof(buf) - 1);
-    ret = (len < 0) ? errno : 0;
-    close(fd);
-    if (ret != 0) {
-        return ret;
-    }
-    buf[len] = '\0';
-    errno    = 0;
-    *value_p = strtoull(buf, &end, 10);
-    if ((end == buf) || (errno != 0) || ((*end != '\0') && (*end != '\n'))) {
-        return EINVAL;
-    }
-    return 0;
-}
-
 /*
- * The port's out_of_buffer hw counter (mlx5 and others): how many times the
- * responder had no receive WQE. Missing file: the port does not exist
- * (EINVAL) or the driver has no such counter, or no sysfs at all (ENOTSUP).
+ * Verbs count no RNR NAKs per SRQ; the port counter out_of_buffer (sysfs)
+ * counts those of every SRQ and QP of every process on the port, so one
+ * rank's RNR would read as every rank's: not a signal for one interface.
  */
-static int srq_verbs_rdma_query_rnr(srq_verbs_dev_t *dev, uint8_t port_num,
-                                    uint64_t *count_p)
+static int srq_verbs_rdma_query_srq_rnr(srq_verbs_dev_t *dev,
+                                        struct ibv_srq *srq,
+                                        uint64_t *count_p)
 {
-    const char *name = ibv_get_device_name(dev->context->device);
-    struct ibv_port_attr attr;
-    char path[256];
-    int ret;
-
-    if (port_num == 0) {
-        return EINVAL;
-    }
-    snprintf(path, sizeof(path), "%s/%s/ports/%u/hw_counters/out_of_buffer",
-             SRQ_VERBS_RDMA_SYSFS, name, port_num);
-    ret = srq_verbs_rdma_read_counter(path, count_p);
-    if (ret != ENOENT) {
-        return ret;
-    }
-    /* only on the rare miss: a wrong port, or no such counter? */
-    return (ibv_query_port(dev->context, port_num, &attr) == 0) ? ENOTSUP :
-                                                                   EINVAL;
+    return ENOTSUP;
 }
 
 static const srq_verbs_dev_ops_t srq_verbs_rdma_ops = {
@@ -389,5 +371,5 @@ static const srq_verbs_dev_ops_t srq_verbs_rdma_ops = {
     .async_fd             = srq_verbs_rdma_async_fd,
     .get_async_event      = srq_verbs_rdma_get_async_event,
     .ack_async_event      = srq_verbs_rdma_ack_async_event,
-    .query_rnr            = srq_verbs_rdma_query_rnr,
+    .query_srq_rnr        = srq_verbs_rdma_query_srq_rnr,
 };

@@ -6,8 +6,8 @@
  * atomic through the device (whichever QP or process it comes from) and to
  * the target's own CPU atomics. Checked first, as rxe does: the QP grants
  * remote atomics (else invalid request), the rkey covers 8 bytes with
- * IBV_ACCESS_REMOTE_ATOMIC (else remote access error), the address is
- * 8-byte aligned (else invalid request).
+ * IBV_ACCESS_REMOTE_ATOMIC in the QP's PD (else remote access error), the
+ * address is 8-byte aligned (else invalid request).
  *
  * An atomic must not execute twice (IB spec): its result is kept, and a
  * duplicate request (the requester retransmitted) gets it again without
@@ -30,7 +30,8 @@ uint8_t srq_soft_atomic_execute(srq_soft_qp_t *qp, uint8_t opcode,
         return SRQ_SOFT_NAK_INV_REQ;
     }
     if (srq_soft_mr_check(&qp->dev->seg, req->rkey, req->addr,
-                          sizeof(uint64_t), IBV_ACCESS_REMOTE_ATOMIC) != 0) {
+                          sizeof(uint64_t), IBV_ACCESS_REMOTE_ATOMIC,
+                          qp->ibv.pd->handle) != 0) {
         return SRQ_SOFT_NAK_REM_ACCESS;
     }
     if (req->addr & (sizeof(uint64_t) - 1)) {

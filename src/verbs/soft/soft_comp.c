@@ -5,7 +5,12 @@
  * them); NAK(psn) acknowledges everything before psn and refuses psn:
  *   - RNR: no receive WQE. Rewind to psn and resend after the responder's
  *     RNR timer; rnr_retry 7 retries forever, otherwise after rnr_retry
- *     retries without progress: IBV_WC_RNR_RETRY_EXC_ERR.
+ *     retries without progress: IBV_WC_RNR_RETRY_EXC_ERR. The resend is a
+ *     probe (the refused WQE alone: the rest of the window would only be
+ *     dropped by the responder behind it, at the cost of its CPU, which
+ *     is what a dry receiver lacks), and RNR NAKs in a row double the wait
+ *     up to 2^SRQ_SOFT_RNR_BACKOFF_MAX times the timer. Any progress ends
+ *     the probe and the backoff.
  *   - INV_REQ / REM_OP / REM_ACCESS: IBV_WC_REM_INV_REQ_ERR /
  *     IBV_WC_REM_OP_ERR / IBV_WC_REM_ACCESS_ERR.
  * ATOMIC_ACK(psn, value) acknowledges everything before psn and completes
@@ -32,6 +37,10 @@
 #include "soft_shm.h"
 
 #include <string.h>
+
+/* RNR NAKs in a row double the wait up to 2^this times the responder's
+ * timer (rc_srq's default 10 us: at most 80 us between probes) */
+#define SRQ_SOFT_RNR_BACKOFF_MAX  3
 
 /* Complete the finished WQEs at the head of the send queue */
 void srq_soft_comp_sq(srq_soft_qp_t *qp)
@@ -64,6 +73,8 @@ static void srq_soft_comp_progressed(srq_soft_qp_t *qp)
 {
     qp->rnr_left   = qp->attr.rnr_retry;
     qp->retry_left = qp->attr.retry_cnt;
+    qp->rnr_streak = 0;
+    qp->rnr_probe  = false;
     qp->tx_time    = 0; /* restart the ACK timeout at the next tick */
     srq_soft_comp_sq(qp);
 }
@@ -119,10 +130,16 @@ static void srq_soft_comp_rnr(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
         --qp->rnr_left;
     }
     ++qp->dev->stats.rnr_retries;
-    /* everything after psn was dropped by the responder: resend it all */
+    /* everything after psn was dropped by the responder: resend it, the
+     * refused WQE first and alone */
     qp->sq_tx      = qp->sq_ci;
+    qp->rnr_probe  = true;
     qp->wait       = SRQ_SOFT_WAIT_RNR;
-    qp->wait_until = srq_soft_now_ns() + srq_soft_rnr_timer_ns(timer);
+    qp->wait_until = srq_soft_now_ns() +
+                     (srq_soft_rnr_timer_ns(timer) << qp->rnr_streak);
+    if (qp->rnr_streak < SRQ_SOFT_RNR_BACKOFF_MAX) {
+        ++qp->rnr_streak;
+    }
     srq_soft_req_sched(qp);
 }
 
@@ -246,7 +263,7 @@ static void srq_soft_comp_fail_qp(srq_soft_qp_t *qp)
     }
 }
 
-/* The peer is gone: fail everything toward it, reclaim its segment */
+/* The peer is gone: fail everything toward it, forget it */
 void srq_soft_comp_peer_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
 {
     srq_soft_list_t *e, *next;

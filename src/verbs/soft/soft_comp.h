@@ -27,7 +27,7 @@ void srq_soft_comp_swqe_error(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
                               enum ibv_wc_status status);
 /* Is @peer alive? If not, its QPs fail (as after exhausted retries) */
 bool srq_soft_comp_peer_check(srq_soft_dev_t *dev, srq_soft_peer_t *peer);
-/* @peer is known dead: fail its QPs, reclaim it */
+/* @peer is known dead: fail its QPs, forget it */
 void srq_soft_comp_peer_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer);
 
 #endif

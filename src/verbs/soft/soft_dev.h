@@ -77,23 +77,26 @@ struct srq_soft_dev {
      * it is taken on every poll, and never held across a sleep */
     pthread_spinlock_t  lock;
 
-    /* own segment */
-    char                shm_name[64];
+    /* own tables and queue (soft_shm.h): memfds peers open through
+     * /proc/<pid>/fd */
+    int                 tab_fd;
+    int                 queue_fd;
     srq_soft_seg_t      seg;
     uint64_t            rx_head;      /* consumer position (private copy) */
     unsigned            rx_idle_polls;
     srq_soft_peer_t     self;         /* loopback peer: our own segment */
 
-    /* wakeups: a FIFO peers poke when we asked (seg.hdr->wake_req) */
-    char                fifo_path[SRQ_SOFT_PATH_MAX]; /* = the segment's */
-    int                 fifo_fd;      /* O_RDWR: never sees EOF */
+    /* wakeups: a pipe peers poke when we asked (seg.hdr->wake_req) */
+    int                 fifo_fd;      /* read end */
+    int                 fifo_wfd;     /* write end: the read end never sees
+                                         EOF */
     bool                wake_armed;   /* we set wake_req, may need drain */
     int                 timer_fd;     /* timers while the user sleeps */
 
-    /* MR keys: generation per table index, free index stack */
-    uint16_t           *mr_gen;
-    uint32_t           *mr_free;
-    uint32_t            mr_free_cnt;
+    /* MR keys: the last one handed out (soft_mr.c), regions registered */
+    uint32_t            mr_last_key;
+    uint32_t            mr_count;
+    uint32_t            pd_last;      /* the last PD handle */
 
     /* QPs by index (qpn = gen << 16 | index, soft_qpn.c) */
     srq_soft_qp_t     **qps;

@@ -2,9 +2,9 @@
  * ucx-srq soft device: device list, open/close, device and port queries,
  * soft-specific queries (srq_soft_api.h), and the ops table.
  *
- * Opening an instance reclaims the segments of dead owners, then creates
- * the instance's own segment (inbound queue + MR table), its wake FIFO, a
- * timerfd and an async-event eventfd.
+ * Opening an instance creates its shared memory (tables + inbound queue,
+ * memfds that nothing outlives), its wake pipe, a timerfd and an
+ * async-event eventfd.
  */
 #include "soft_ah.h"
 #include "soft_async.h"
@@ -101,7 +101,7 @@ static void srq_soft_dev_init_self(srq_soft_dev_t *dev)
     self->is_self    = true;
     self->pid        = dev->pid;
     self->start_time = dev->start_time;
-    self->fifo_fd    = -1;
+    self->fifo_fd    = dev->fifo_wfd; /* ours: closed with the device */
 }
 
 /* The context's device, mutex and libibverbs' own fields are its owner's
@@ -151,7 +151,6 @@ static void srq_soft_dev_free(srq_soft_dev_t *dev)
         close(dev->timer_fd);
     }
     srq_soft_async_cleanup(dev);
-    srq_soft_mr_cleanup(dev);
     srq_soft_qp_table_cleanup(dev);
     pthread_spin_destroy(&dev->lock);
     free(dev->ibv_dev);
@@ -171,7 +170,6 @@ static int srq_soft_dev_setup(srq_soft_dev_t *dev)
     if (ret != 0) {
         return ret;
     }
-    srq_soft_shm_reclaim_stale(dev);
     if (dev->params.alloc == NULL) {
         dev->ibv_dev = srq_soft_fake_device();
         if (dev->ibv_dev == NULL) {
@@ -179,9 +177,6 @@ static int srq_soft_dev_setup(srq_soft_dev_t *dev)
         }
     }
     ret = srq_soft_async_init(dev);
-    if (ret == 0) {
-        ret = srq_soft_mr_init(dev);
-    }
     if (ret == 0) {
         ret = srq_soft_qp_table_init(dev);
     }
@@ -198,7 +193,7 @@ static int srq_soft_dev_setup(srq_soft_dev_t *dev)
     if (dev->timer_fd < 0) {
         return errno;
     }
-    /* the segment records the FIFO's path: created last */
+    /* the tables record the wake pipe: created last */
     return srq_soft_shm_create(dev);
 }
 
@@ -220,6 +215,9 @@ static srq_soft_dev_t *srq_soft_dev_alloc(const srq_soft_open_params_t *params)
             dev->params = *params;
         }
         dev->fifo_fd        = -1;
+        dev->fifo_wfd       = -1;
+        dev->tab_fd         = -1;
+        dev->queue_fd       = -1;
         dev->timer_fd       = -1;
         dev->async_efd      = -1;
         dev->async_wfd      = -1;
@@ -268,7 +266,7 @@ int srq_soft_open(const char *name, srq_verbs_dev_t **dev_p)
 }
 
 /* Objects the user did not destroy are not freed here (as with
- * ibv_close_device); the segment and FIFO always go. */
+ * ibv_close_device); the shared memory and the pipe always go. */
 static void srq_soft_close(srq_verbs_dev_t *vdev)
 {
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
@@ -339,8 +337,10 @@ static int srq_soft_query_port(srq_verbs_dev_t *dev, uint8_t port_num,
     attr->sm_lid          = srq_soft_dev(dev)->lid; /* there is no SM */
     attr->lmc             = 0;
     attr->max_vl_num      = 1;
-    attr->active_width    = 1;  /* 1x */
-    attr->active_speed    = 32; /* "EDR"-class speed code */
+    /* 4x EDR (about 12 GB/s): what a copy between processes moves, so
+     * that a model built from the port (rc_srq's, rc_verbs') is near it */
+    attr->active_width    = 2;  /* 4x */
+    attr->active_speed    = 32; /* EDR */
     attr->phys_state      = 5;  /* LinkUp */
     attr->link_layer      = IBV_LINK_LAYER_INFINIBAND;
     return 0;
@@ -382,15 +382,22 @@ static int srq_soft_ah_attr(srq_verbs_dev_t *dev, uint8_t port_num,
     return 0;
 }
 
-static struct ibv_pd *srq_soft_alloc_pd(srq_verbs_dev_t *dev)
+/* A PD's handle names it in the MR and QP tables (never 0) */
+static struct ibv_pd *srq_soft_alloc_pd(srq_verbs_dev_t *vdev)
 {
-    struct ibv_pd *pd = calloc(1, sizeof(*pd));
+    srq_soft_dev_t *dev = srq_soft_dev(vdev);
+    struct ibv_pd *pd   = calloc(1, sizeof(*pd));
 
     if (pd == NULL) {
         errno = ENOMEM;
         return NULL;
     }
-    pd->context = dev->context;
+    pd->context = vdev->context;
+    srq_soft_dev_lock(dev);
+    do {
+        pd->handle = ++dev->pd_last;
+    } while (pd->handle == 0);
+    srq_soft_dev_unlock(dev);
     return pd;
 }
 
@@ -401,15 +408,13 @@ static int srq_soft_dealloc_pd(srq_verbs_dev_t *dev, struct ibv_pd *pd)
 }
 
 /* Cheap enough for a progress path: no syscall, no lock (soft_dev.h) */
-static int srq_soft_query_rnr(srq_verbs_dev_t *dev, uint8_t port_num,
-                              uint64_t *count_p)
+static int srq_soft_query_srq_rnr(srq_verbs_dev_t *dev, struct ibv_srq *srq,
+                                  uint64_t *count_p)
 {
-    srq_soft_stats_t *stats = &srq_soft_dev(dev)->stats;
-
-    if (srq_soft_check_port(port_num) != 0) {
+    if (!srq_soft_dev_has(srq_soft_dev(dev), srq)) {
         return EINVAL;
     }
-    *count_p = srq_soft_stat_read_shared(&stats->rnr_naks_sent);
+    *count_p = srq_soft_stat_read_shared(&srq_soft_srq(srq)->rnr_naks);
     return 0;
 }
 
@@ -431,12 +436,10 @@ int srq_soft_query_stats(srq_verbs_dev_t *vdev, srq_soft_stats_t *stats)
 
 int srq_soft_segment_name(srq_verbs_dev_t *vdev, char *buf, size_t len)
 {
-    if ((vdev == NULL) || (vdev->kind != SRQ_VERBS_DEV_SOFT) ||
-        (len <= strlen(srq_soft_dev(vdev)->shm_name))) {
+    if ((vdev == NULL) || (vdev->kind != SRQ_VERBS_DEV_SOFT)) {
         return EINVAL;
     }
-    strcpy(buf, srq_soft_dev(vdev)->shm_name);
-    return 0;
+    return srq_soft_shm_path(srq_soft_dev(vdev), buf, len);
 }
 
 static const srq_verbs_dev_ops_t srq_soft_ops = {
@@ -468,5 +471,5 @@ static const srq_verbs_dev_ops_t srq_soft_ops = {
     .async_fd             = srq_soft_async_fd,
     .get_async_event      = srq_soft_get_async_event,
     .ack_async_event      = srq_soft_ack_async_event,
-    .query_rnr            = srq_soft_query_rnr,
+    .query_srq_rnr        = srq_soft_query_srq_rnr,
 };

@@ -1,17 +1,27 @@
 /*
  * ucx-srq soft device: memory regions.
  *
- * The key table lives in the instance's shared segment so that a peer's
- * requester validates an rkey (bounds, access) without our CPU, as an HCA
- * would. A key is (generation << 16 | index): deregistering bumps the
- * index's generation, so a stale key never matches a later region that
- * reuses the slot. lkey == rkey.
+ * The key table lives in the instance's shared tables so that a peer's
+ * requester validates an rkey (bounds, access, protection domain) without
+ * our CPU, as an HCA would. lkey == rkey.
+ *
+ * Keys do not come back: they are handed out in increasing order, and a
+ * key's table slot is its low 16 bits, so a key is skipped when its slot
+ * is taken. A key repeats only after 2^32 keys, where a (generation,
+ * index) pair reused its index at once and repeated after 65535
+ * re-registrations of one slot.
+ *
+ * ibv_dereg_mr withdraws the key, then waits for any peer's one-sided
+ * access under it that is still copying (soft_inflight.c): once it
+ * returns, nothing lands in the region.
  */
 #include "soft_mr.h"
 #include "soft_dev.h"
+#include "soft_inflight.h"
 #include "soft_shm.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #define SRQ_SOFT_MR_ACCESS_KNOWN (IBV_ACCESS_LOCAL_WRITE | \
@@ -26,30 +36,9 @@
                                         IBV_ACCESS_ON_DEMAND | \
                                         IBV_ACCESS_HUGETLB)
 
-int srq_soft_mr_init(srq_soft_dev_t *dev)
+static uint32_t srq_soft_mr_slot(uint32_t key)
 {
-    uint32_t i;
-
-    dev->mr_gen  = calloc(SRQ_SOFT_MR_TABLE_SIZE, sizeof(*dev->mr_gen));
-    dev->mr_free = calloc(SRQ_SOFT_MR_TABLE_SIZE, sizeof(*dev->mr_free));
-    if ((dev->mr_gen == NULL) || (dev->mr_free == NULL)) {
-        srq_soft_mr_cleanup(dev);
-        return ENOMEM;
-    }
-    /* pop low indices first; index 0 is never used */
-    for (i = 1; i < SRQ_SOFT_MR_TABLE_SIZE; ++i) {
-        dev->mr_free[dev->mr_free_cnt++] = SRQ_SOFT_MR_TABLE_SIZE - i;
-        dev->mr_gen[i] = 1;
-    }
-    return 0;
-}
-
-void srq_soft_mr_cleanup(srq_soft_dev_t *dev)
-{
-    free(dev->mr_gen);
-    free(dev->mr_free);
-    dev->mr_gen  = NULL;
-    dev->mr_free = NULL;
+    return key & (SRQ_SOFT_MR_TABLE_SIZE - 1);
 }
 
 static int srq_soft_mr_check_args(srq_soft_dev_t *dev, struct ibv_pd *pd,
@@ -77,13 +66,29 @@ static int srq_soft_mr_check_args(srq_soft_dev_t *dev, struct ibv_pd *pd,
 }
 
 static void srq_soft_mr_publish(srq_soft_mr_ent_t *ent, uint32_t key,
-                                uint64_t addr, uint64_t length, int access)
+                                uint64_t addr, uint64_t length, int access,
+                                uint32_t pd)
 {
-    ent->addr   = addr;
-    ent->length = length;
-    ent->access = (uint32_t)access;
+    /* peers read these while the key is not theirs to match yet */
+    __atomic_store_n(&ent->addr, addr, __ATOMIC_RELAXED);
+    __atomic_store_n(&ent->length, length, __ATOMIC_RELAXED);
+    __atomic_store_n(&ent->access, (uint32_t)access, __ATOMIC_RELAXED);
+    __atomic_store_n(&ent->pd, pd, __ATOMIC_RELAXED);
     atomic_store_explicit((_Atomic uint32_t*)&ent->key, key,
                           memory_order_release);
+}
+
+/* The next key whose slot is free (slot 0 is never used: key 0 is none) */
+static uint32_t srq_soft_mr_next_key(srq_soft_dev_t *dev)
+{
+    uint32_t key = dev->mr_last_key;
+
+    do {
+        ++key;
+    } while ((srq_soft_mr_slot(key) == 0) ||
+             (dev->seg.mrs[srq_soft_mr_slot(key)].key != 0));
+    dev->mr_last_key = key;
+    return key;
 }
 
 struct ibv_mr *srq_soft_reg_mr(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
@@ -91,7 +96,7 @@ struct ibv_mr *srq_soft_reg_mr(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
 {
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_mr_t *mr;
-    uint32_t index, key;
+    uint32_t key;
     int ret;
 
     ret = srq_soft_mr_check_args(dev, pd, addr, length, access);
@@ -106,24 +111,24 @@ struct ibv_mr *srq_soft_reg_mr(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     }
 
     srq_soft_dev_lock(dev);
-    if (dev->mr_free_cnt == 0) {
+    if (dev->mr_count >= SRQ_SOFT_MAX_MR) {
         srq_soft_dev_unlock(dev);
         free(mr);
         errno = ENOMEM;
         return NULL;
     }
-    index = dev->mr_free[--dev->mr_free_cnt];
-    key   = ((uint32_t)dev->mr_gen[index] << 16) | index;
-    srq_soft_mr_publish(&dev->seg.mrs[index], key, (uintptr_t)addr, length,
-                        access);
+    key = srq_soft_mr_next_key(dev);
+    ++dev->mr_count;
+    srq_soft_mr_publish(&dev->seg.mrs[srq_soft_mr_slot(key)], key,
+                        (uintptr_t)addr, length, access, pd->handle);
     srq_soft_dev_unlock(dev);
 
-    mr->index       = index;
+    mr->index       = srq_soft_mr_slot(key);
     mr->ibv.context = &dev->vctx.context;
     mr->ibv.pd      = pd;
     mr->ibv.addr    = addr;
     mr->ibv.length  = length;
-    mr->ibv.handle  = index;
+    mr->ibv.handle  = key;
     mr->ibv.lkey    = key;
     mr->ibv.rkey    = key;
     return &mr->ibv;
@@ -143,48 +148,48 @@ int srq_soft_dereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr)
         srq_soft_dev_unlock(dev);
         return EINVAL;
     }
+    /* withdrawn (sequentially consistent: see soft_inflight.c), then no
+     * peer's copy under it may still be running when we return */
     atomic_store_explicit((_Atomic uint32_t*)&ent->key, 0,
-                          memory_order_release);
-    /* the next region in this slot gets keys no stale holder can match */
-    if (++dev->mr_gen[mr->index] == 0) {
-        dev->mr_gen[mr->index] = 1;
-    }
-    dev->mr_free[dev->mr_free_cnt++] = mr->index;
+                          memory_order_seq_cst);
+    srq_soft_inflight_wait_all(dev, ibmr->lkey);
+    --dev->mr_count;
     srq_soft_dev_unlock(dev);
     free(mr);
     return 0;
 }
 
 /*
- * Does @key grant @access to [addr, addr + len) in the table of @seg (ours
- * for an lkey, the target's for an rkey)? 0 or EACCES. Local read is always
- * granted; a zero-length access checks nothing (IB spec).
+ * Local read is always granted; a zero-length access checks nothing (IB
+ * spec). The entry is read between two loads of its key: a key that did
+ * not change (keys do not repeat) means the fields are that region's.
  */
 int srq_soft_mr_check(const srq_soft_seg_t *seg, uint32_t key, uint64_t addr,
-                      uint64_t len, int access)
+                      uint64_t len, int access, uint32_t pd)
 {
     const srq_soft_mr_ent_t *ent;
     _Atomic uint32_t *kp;
     uint64_t mr_addr, mr_len;
-    uint32_t mr_access;
+    uint32_t mr_access, mr_pd;
 
     if (len == 0) {
         return 0;
     }
-    ent = &seg->mrs[key & (SRQ_SOFT_MR_TABLE_SIZE - 1)];
+    ent = &seg->mrs[srq_soft_mr_slot(key)];
     kp  = (_Atomic uint32_t*)&ent->key;
-    if ((key == 0) || (atomic_load_explicit(kp, memory_order_acquire) != key)) {
+    if ((key == 0) || (atomic_load_explicit(kp, memory_order_seq_cst) != key)) {
         return EACCES;
     }
-    mr_addr   = ent->addr;
-    mr_len    = ent->length;
-    mr_access = ent->access;
+    mr_addr   = __atomic_load_n(&ent->addr, __ATOMIC_RELAXED);
+    mr_len    = __atomic_load_n(&ent->length, __ATOMIC_RELAXED);
+    mr_access = __atomic_load_n(&ent->access, __ATOMIC_RELAXED);
+    mr_pd     = __atomic_load_n(&ent->pd, __ATOMIC_RELAXED);
     /* the region may have been deregistered while we read it */
     atomic_thread_fence(memory_order_acquire);
     if (atomic_load_explicit(kp, memory_order_relaxed) != key) {
         return EACCES;
     }
-    if ((addr < mr_addr) || (addr - mr_addr > mr_len) ||
+    if ((mr_pd != pd) || (addr < mr_addr) || (addr - mr_addr > mr_len) ||
         (len > mr_len - (addr - mr_addr))) {
         return EACCES;
     }

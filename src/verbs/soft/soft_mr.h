@@ -1,6 +1,6 @@
 /*
  * ucx-srq soft device: memory regions. Their keys live in a table in the
- * device's segment, so that a peer validates an rkey without our CPU.
+ * device's shared tables, so that a peer validates an rkey without our CPU.
  */
 #ifndef SRQ_SOFT_MR_H_
 #define SRQ_SOFT_MR_H_
@@ -17,13 +17,13 @@ typedef struct srq_soft_mr {
     uint32_t       index;
 } srq_soft_mr_t;
 
-int  srq_soft_mr_init(srq_soft_dev_t *dev);
-void srq_soft_mr_cleanup(srq_soft_dev_t *dev);
 struct ibv_mr *srq_soft_reg_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                                void *addr, size_t length, int access);
 int  srq_soft_dereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr);
-/* 0 or an IBV_WC_* error status */
+/* Does @key grant @access to [addr, addr + len) to a QP (or SRQ) of the
+ * protection domain @pd (its handle), in the table of @seg (ours for an
+ * lkey, the target's for an rkey)? 0 or EACCES */
 int  srq_soft_mr_check(const srq_soft_seg_t *seg, uint32_t key, uint64_t addr,
-                       uint64_t len, int access);
+                       uint64_t len, int access, uint32_t pd);
 
 #endif

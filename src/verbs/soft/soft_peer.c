@@ -5,7 +5,8 @@
  * and the address handles pointing at it. Its liveness is checked on a
  * timer, only while we have outstanding work toward it (busy_peers) or when
  * a send to it fails. A dead peer is marked here, its QPs fail in the
- * completer (srq_soft_comp_peer_dead), then its segment is reclaimed here.
+ * completer (srq_soft_comp_peer_dead), then it is forgotten here (its
+ * memory goes with our last mapping of it).
  */
 #include "soft_peer.h"
 #include "soft_clock.h"
@@ -46,6 +47,8 @@ static void srq_soft_peer_init(srq_soft_peer_t *peer, const uint8_t *instance)
     peer->fifo_fd = -1;
 }
 
+static void srq_soft_peer_free(srq_soft_peer_t *peer);
+
 /* Take a reference on the peer at @instance, mapping it if needed.
  * NULL + errno: unreachable (no such live instance). */
 srq_soft_peer_t *srq_soft_peer_get(srq_soft_dev_t *dev,
@@ -70,17 +73,16 @@ srq_soft_peer_t *srq_soft_peer_get(srq_soft_dev_t *dev,
         return NULL;
     }
     srq_soft_peer_init(peer, instance);
-    ret = srq_soft_shm_map_peer(instance, &peer->seg);
+    ret = srq_soft_shm_map_peer(instance, &peer->seg, &peer->fifo_fd);
     if (ret != 0) {
         free(peer);
         errno = ret;
         return NULL;
     }
-    peer->pid        = peer->seg.hdr->owner_pid;
-    peer->start_time = peer->seg.hdr->owner_start;
+    peer->pid        = peer->seg.tab->owner_pid;
+    peer->start_time = peer->seg.tab->owner_start;
     if (!srq_soft_owner_alive(peer->pid, peer->start_time)) {
-        srq_soft_shm_unmap(&peer->seg);
-        free(peer);
+        srq_soft_peer_free(peer);
         errno = EHOSTUNREACH;
         return NULL;
     }
@@ -122,10 +124,6 @@ void srq_soft_peers_destroy(srq_soft_dev_t *dev)
         srq_soft_peer_free(srq_soft_container_of(dev->peers.next,
                                                  srq_soft_peer_t, link));
     }
-    if (dev->self.fifo_fd >= 0) {
-        close(dev->self.fifo_fd);
-        dev->self.fifo_fd = -1;
-    }
 }
 
 /* Still alive? A closed segment counts as dead: nobody consumes it. */
@@ -139,7 +137,7 @@ bool srq_soft_peer_alive(const srq_soft_peer_t *peer)
     if (peer->is_self) {
         return true;
     }
-    state = atomic_load_explicit((_Atomic uint32_t*)&peer->seg.hdr->state,
+    state = atomic_load_explicit((_Atomic uint32_t*)&peer->seg.tab->state,
                                  memory_order_acquire);
     return (state == SRQ_SOFT_SEG_ACTIVE) &&
            srq_soft_owner_alive(peer->pid, peer->start_time);
@@ -157,18 +155,14 @@ bool srq_soft_peer_mark_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
     return true;
 }
 
-/* Its QPs have failed: reclaim its segment, forget it */
+/* Its QPs have failed: forget it. Its memory (memfds) goes with the last
+ * mapping of it: ours when the last QP/AH lets go. */
 void srq_soft_peer_release_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
 {
-    char name[64];
-
     if (srq_soft_list_linked(&peer->busy_link)) {
         srq_soft_list_del(&peer->busy_link);
     }
-    /* a cleanly closed peer removed its segment itself */
-    srq_soft_shm_name(peer->instance, name, sizeof(name));
-    srq_soft_shm_reclaim_one(name + 1, dev);
-    /* unmapped when the last QP/AH lets go; new lookups map afresh */
+    /* new lookups map afresh */
     srq_soft_list_del(&peer->link);
     if (peer->refcnt == 0) {
         srq_soft_peer_free(peer);

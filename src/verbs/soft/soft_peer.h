@@ -41,7 +41,8 @@ void srq_soft_peers_destroy(srq_soft_dev_t *dev);
  * fails its QPs (srq_soft_comp_peer_check does both) */
 bool srq_soft_peer_alive(const srq_soft_peer_t *peer);
 /* Death, in two steps around failing its QPs: mark it (false: it was
- * already dead, or is ourselves), then let it go (reclaim its segment) */
+ * already dead, or is ourselves), then let it go (unmapped with its last
+ * reference) */
 bool srq_soft_peer_mark_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer);
 void srq_soft_peer_release_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer);
 /* @qp has (@busy) or no longer has outstanding send work toward its peer:

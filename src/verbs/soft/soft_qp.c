@@ -5,16 +5,23 @@
  * QP numbers are (generation << 16 | table index), unique in the process
  * (soft_qpn.c): the inbound path finds a QP by indexing, and a packet for a
  * destroyed QP never reaches a new one that reuses the slot.
+ *
+ * The same index finds a QP's entry in the shared QP table (soft_shm.h),
+ * what a peer checks before a one-sided request into us, since it does
+ * the copy itself: the QP exists, is ready to receive, is connected to the
+ * peer's QP, grants the access, and is in the PD of the region.
  */
 #include "soft_qp.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
+#include "soft_inflight.h"
 #include "soft_list.h"
 #include "soft_peer.h"
 #include "soft_qpn.h"
 #include "soft_srq.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +104,99 @@ srq_soft_qp_t *srq_soft_qp_lookup(srq_soft_dev_t *dev, uint32_t qpn)
     }
     qp = dev->qps[idx];
     return ((qp != NULL) && (qp->ibv.qp_num == qpn)) ? qp : NULL;
+}
+
+/* ---- the shared QP table --------------------------------------------- */
+
+#define SRQ_SOFT_QP_ENT_SPINS  1024
+
+#define SRQ_SOFT_QP_ENT_FIELDS(_x) \
+    _x(qpn) _x(pd) _x(access) _x(ready) _x(dest_qpn)
+
+static bool srq_soft_qp_ready(const srq_soft_qp_t *qp)
+{
+    return (qp->ibv.qp_type == IBV_QPT_RC) && (qp->peer != NULL) &&
+           ((qp->ibv.state == IBV_QPS_RTR) || (qp->ibv.state == IBV_QPS_RTS));
+}
+
+/* A seqlock: seq odd while we write. The last store is sequentially
+ * consistent: a withdrawal (not ready, or no QP) pairs with a peer's
+ * announcement of its access (soft_inflight.c) */
+static void srq_soft_qp_ent_write(srq_soft_qp_ent_t *e,
+                                  const srq_soft_qp_ent_t *v)
+{
+    _Atomic uint32_t *seq = (_Atomic uint32_t*)&e->seq;
+    uint32_t s = atomic_load_explicit(seq, memory_order_relaxed);
+    int i;
+
+    atomic_store_explicit(seq, s + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+#define SRQ_SOFT_QP_ENT_PUT(_f) \
+    __atomic_store_n(&e->_f, v->_f, __ATOMIC_RELAXED);
+    SRQ_SOFT_QP_ENT_FIELDS(SRQ_SOFT_QP_ENT_PUT)
+#undef SRQ_SOFT_QP_ENT_PUT
+    for (i = 0; i < SRQ_SOFT_INST_LEN; ++i) {
+        __atomic_store_n(&e->dest_inst[i], v->dest_inst[i], __ATOMIC_RELAXED);
+    }
+    atomic_store_explicit(seq, s + 2, memory_order_seq_cst);
+}
+
+/* @may_accept false: not ready, whatever its state says */
+static void srq_soft_qp_publish_as(srq_soft_qp_t *qp, bool may_accept)
+{
+    srq_soft_qp_ent_t v = {0};
+    bool live = (qp->dev->qps[qp->index] == qp);
+
+    v.qpn = live ? qp->ibv.qp_num : 0;
+    if (live) {
+        v.pd       = qp->ibv.pd->handle;
+        v.access   = qp->attr.qp_access_flags;
+        v.ready    = may_accept && srq_soft_qp_ready(qp);
+        v.dest_qpn = qp->attr.dest_qp_num;
+        if (qp->peer != NULL) {
+            memcpy(v.dest_inst, qp->peer->instance, SRQ_SOFT_INST_LEN);
+        }
+    }
+    srq_soft_qp_ent_write(&qp->dev->seg.qps[qp->index], &v);
+}
+
+void srq_soft_qp_publish(srq_soft_qp_t *qp)
+{
+    srq_soft_qp_publish_as(qp, true);
+}
+
+static void srq_soft_qp_ent_withdraw(srq_soft_qp_t *qp)
+{
+    srq_soft_qp_publish_as(qp, false);
+}
+
+bool srq_soft_qp_ent_get(const srq_soft_seg_t *seg, uint32_t qpn,
+                         srq_soft_qp_ent_t *v)
+{
+    const srq_soft_qp_ent_t *e = &seg->qps[srq_soft_qpn_index(qpn)];
+    _Atomic uint32_t *seq      = (_Atomic uint32_t*)&e->seq;
+    uint32_t s;
+    int i, spins;
+
+    for (spins = 0; spins < SRQ_SOFT_QP_ENT_SPINS; ++spins) {
+        s = atomic_load_explicit(seq, memory_order_seq_cst);
+        if (s & 1) {
+            continue; /* the owner is writing it */
+        }
+#define SRQ_SOFT_QP_ENT_GET(_f) \
+        v->_f = __atomic_load_n(&e->_f, __ATOMIC_RELAXED);
+        SRQ_SOFT_QP_ENT_FIELDS(SRQ_SOFT_QP_ENT_GET)
+#undef SRQ_SOFT_QP_ENT_GET
+        for (i = 0; i < SRQ_SOFT_INST_LEN; ++i) {
+            v->dest_inst[i] = __atomic_load_n(&e->dest_inst[i],
+                                              __ATOMIC_RELAXED);
+        }
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(seq, memory_order_relaxed) == s) {
+            return (qpn != 0) && (v->qpn == qpn);
+        }
+    }
+    return false; /* an owner that died while writing: not a QP */
 }
 
 /* ---- create / destroy ------------------------------------------------- */
@@ -230,6 +330,7 @@ struct ibv_qp *srq_soft_create_qp(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
         return NULL;
     }
     qp->ibv.handle = qp->ibv.qp_num;
+    srq_soft_qp_publish(qp);
     ++srq_soft_cq(attr->send_cq)->qp_refs;
     ++srq_soft_cq(attr->recv_cq)->qp_refs;
     if (attr->srq != NULL) {
@@ -253,12 +354,18 @@ void srq_soft_qp_detach(srq_soft_qp_t *qp)
     qp->ack_pending = false;
     qp->nak         = 0;
     qp->wait        = SRQ_SOFT_WAIT_NONE;
+    qp->rnr_streak  = 0;
+    qp->rnr_probe   = false;
 }
 
 void srq_soft_qp_unpeer(srq_soft_qp_t *qp)
 {
     srq_soft_qp_detach(qp);
     if (qp->peer != NULL) {
+        /* withdrawn first: after the wait no access of the peer through
+         * this QP is running, nor can one start */
+        srq_soft_qp_ent_withdraw(qp);
+        srq_soft_inflight_wait(qp->dev, qp->peer, 0, qp->ibv.qp_num);
         if (srq_soft_list_linked(&qp->peer_link)) {
             srq_soft_list_del(&qp->peer_link);
         }
@@ -278,6 +385,7 @@ int srq_soft_destroy_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp)
     qp = srq_soft_qp(ibqp);
     srq_soft_qp_unpeer(qp);
     srq_soft_qp_table_del(dev, qp);
+    srq_soft_qp_publish(qp); /* no QP there any more */
     srq_soft_cq_forget_qp(srq_soft_cq(ibqp->recv_cq), qp);
     --srq_soft_cq(ibqp->send_cq)->qp_refs;
     --srq_soft_cq(ibqp->recv_cq)->qp_refs;

@@ -8,6 +8,7 @@
 #include "../srq_verbs.h"
 #include "soft_atomic.h"
 #include "soft_list.h"
+#include "soft_shm.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -94,6 +95,9 @@ struct srq_soft_qp {
                                         last packet: consumed once its
                                         head is there */
     int                  rnr_left;
+    uint8_t              rnr_streak; /* RNR NAKs in a row, no progress */
+    bool                 rnr_probe;  /* after an RNR NAK: one WQE in
+                                        flight until the peer takes it */
     int                  retry_left;
     bool                 busy;       /* counted in peer->busy_qps */
 
@@ -152,7 +156,17 @@ int  srq_soft_qp_table_init(srq_soft_dev_t *dev);
 void srq_soft_qp_table_cleanup(srq_soft_dev_t *dev);
 /* Leave every work list: the QP does no more transport work */
 void srq_soft_qp_detach(srq_soft_qp_t *qp);
-/* ... and let go of its peer */
+/* ... and let go of its peer, once no one-sided access of the peer through
+ * the QP is in flight any more */
 void srq_soft_qp_unpeer(srq_soft_qp_t *qp);
+
+/* Show peers what they check before a one-sided request into us (the QP
+ * table in our shared tables, soft_shm.h): after every change of the QP's
+ * state, access flags or connection */
+void srq_soft_qp_publish(srq_soft_qp_t *qp);
+/* A consistent copy of the entry of QP @qpn in the QP table of @seg (a
+ * peer's): false when it has no such QP */
+bool srq_soft_qp_ent_get(const srq_soft_seg_t *seg, uint32_t qpn,
+                         srq_soft_qp_ent_t *ent);
 
 #endif

@@ -221,6 +221,7 @@ void srq_soft_qp_to_error(srq_soft_qp_t *qp)
         return;
     }
     qp->ibv.state = IBV_QPS_ERR;
+    srq_soft_qp_publish(qp); /* peers' one-sided requests are dropped */
     srq_soft_qp_detach(qp);
     srq_soft_qp_flush(qp);
     if (qp->ibv.srq != NULL) {
@@ -288,6 +289,9 @@ int srq_soft_modify_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp,
         }
         if (ret == 0) {
             ret = srq_soft_qp_apply(qp, to, attr, mask);
+        }
+        if (ret == 0) {
+            srq_soft_qp_publish(qp);
         }
     }
     srq_soft_dev_unlock(dev);

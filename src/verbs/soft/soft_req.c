@@ -7,32 +7,50 @@
  *     once queued). Small payloads travel in the packet; larger ones are
  *     described by iovecs the responder pulls with process_vm_readv.
  *   - RDMA_WRITE / RDMA_READ (and the data part of WRITE_WITH_IMM) are
- *     done here, one-sided: rkey, bounds and access are checked against the
- *     target's MR table in its segment, then process_vm_writev/readv. No
- *     CPU of the target takes part. To keep RC ordering they wait until
- *     every earlier WQE is acknowledged.
+ *     done here, one-sided, with process_vm_writev/readv: no CPU of the
+ *     target takes part, so we check what its responder would, in its
+ *     shared tables: the target QP exists, is ready, is connected to ours
+ *     and grants the access (else the request is dropped, as by a fabric,
+ *     and retried after the transport timeout, or IBV_WC_REM_ACCESS_ERR
+ *     for the access); the rkey covers the range with that access in the
+ *     target QP's PD (else IBV_WC_REM_ACCESS_ERR). The copy goes in chunks,
+ *     announced and checked again each time (soft_inflight.c), so that a
+ *     target that deregisters the region or destroys the QP cuts it off.
+ *     To keep RC ordering they wait until every earlier WQE is
+ *     acknowledged.
+ *   - After an RNR NAK only the refused WQE goes out (a probe) until the
+ *     responder takes it (soft_comp.c).
  *   - ATOMIC_CMP_AND_SWP / ATOMIC_FETCH_AND_ADD become packets the target's
  *     responder executes (soft_atomic.c); its ATOMIC_ACK carries the
  *     original value the completer writes to the scatter list. At most
  *     max_rd_atomic of them are in flight.
- *   - A WQE whose local keys do not check out completes with
- *     IBV_WC_LOC_PROT_ERR, also in order, and the QP goes to error.
+ *   - A WQE whose local keys do not check out (bounds, access, the QP's
+ *     PD) completes with IBV_WC_LOC_PROT_ERR, also in order, and the QP
+ *     goes to error.
  */
 #define _GNU_SOURCE
 #include "soft_req.h"
+#include "soft_clock.h"
 #include "soft_comp.h"
 #include "soft_dev.h"
+#include "soft_inflight.h"
 #include "soft_list.h"
 #include "soft_mr.h"
 #include "soft_peer.h"
 #include "soft_pkt.h"
 #include "soft_qp.h"
+#include "soft_qp_state.h"
 #include "soft_ring.h"
 #include "soft_shm.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/uio.h>
+
+/* A one-sided request the target dropped (not a WC status) */
+#define SRQ_SOFT_REQ_DROPPED  (-1)
+/* Retry interval of a dropped request on a QP whose timeout is infinite */
+#define SRQ_SOFT_REQ_DROP_RETRY_NS  10000000ull
 
 enum {
     SRQ_SOFT_REQ_NEXT,   /* WQE handled: go on */
@@ -69,7 +87,8 @@ static int srq_soft_req_check_lkeys(srq_soft_qp_t *qp,
     }
     for (i = 0; i < wqe->num_sge; ++i) {
         if (srq_soft_mr_check(&qp->dev->seg, sge[i].lkey, sge[i].addr,
-                              sge[i].length, access) != 0) {
+                              sge[i].length, access, qp->ibv.pd->handle) !=
+            0) {
             return EACCES;
         }
     }
@@ -102,37 +121,110 @@ static int srq_soft_req_local_iov(srq_soft_qp_t *qp,
     return (int)wqe->num_sge;
 }
 
-/* One-sided write/read with cross-memory attach: 0 or an IBV_WC_* status */
-static int srq_soft_req_rdma(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
+/* [off, off + len) of the list @iov (@n entries) as a list of its own */
+static int srq_soft_req_iov_slice(const struct iovec *iov, int n, size_t off,
+                                  size_t len, struct iovec *out)
+{
+    int i, m = 0;
+    size_t part;
+
+    for (i = 0; (i < n) && (len > 0); ++i) {
+        if (off >= iov[i].iov_len) {
+            off -= iov[i].iov_len;
+            continue;
+        }
+        part = iov[i].iov_len - off;
+        part = (part < len) ? part : len;
+        out[m].iov_base = (uint8_t*)iov[i].iov_base + off;
+        out[m].iov_len  = part;
+        ++m;
+        len -= part;
+        off  = 0;
+    }
+    return m;
+}
+
+/*
+ * What the target's responder would check, in its tables: 0, an IBV_WC_*
+ * error status, or SRQ_SOFT_REQ_DROPPED (no such QP, not ready, not ours:
+ * a responder drops such a request). Our access is announced already.
+ */
+static int srq_soft_req_rdma_check(srq_soft_qp_t *qp,
+                                   const srq_soft_swqe_t *wqe, int access)
 {
     srq_soft_peer_t *peer = qp->peer;
-    bool read   = (wqe->opcode == IBV_WR_RDMA_READ);
-    int access  = read ? IBV_ACCESS_REMOTE_READ : IBV_ACCESS_REMOTE_WRITE;
-    struct iovec local[SRQ_SOFT_MAX_SGE], remote;
-    ssize_t done;
-    int n;
+    srq_soft_qp_ent_t ent;
 
-    if (wqe->length == 0) {
-        return IBV_WC_SUCCESS;
+    if (!srq_soft_qp_ent_get(&peer->seg, qp->attr.dest_qp_num, &ent) ||
+        !ent.ready || (ent.dest_qpn != qp->ibv.qp_num) ||
+        memcmp(ent.dest_inst, qp->dev->instance, SRQ_SOFT_INST_LEN)) {
+        return SRQ_SOFT_REQ_DROPPED;
     }
-    if (srq_soft_mr_check(&peer->seg, wqe->rkey, wqe->remote_addr,
-                          wqe->length, access) != 0) {
+    if (!(ent.access & (uint32_t)access) ||
+        (srq_soft_mr_check(&peer->seg, wqe->rkey, wqe->remote_addr,
+                           wqe->length, access, ent.pd) != 0)) {
         return IBV_WC_REM_ACCESS_ERR;
     }
-    n               = srq_soft_req_local_iov(qp, wqe, local);
-    remote.iov_base = (void*)(uintptr_t)wqe->remote_addr;
-    remote.iov_len  = wqe->length;
-    done = read ? process_vm_readv(peer->pid, local, n, &remote, 1, 0) :
-                  process_vm_writev(peer->pid, local, n, &remote, 1, 0);
-    if (done == (ssize_t)wqe->length) {
+    return IBV_WC_SUCCESS;
+}
+
+/* Copy [off, off + len) of the WQE: 0 or an IBV_WC_* status */
+static int srq_soft_req_rdma_chunk(srq_soft_qp_t *qp,
+                                   const srq_soft_swqe_t *wqe,
+                                   const struct iovec *local, int n,
+                                   size_t off, size_t len)
+{
+    struct iovec part[SRQ_SOFT_MAX_SGE], remote;
+    bool read = (wqe->opcode == IBV_WR_RDMA_READ);
+    pid_t pid = qp->peer->pid;
+    ssize_t done;
+    int m;
+
+    m               = srq_soft_req_iov_slice(local, n, off, len, part);
+    remote.iov_base = (void*)(uintptr_t)(wqe->remote_addr + off);
+    remote.iov_len  = len;
+    done = read ? process_vm_readv(pid, part, m, &remote, 1, 0) :
+                  process_vm_writev(pid, part, m, &remote, 1, 0);
+    if (done == (ssize_t)len) {
         return IBV_WC_SUCCESS;
     }
     if ((done < 0) && (errno == ESRCH)) {
-        srq_soft_comp_peer_dead(qp->dev, peer);
+        srq_soft_comp_peer_dead(qp->dev, qp->peer);
         return IBV_WC_RETRY_EXC_ERR;
     }
     /* registered but not mapped any more: the target's memory is bad */
     return IBV_WC_REM_ACCESS_ERR;
+}
+
+/*
+ * One-sided write/read with cross-memory attach: 0, an IBV_WC_* status,
+ * or SRQ_SOFT_REQ_DROPPED. Chunk by chunk, each announced before the
+ * target's tables are checked again (soft_inflight.c): a region
+ * deregistered or a QP destroyed meanwhile stops it.
+ */
+static int srq_soft_req_rdma(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
+{
+    srq_soft_dev_t *dev = qp->dev;
+    int access = (wqe->opcode == IBV_WR_RDMA_READ) ? IBV_ACCESS_REMOTE_READ :
+                                                     IBV_ACCESS_REMOTE_WRITE;
+    struct iovec local[SRQ_SOFT_MAX_SGE];
+    size_t off = 0, len;
+    int n, status;
+
+    n = srq_soft_req_local_iov(qp, wqe, local);
+    do {
+        len = wqe->length - off;
+        len = (len < SRQ_SOFT_INFLIGHT_CHUNK) ? len : SRQ_SOFT_INFLIGHT_CHUNK;
+        srq_soft_inflight_begin(dev, qp->peer->instance, wqe->rkey,
+                                qp->attr.dest_qp_num);
+        status = srq_soft_req_rdma_check(qp, wqe, access);
+        if ((status == IBV_WC_SUCCESS) && (len > 0)) {
+            status = srq_soft_req_rdma_chunk(qp, wqe, local, n, off, len);
+        }
+        srq_soft_inflight_end(dev);
+        off += len;
+    } while ((status == IBV_WC_SUCCESS) && (off < wqe->length));
+    return status;
 }
 
 static uint8_t srq_soft_req_pkt_opcode(const srq_soft_swqe_t *wqe)
@@ -322,6 +414,26 @@ static bool srq_soft_req_atomic_room(srq_soft_qp_t *qp)
     return n < max;
 }
 
+/* The target dropped a one-sided request: as for a lost packet, try again
+ * after the transport timeout, IBV_WC_RETRY_EXC_ERR once the retries are
+ * spent (an infinite timeout retries forever) */
+static int srq_soft_req_dropped(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
+{
+    uint64_t to = srq_soft_timeout_ns(qp->attr.timeout);
+
+    if (to == UINT64_MAX) {
+        to = SRQ_SOFT_REQ_DROP_RETRY_NS;
+    } else if (qp->retry_left == 0) {
+        return srq_soft_req_fail(qp, wqe, IBV_WC_RETRY_EXC_ERR);
+    } else {
+        --qp->retry_left;
+    }
+    qp->wait       = SRQ_SOFT_WAIT_RETRY;
+    qp->wait_until = srq_soft_now_ns() + to;
+    srq_soft_req_sched(qp);
+    return SRQ_SOFT_REQ_STALL;
+}
+
 static int srq_soft_req_rc(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
 {
     bool in_order = (qp->sq_ci == qp->sq_tx);
@@ -341,10 +453,14 @@ static int srq_soft_req_rc(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
             return SRQ_SOFT_REQ_STALL; /* no overtaking unacked sends */
         }
         status = srq_soft_req_rdma(qp, wqe);
+        if (status == SRQ_SOFT_REQ_DROPPED) {
+            return srq_soft_req_dropped(qp, wqe);
+        }
         if (status != IBV_WC_SUCCESS) {
             return (qp->ibv.state == IBV_QPS_ERR) ? SRQ_SOFT_REQ_FAILED :
                    srq_soft_req_fail(qp, wqe, status);
         }
+        qp->retry_left = qp->attr.retry_cnt; /* it got through */
         if (wqe->opcode != IBV_WR_RDMA_WRITE_WITH_IMM) {
             wqe->state  = SRQ_SOFT_SWQE_DONE;
             wqe->status = IBV_WC_SUCCESS;
@@ -362,7 +478,8 @@ void srq_soft_req_progress(srq_soft_qp_t *qp)
     int ret;
 
     while ((qp->ibv.state == IBV_QPS_RTS) && (qp->sq_tx != qp->sq_pi) &&
-           (qp->wait == SRQ_SOFT_WAIT_NONE)) {
+           (qp->wait == SRQ_SOFT_WAIT_NONE) &&
+           !(qp->rnr_probe && (qp->sq_tx != qp->sq_ci))) {
         wqe = &qp->sq[qp->sq_tx & qp->sq_mask];
         ret = (qp->ibv.qp_type == IBV_QPT_UD) ? srq_soft_req_ud(qp, wqe) :
                                                 srq_soft_req_rc(qp, wqe);

@@ -112,17 +112,20 @@ static void srq_soft_rview_consume(srq_soft_qp_t *qp, srq_soft_rview_t *v)
     }
 }
 
-/* Local keys of the part of the scatter list that [0, len) touches */
-static int srq_soft_rview_check(srq_soft_dev_t *dev, const srq_soft_rview_t *v,
+/* Local keys of the part of the scatter list that [0, len) touches, in
+ * the PD of the queue the WQE came from (the SRQ's, or the QP's) */
+static int srq_soft_rview_check(srq_soft_qp_t *qp, const srq_soft_rview_t *v,
                                 uint64_t len)
 {
+    uint32_t pd = (v->srq != NULL) ? v->srq->ibv.pd->handle :
+                                     qp->ibv.pd->handle;
     uint64_t part;
     uint32_t i;
 
     for (i = 0; (i < v->num_sge) && (len > 0); ++i) {
         part = (v->sge[i].length < len) ? v->sge[i].length : len;
-        if (srq_soft_mr_check(&dev->seg, v->sge[i].lkey, v->sge[i].addr, part,
-                              IBV_ACCESS_LOCAL_WRITE) != 0) {
+        if (srq_soft_mr_check(&qp->dev->seg, v->sge[i].lkey, v->sge[i].addr,
+                              part, IBV_ACCESS_LOCAL_WRITE, pd) != 0) {
             return IBV_WC_LOC_PROT_ERR;
         }
         len -= part;
@@ -388,7 +391,7 @@ static int srq_soft_resp_place(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
     if (need > srq_verbs_sge_len(v->sge, v->num_sge)) {
         return IBV_WC_LOC_LEN_ERR;
     }
-    status = srq_soft_rview_check(qp->dev, v, need);
+    status = srq_soft_rview_check(qp, v, need);
     if ((status != IBV_WC_SUCCESS) || (need == off)) {
         return status;
     }
@@ -474,6 +477,9 @@ static void srq_soft_resp_rc(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     }
     if (!srq_soft_rview_peek(qp, &v)) {
         srq_soft_stat_inc_shared(&dev->stats.rnr_naks_sent);
+        if (qp->ibv.srq != NULL) {
+            srq_soft_stat_inc_shared(&srq_soft_srq(qp->ibv.srq)->rnr_naks);
+        }
         srq_soft_resp_sched_nak(qp, SRQ_SOFT_NAK_RNR, pkt->psn);
         return;
     }

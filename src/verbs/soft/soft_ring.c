@@ -116,7 +116,7 @@ void srq_soft_ring_unlock(srq_soft_shm_hdr_t *hdr)
 
 static bool srq_soft_seg_active(const srq_soft_seg_t *seg)
 {
-    return atomic_load_explicit((_Atomic uint32_t*)&seg->hdr->state,
+    return atomic_load_explicit((_Atomic uint32_t*)&seg->tab->state,
                                 memory_order_acquire) == SRQ_SOFT_SEG_ACTIVE;
 }
 

@@ -1,9 +1,15 @@
 /*
- * ucx-srq soft device: shared-memory segments (create, map a peer's,
- * remove, reclaim those of dead owners). A segment names its owner by
- * (pid, process start time), soft_proc.c: a pid alone may have been reused
- * by an unrelated process since the segment was created.
+ * ucx-srq soft device: an instance's shared memory (soft_shm.h): create
+ * ours, map a peer's. Both files are memfds: nothing of an instance
+ * outlives the processes that use it, and nobody has to clean up after a
+ * process that died. A peer is found through /proc/<pid>/fd of its owner
+ * (the pid is part of the instance id) and checked there: the file must
+ * be ours (uid), carry the instance's name, and its header must name the
+ * same instance; the queue and the wake pipe must be the very files the
+ * header records (device and inode), so that a descriptor number reused by
+ * an unrelated file is never written to.
  */
+#define _GNU_SOURCE
 #include "soft_shm.h"
 #include "soft_dev.h"
 #include "soft_proc.h"
@@ -11,20 +17,23 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#define SRQ_SOFT_STALE_INIT_S  60  /* a never-initialised segment this old is
-                                      garbage, not a creation in progress */
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010  /* Linux 5.1 */
+#endif
 
-void srq_soft_shm_name(const uint8_t *instance, char *buf, size_t len)
+/* "<prefix><instance in hex>" */
+static void srq_soft_shm_name(const char *prefix, const uint8_t *instance,
+                              char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "/%s", SRQ_SOFT_SHM_PREFIX);
+    int n = snprintf(buf, len, "%s", prefix);
     int i;
 
     for (i = 0; (i < SRQ_SOFT_INST_LEN) && (n + 2 < (int)len); ++i) {
@@ -32,95 +41,211 @@ void srq_soft_shm_name(const uint8_t *instance, char *buf, size_t len)
     }
 }
 
-static void srq_soft_seg_layout(srq_soft_seg_t *seg, void *base, size_t size)
+static void *srq_soft_shm_map(int fd, size_t size, int prot)
+{
+    void *p = mmap(NULL, size, prot, MAP_SHARED, fd, 0);
+
+    return (p == MAP_FAILED) ? NULL : p;
+}
+
+static void srq_soft_seg_tables(srq_soft_seg_t *seg, void *base)
+{
+    seg->tab = base;
+    seg->mrs = (srq_soft_mr_ent_t*)((uint8_t*)base + SRQ_SOFT_TAB_MR_OFF);
+    seg->qps = (srq_soft_qp_ent_t*)((uint8_t*)base + SRQ_SOFT_TAB_QP_OFF);
+}
+
+static void srq_soft_seg_queue(srq_soft_seg_t *seg, void *base)
 {
     seg->hdr  = base;
     seg->ring = (uint8_t*)base + SRQ_SOFT_SHM_RING_OFF;
-    seg->mrs  = (srq_soft_mr_ent_t*)((uint8_t*)base + SRQ_SOFT_SHM_MR_OFF);
-    seg->size = size;
 }
 
-static void srq_soft_init_hdr(srq_soft_dev_t *dev, srq_soft_shm_hdr_t *hdr)
+/* ---- our own ----------------------------------------------------------- */
+
+/* A memfd of @size, owner-only, that can be neither shrunk nor grown (a
+ * peer must not make our mapping fault); mapped read-write in *base_p */
+static int srq_soft_shm_memfd(const char *name, size_t size, void **base_p)
 {
-    hdr->version     = SRQ_SOFT_SHM_VERSION;
-    hdr->hdr_size    = sizeof(*hdr);
-    hdr->seg_size    = SRQ_SOFT_SHM_SIZE;
-    hdr->ring_off    = SRQ_SOFT_SHM_RING_OFF;
-    hdr->ring_size   = SRQ_SOFT_RING_SIZE;
-    hdr->mr_off      = SRQ_SOFT_SHM_MR_OFF;
-    hdr->mr_cnt      = SRQ_SOFT_MR_TABLE_SIZE;
-    hdr->owner_uid   = getuid();
-    hdr->owner_pid   = dev->pid;
-    hdr->owner_start = dev->start_time;
-    memcpy(hdr->instance, dev->instance, SRQ_SOFT_INST_LEN);
-    snprintf(hdr->fifo_path, sizeof(hdr->fifo_path), "%s", dev->fifo_path);
-    atomic_store_explicit((_Atomic uint32_t*)&hdr->state, SRQ_SOFT_SEG_ACTIVE,
+    int fd, ret;
+
+    fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) {
+        return -errno;
+    }
+    if ((fchmod(fd, 0600) < 0) || (ftruncate(fd, size) < 0) ||
+        (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0)) {
+        ret = errno;
+        close(fd);
+        return -ret;
+    }
+    *base_p = srq_soft_shm_map(fd, size, PROT_READ | PROT_WRITE);
+    if (*base_p == NULL) {
+        ret = errno;
+        close(fd);
+        return -ret;
+    }
+    return fd;
+}
+
+static void srq_soft_shm_file_id(int fd, uint64_t *dev_p, uint64_t *ino_p)
+{
+    struct stat st;
+
+    if (fstat(fd, &st) == 0) {
+        *dev_p = st.st_dev;
+        *ino_p = st.st_ino;
+    }
+}
+
+static void srq_soft_init_tab(srq_soft_dev_t *dev, srq_soft_tab_hdr_t *tab)
+{
+    tab->version     = SRQ_SOFT_SHM_VERSION;
+    tab->hdr_size    = sizeof(*tab);
+    tab->tab_size    = SRQ_SOFT_TAB_SIZE;
+    tab->mr_off      = SRQ_SOFT_TAB_MR_OFF;
+    tab->qp_off      = SRQ_SOFT_TAB_QP_OFF;
+    tab->mr_cnt      = SRQ_SOFT_MR_TABLE_SIZE;
+    tab->qp_cnt      = SRQ_SOFT_QP_TABLE_SIZE;
+    tab->queue_size  = SRQ_SOFT_SHM_SIZE;
+    tab->owner_uid   = getuid();
+    tab->owner_pid   = dev->pid;
+    tab->owner_start = dev->start_time;
+    memcpy(tab->instance, dev->instance, SRQ_SOFT_INST_LEN);
+    tab->queue_fd    = dev->queue_fd;
+    tab->wake_fd     = dev->fifo_wfd;
+    srq_soft_shm_file_id(dev->queue_fd, &tab->queue_dev, &tab->queue_ino);
+    srq_soft_shm_file_id(dev->fifo_wfd, &tab->wake_dev, &tab->wake_ino);
+    atomic_store_explicit((_Atomic uint32_t*)&tab->state, SRQ_SOFT_SEG_ACTIVE,
                           memory_order_relaxed);
 }
 
 int srq_soft_shm_create(srq_soft_dev_t *dev)
 {
+    char name[64];
     void *base;
-    int fd, ret;
+    int fd;
 
-    srq_soft_shm_name(dev->instance, dev->shm_name, sizeof(dev->shm_name));
-    fd = shm_open(dev->shm_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    srq_soft_shm_name(SRQ_SOFT_SHM_Q_PREFIX, dev->instance, name,
+                      sizeof(name));
+    fd = srq_soft_shm_memfd(name, SRQ_SOFT_SHM_SIZE, &base);
     if (fd < 0) {
-        return errno;
+        return -fd;
     }
-    /* owner-only whatever the umask says (it can only remove bits, but be
-     * explicit: this mode is what keeps other users out) */
-    if ((fchmod(fd, 0600) < 0) || (ftruncate(fd, SRQ_SOFT_SHM_SIZE) < 0)) {
-        ret = errno;
-        goto err_unlink;
-    }
-    base = mmap(NULL, SRQ_SOFT_SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-                fd, 0);
-    if (base == MAP_FAILED) {
-        ret = errno;
-        goto err_unlink;
-    }
-    close(fd);
-
-    srq_soft_seg_layout(&dev->seg, base, SRQ_SOFT_SHM_SIZE);
-    srq_soft_init_hdr(dev, dev->seg.hdr);
-    /* peers check magic last: everything above is visible before it */
+    dev->queue_fd = fd;
+    srq_soft_seg_queue(&dev->seg, base);
+    memcpy(dev->seg.hdr->instance, dev->instance, SRQ_SOFT_INST_LEN);
     atomic_store_explicit((_Atomic uint64_t*)&dev->seg.hdr->magic,
                           SRQ_SOFT_SHM_MAGIC, memory_order_release);
-    return 0;
 
-err_unlink:
-    close(fd);
-    shm_unlink(dev->shm_name);
-    return ret;
+    srq_soft_shm_name(SRQ_SOFT_SHM_PREFIX, dev->instance, name, sizeof(name));
+    fd = srq_soft_shm_memfd(name, SRQ_SOFT_TAB_SIZE, &base);
+    if (fd < 0) {
+        return -fd; /* the queue goes in srq_soft_shm_destroy */
+    }
+    dev->tab_fd = fd;
+    srq_soft_seg_tables(&dev->seg, base);
+    /* from now on nobody maps the tables writable, we keep our mapping.
+     * A kernel older than 5.1 refuses the seal: peers still map them
+     * read-only, as they open them for reading only */
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) < 0) {
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL);
+    }
+    srq_soft_init_tab(dev, dev->seg.tab);
+    /* peers check magic last: everything above is visible before it */
+    atomic_store_explicit((_Atomic uint64_t*)&dev->seg.tab->magic,
+                          SRQ_SOFT_SHM_MAGIC, memory_order_release);
+    return 0;
 }
 
 void srq_soft_shm_destroy(srq_soft_dev_t *dev)
 {
-    if (dev->seg.hdr == NULL) {
-        return;
-    }
-    /* peers that still map it see the state and stop using it */
-    atomic_store_explicit((_Atomic uint32_t*)&dev->seg.hdr->state,
-                          SRQ_SOFT_SEG_CLOSED, memory_order_release);
-    /* a forked child closing an inherited device must not remove the
-     * parent's segment */
-    if (dev->seg.hdr->owner_pid == getpid()) {
-        shm_unlink(dev->shm_name);
+    /* peers that still map it see the state and stop using it; a forked
+     * child closing an inherited device must not close the parent's */
+    if ((dev->seg.tab != NULL) && (dev->seg.tab->owner_pid == getpid())) {
+        atomic_store_explicit((_Atomic uint32_t*)&dev->seg.tab->state,
+                              SRQ_SOFT_SEG_CLOSED, memory_order_release);
     }
     srq_soft_shm_unmap(&dev->seg);
+    if (dev->tab_fd >= 0) {
+        close(dev->tab_fd);
+        dev->tab_fd = -1;
+    }
+    if (dev->queue_fd >= 0) {
+        close(dev->queue_fd);
+        dev->queue_fd = -1;
+    }
 }
 
 void srq_soft_shm_unmap(srq_soft_seg_t *seg)
 {
     if (seg->hdr != NULL) {
-        munmap(seg->hdr, seg->size);
-        seg->hdr = NULL;
+        munmap(seg->hdr, SRQ_SOFT_SHM_SIZE);
+        seg->hdr  = NULL;
+        seg->ring = NULL;
+    }
+    if (seg->tab != NULL) {
+        munmap(seg->tab, SRQ_SOFT_TAB_SIZE);
+        seg->tab = NULL;
+        seg->mrs = NULL;
+        seg->qps = NULL;
     }
 }
 
-/* A segment is usable only if it is ours (uid, mode) and fully built */
-static int srq_soft_shm_check_file(int fd)
+int srq_soft_shm_path(srq_soft_dev_t *dev, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "/proc/%d/fd/%d", (int)dev->pid, dev->tab_fd);
+
+    return ((n < 0) || ((size_t)n >= len)) ? EINVAL : 0;
+}
+
+/* ---- a peer's ---------------------------------------------------------- */
+
+/* The descriptor number, in /proc/<pid>/fd, of the memfd called @name */
+static int srq_soft_shm_find(pid_t pid, const char *name)
+{
+    char dir_path[64], link[128], want[128];
+    struct dirent *de;
+    int dfd, fd = -1;
+    ssize_t n;
+    DIR *dir;
+
+    snprintf(dir_path, sizeof(dir_path), "/proc/%d/fd", (int)pid);
+    snprintf(want, sizeof(want), "/memfd:%s (deleted)", name);
+    dir = opendir(dir_path);
+    if (dir == NULL) {
+        return -1;
+    }
+    dfd = dirfd(dir);
+    while ((fd < 0) && ((de = readdir(dir)) != NULL)) {
+        n = readlinkat(dfd, de->d_name, link, sizeof(link) - 1);
+        if (n <= 0) {
+            continue;
+        }
+        link[n] = '\0';
+        if (strcmp(link, want) == 0) {
+            fd = atoi(de->d_name);
+        }
+    }
+    closedir(dir);
+    return fd;
+}
+
+/* Open descriptor @fd of process @pid; -errno */
+static int srq_soft_shm_open_fd(pid_t pid, int fd, int flags)
+{
+    char path[64];
+    int ret;
+
+    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+    ret = open(path, flags | O_CLOEXEC);
+    return (ret < 0) ? -errno : ret;
+}
+
+/* A file of ours, at least @size bytes (0: any), and, when @dev or @ino
+ * is not 0, that very file */
+static int srq_soft_shm_check_file(int fd, size_t size, uint64_t dev,
+                                   uint64_t ino)
 {
     struct stat st;
 
@@ -130,163 +255,128 @@ static int srq_soft_shm_check_file(int fd)
     if ((st.st_uid != getuid()) || ((st.st_mode & 077) != 0)) {
         return EPERM;
     }
-    return (st.st_size >= (off_t)SRQ_SOFT_SHM_SIZE) ? 0 : ENODEV;
+    if (((dev != 0) || (ino != 0)) &&
+        (((uint64_t)st.st_dev != dev) || ((uint64_t)st.st_ino != ino))) {
+        return ENODEV;
+    }
+    return (st.st_size >= (off_t)size) ? 0 : ENODEV;
 }
 
-static int srq_soft_shm_check_hdr(const srq_soft_shm_hdr_t *hdr,
-                                  const uint8_t *instance)
+static int srq_soft_shm_check_tab(const srq_soft_tab_hdr_t *tab,
+                                  const uint8_t *instance, pid_t pid)
 {
-    uint64_t magic = atomic_load_explicit((_Atomic uint64_t*)&hdr->magic,
+    uint64_t magic = atomic_load_explicit((_Atomic uint64_t*)&tab->magic,
                                           memory_order_acquire);
 
     if ((magic != SRQ_SOFT_SHM_MAGIC) ||
-        (hdr->version != SRQ_SOFT_SHM_VERSION) ||
-        (hdr->hdr_size != sizeof(*hdr)) ||
-        (hdr->seg_size != SRQ_SOFT_SHM_SIZE) ||
-        (hdr->ring_off != SRQ_SOFT_SHM_RING_OFF) ||
-        (hdr->ring_size != SRQ_SOFT_RING_SIZE) ||
-        (hdr->mr_off != SRQ_SOFT_SHM_MR_OFF) ||
-        (hdr->mr_cnt != SRQ_SOFT_MR_TABLE_SIZE) ||
-        memcmp(hdr->instance, instance, SRQ_SOFT_INST_LEN)) {
+        (tab->version != SRQ_SOFT_SHM_VERSION) ||
+        (tab->hdr_size != sizeof(*tab)) ||
+        (tab->tab_size != SRQ_SOFT_TAB_SIZE) ||
+        (tab->mr_off != SRQ_SOFT_TAB_MR_OFF) ||
+        (tab->qp_off != SRQ_SOFT_TAB_QP_OFF) ||
+        (tab->mr_cnt != SRQ_SOFT_MR_TABLE_SIZE) ||
+        (tab->qp_cnt != SRQ_SOFT_QP_TABLE_SIZE) ||
+        (tab->queue_size != SRQ_SOFT_SHM_SIZE) ||
+        (tab->owner_pid != pid) ||
+        memcmp(tab->instance, instance, SRQ_SOFT_INST_LEN)) {
         return ENODEV;
     }
     return 0;
 }
 
-int srq_soft_shm_map_peer(const uint8_t *instance, srq_soft_seg_t *seg)
+/* The tables of @instance, owned by @pid, mapped read-only */
+static int srq_soft_shm_map_tables(pid_t pid, const uint8_t *instance,
+                                   srq_soft_seg_t *seg)
 {
     char name[64];
     void *base;
+    int fd, num, ret;
+
+    srq_soft_shm_name(SRQ_SOFT_SHM_PREFIX, instance, name, sizeof(name));
+    num = srq_soft_shm_find(pid, name);
+    if (num < 0) {
+        return EHOSTUNREACH;
+    }
+    fd = srq_soft_shm_open_fd(pid, num, O_RDONLY);
+    if (fd < 0) {
+        return (fd == -ENOENT) ? EHOSTUNREACH : -fd;
+    }
+    ret = srq_soft_shm_check_file(fd, SRQ_SOFT_TAB_SIZE, 0, 0);
+    base = (ret == 0) ? srq_soft_shm_map(fd, SRQ_SOFT_TAB_SIZE, PROT_READ) :
+                        NULL;
+    if ((ret == 0) && (base == NULL)) {
+        ret = errno;
+    }
+    close(fd);
+    if (ret != 0) {
+        return ret;
+    }
+    srq_soft_seg_tables(seg, base);
+    return srq_soft_shm_check_tab(seg->tab, instance, pid);
+}
+
+/* Its queue, mapped read-write, and the write end of its wake pipe */
+static int srq_soft_shm_map_queue(pid_t pid, srq_soft_seg_t *seg,
+                                  int *wake_fd_p)
+{
+    const srq_soft_tab_hdr_t *tab = seg->tab;
+    void *base;
     int fd, ret;
 
-    srq_soft_shm_name(instance, name, sizeof(name));
-    fd = shm_open(name, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
+    fd = srq_soft_shm_open_fd(pid, tab->queue_fd, O_RDWR);
     if (fd < 0) {
-        return (errno == ENOENT) ? EHOSTUNREACH : errno;
+        return EHOSTUNREACH;
     }
-    ret = srq_soft_shm_check_file(fd);
+    ret = srq_soft_shm_check_file(fd, SRQ_SOFT_SHM_SIZE, tab->queue_dev,
+                                  tab->queue_ino);
+    base = (ret == 0) ? srq_soft_shm_map(fd, SRQ_SOFT_SHM_SIZE,
+                                         PROT_READ | PROT_WRITE) : NULL;
+    if ((ret == 0) && (base == NULL)) {
+        ret = errno;
+    }
+    close(fd);
+    if (ret != 0) {
+        return ret;
+    }
+    srq_soft_seg_queue(seg, base);
+    if ((atomic_load_explicit((_Atomic uint64_t*)&seg->hdr->magic,
+                              memory_order_acquire) != SRQ_SOFT_SHM_MAGIC) ||
+        memcmp(seg->hdr->instance, tab->instance, SRQ_SOFT_INST_LEN)) {
+        return ENODEV;
+    }
+
+    /* non-blocking: a full pipe holds enough wakeups already */
+    fd = srq_soft_shm_open_fd(pid, tab->wake_fd, O_WRONLY | O_NONBLOCK);
+    if (fd < 0) {
+        return EHOSTUNREACH;
+    }
+    ret = srq_soft_shm_check_file(fd, 0, tab->wake_dev, tab->wake_ino);
     if (ret != 0) {
         close(fd);
         return ret;
     }
-    base = mmap(NULL, SRQ_SOFT_SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-                fd, 0);
-    close(fd);
-    if (base == MAP_FAILED) {
-        return errno;
+    *wake_fd_p = fd;
+    return 0;
+}
+
+int srq_soft_shm_map_peer(const uint8_t *instance, srq_soft_seg_t *seg,
+                          int *wake_fd_p)
+{
+    pid_t pid;
+    int ret;
+
+    /* the instance id holds its owner's pid (soft_device.c) */
+    memcpy(&pid, instance + sizeof(uint32_t), sizeof(pid));
+    memset(seg, 0, sizeof(*seg));
+    if (pid <= 0) {
+        return EHOSTUNREACH;
     }
-    srq_soft_seg_layout(seg, base, SRQ_SOFT_SHM_SIZE);
-    ret = srq_soft_shm_check_hdr(seg->hdr, instance);
+    ret = srq_soft_shm_map_tables(pid, instance, seg);
+    if (ret == 0) {
+        ret = srq_soft_shm_map_queue(pid, seg, wake_fd_p);
+    }
     if (ret != 0) {
         srq_soft_shm_unmap(seg);
     }
     return ret;
 }
-
-static bool srq_soft_shm_is_stale(int fd, const char *name)
-{
-    const srq_soft_shm_hdr_t *hdr;
-    struct stat st;
-    bool stale = false;
-    uint64_t magic;
-
-    if ((fstat(fd, &st) < 0) || (st.st_uid != getuid())) {
-        return false;
-    }
-    if (st.st_size < (off_t)sizeof(*hdr)) {
-        return (time(NULL) - st.st_mtime) > SRQ_SOFT_STALE_INIT_S;
-    }
-    hdr = mmap(NULL, sizeof(*hdr), PROT_READ, MAP_SHARED, fd, 0);
-    if (hdr == MAP_FAILED) {
-        return false;
-    }
-    magic = atomic_load_explicit((_Atomic uint64_t*)&hdr->magic,
-                                 memory_order_acquire);
-    if (magic == SRQ_SOFT_SHM_MAGIC) {
-        stale = !srq_soft_owner_alive(hdr->owner_pid, hdr->owner_start);
-    } else {
-        stale = (time(NULL) - st.st_mtime) > SRQ_SOFT_STALE_INIT_S;
-    }
-    if (stale && (magic == SRQ_SOFT_SHM_MAGIC) &&
-        (memchr(hdr->fifo_path, '\0', sizeof(hdr->fifo_path)) != NULL) &&
-        (hdr->fifo_path[0] == '/')) {
-        srq_soft_unlink_with_dir(hdr->fifo_path);
-    }
-    munmap((void*)hdr, sizeof(*hdr));
-    return stale;
-}
-
-void srq_soft_unlink_with_dir(const char *path)
-{
-    char dir[SRQ_SOFT_PATH_MAX];
-    char *slash;
-
-    unlink(path);
-    if (strlen(path) >= sizeof(dir)) {
-        return;
-    }
-    strcpy(dir, path);
-    slash = strrchr(dir, '/');
-    if ((slash != NULL) && (slash != dir)) {
-        *slash = '\0';
-        rmdir(dir); /* only if empty: another instance may share it */
-    }
-}
-
-/* A regular file of ours: anything else in /dev/shm with our prefix (a
- * FIFO, a device node, a link, another user's file) is not a segment and
- * is not opened - opening a FIFO for reading blocks until a writer comes */
-static bool srq_soft_shm_is_our_file(const struct stat *st)
-{
-    return S_ISREG(st->st_mode) && (st->st_uid == getuid());
-}
-
-/* Remove segment @name (without '/') if its owner is dead: 1 if removed */
-int srq_soft_shm_reclaim_one(const char *name, srq_soft_dev_t *dev)
-{
-    char path[80], file[96];
-    struct stat st;
-    bool stale;
-    int fd;
-
-    snprintf(file, sizeof(file), "/dev/shm/%s", name);
-    if ((lstat(file, &st) < 0) || !srq_soft_shm_is_our_file(&st)) {
-        return 0;
-    }
-    snprintf(path, sizeof(path), "/%s", name);
-    /* O_NONBLOCK: swapped for a FIFO since the lstat, it still cannot block */
-    fd = shm_open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
-    if (fd < 0) {
-        return 0;
-    }
-    stale = (fstat(fd, &st) == 0) && srq_soft_shm_is_our_file(&st) &&
-            srq_soft_shm_is_stale(fd, name);
-    close(fd);
-    if (!stale || (shm_unlink(path) < 0)) {
-        return 0;
-    }
-    if (dev != NULL) {
-        ++dev->stats.segs_reclaimed;
-    }
-    return 1;
-}
-
-void srq_soft_shm_reclaim_stale(srq_soft_dev_t *dev)
-{
-    struct dirent *de;
-    DIR *dir;
-
-    dir = opendir("/dev/shm");
-    if (dir == NULL) {
-        return;
-    }
-    while ((de = readdir(dir)) != NULL) {
-        if (strncmp(de->d_name, SRQ_SOFT_SHM_PREFIX,
-                    strlen(SRQ_SOFT_SHM_PREFIX)) == 0) {
-            srq_soft_shm_reclaim_one(de->d_name, dev);
-        }
-    }
-    closedir(dir);
-}
-
-

@@ -1,19 +1,38 @@
 /*
- * ucx-srq soft device: the shared-memory segment of a device instance
- * (the packets that travel through it: soft_pkt.h).
+ * ucx-srq soft device: the shared memory of a device instance (the packets
+ * that travel through it: soft_pkt.h).
  *
- * Every opened soft device instance owns one POSIX shm segment (mode 0600,
- * created O_EXCL, name derived from the instance id):
+ * Every opened instance owns two anonymous memory files (memfd_create):
+ * they have no name in any file system, so nothing is left behind however
+ * the process ends (exit, SIGTERM, SIGKILL): the kernel frees them with the
+ * last process that has one open or mapped. A peer opens them through
+ * /proc/<owner pid>/fd/<n>, which needs the same permission as the cross-
+ * memory attach the device uses anyway (same user, ptrace access); the
+ * tables are found by their name, "srq-soft-<instance in hex>", the queue
+ * by the descriptor number the tables give. Both are mode 0600.
+ *
+ * The tables (peers map them read-only; the file is sealed against any
+ * other writable mapping, F_SEAL_FUTURE_WRITE):
  *
  *   +---------------------------+ 0
- *   | srq_soft_shm_hdr_t        |  identity (owner pid + start time), the
- *   |                           |  producers' robust mutex, ring indices,
- *   |                           |  the "wake me" word
+ *   | srq_soft_tab_hdr_t        |  identity (owner pid + start time, uid,
+ *   |                           |  instance), state, where the queue and
+ *   |                           |  the wake pipe are, our access in flight
+ *   +---------------------------+ SRQ_SOFT_TAB_MR_OFF
+ *   | MR table                  |  so that peers validate rkeys (bounds,
+ *   |                           |  access, PD) without the owner's CPU
+ *   +---------------------------+ SRQ_SOFT_TAB_QP_OFF
+ *   | QP table                  |  the QPs' PD, remote access flags,
+ *   |                           |  state and connection, for one-sided
+ *   +---------------------------+ SRQ_SOFT_TAB_SIZE   requests
+ *
+ * The queue (peers map it read-write: they produce into it):
+ *
+ *   +---------------------------+ 0
+ *   | srq_soft_shm_hdr_t        |  the producers' lock, ring indices, the
+ *   |                           |  "wake me" word
  *   +---------------------------+ SRQ_SOFT_SHM_RING_OFF
  *   | inbound packet ring       |  SRQ_SOFT_RING_SIZE bytes, 64-byte cells
- *   +---------------------------+ SRQ_SOFT_SHM_MR_OFF
- *   | MR table                  |  SRQ_SOFT_MAX_MR entries, so that peers
- *   |                           |  validate rkeys without the owner's CPU
  *   +---------------------------+ SRQ_SOFT_SHM_SIZE
  *
  * The ring has many producers (peer processes, serialised by a lock that
@@ -31,15 +50,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define SRQ_SOFT_SHM_PREFIX     "srq-soft-"
-#define SRQ_SOFT_PATH_MAX       116  /* a wake FIFO's path, with its NUL */
-#define SRQ_SOFT_SHM_MAGIC      0x54464f5351525331ull /* "1SRQSOFT" */
-#define SRQ_SOFT_SHM_VERSION    1u
+#define SRQ_SOFT_SHM_PREFIX     "srq-soft-"   /* the tables' memfd name */
+#define SRQ_SOFT_SHM_Q_PREFIX   "srq-softq-"  /* the queue's */
+#define SRQ_SOFT_SHM_MAGIC      0x54464f5351525332ull /* "2SRQSOFT" */
+#define SRQ_SOFT_SHM_VERSION    2u
 #define SRQ_SOFT_INST_LEN       12  /* bytes of an instance id */
 
 #define SRQ_SOFT_CELL           64u
 #define SRQ_SOFT_RING_SIZE      (2u << 20)      /* power of two */
 #define SRQ_SOFT_MR_TABLE_SIZE  65536u          /* index: 16 bits of a key */
+#define SRQ_SOFT_QP_TABLE_SIZE  65536u          /* index: 16 bits of a QPN */
 
 /* Largest payload that travels inside a packet; larger RC sends are pulled
  * by the responder from the sender's memory (process_vm_readv) */
@@ -51,73 +71,123 @@ enum {
     SRQ_SOFT_SEG_CLOSED = 2
 };
 
+/* The queue's header: written by producers (lock, tail, wake_req) and by
+ * the owner (head, wake_req) */
 typedef struct srq_soft_shm_hdr {
-    /* identity: written once before magic is published */
-    uint64_t        magic;
-    uint32_t        version;
-    uint32_t        hdr_size;
-    uint64_t        seg_size;
-    uint64_t        ring_off;
-    uint64_t        ring_size;
-    uint64_t        mr_off;
-    uint32_t        mr_cnt;
-    uint32_t        owner_uid;
-    int32_t         owner_pid;
-    uint32_t        state;           /* SRQ_SOFT_SEG_*; atomic */
-    uint64_t        owner_start;     /* /proc/<pid>/stat starttime */
+    uint64_t        magic;           /* written last by the owner */
     uint8_t         instance[SRQ_SOFT_INST_LEN];
-    char            fifo_path[SRQ_SOFT_PATH_MAX]; /* the owner's wake FIFO */
 
     /* producers: prod_lock is 0 (free) or its holder's identity, pid |
      * low 32 bits of its start time << 32, so that a dead holder can be
      * told from a live one (pid reuse included) and the lock taken over */
     uint64_t        prod_lock        __attribute__((aligned(64)));
     uint64_t        tail;
-    uint32_t        wake_req;        /* owner may sleep: poke its FIFO */
+    uint32_t        wake_req;        /* owner may sleep: poke its pipe */
 
     /* consumer */
     uint64_t        head             __attribute__((aligned(64)));
 } srq_soft_shm_hdr_t;
 
+/*
+ * The one-sided access an instance is making into a peer's memory (one at
+ * a time: its requester runs under its device lock), soft_inflight.c. seq
+ * is odd while the access may still write; target, key and qpn say what
+ * it uses.
+ */
+typedef struct srq_soft_inflight {
+    uint64_t  seq;
+    uint8_t   target[SRQ_SOFT_INST_LEN];
+    uint32_t  key;
+    uint32_t  qpn;
+    uint32_t  reserved;
+} srq_soft_inflight_t;
+
+/* The tables' header: written by the owner only */
+typedef struct srq_soft_tab_hdr {
+    /* identity: written once before magic is published */
+    uint64_t        magic;
+    uint32_t        version;
+    uint32_t        hdr_size;
+    uint64_t        tab_size;
+    uint64_t        mr_off;
+    uint64_t        qp_off;
+    uint32_t        mr_cnt;
+    uint32_t        qp_cnt;
+    uint64_t        queue_size;
+    uint32_t        owner_uid;
+    int32_t         owner_pid;
+    uint64_t        owner_start;     /* /proc/<pid>/stat starttime */
+    uint8_t         instance[SRQ_SOFT_INST_LEN];
+    uint32_t        state;           /* SRQ_SOFT_SEG_*; atomic */
+    /* the owner's descriptors of the queue and of the write end of its
+     * wake pipe, and the files they must be */
+    int32_t         queue_fd;
+    int32_t         wake_fd;
+    uint64_t        queue_dev, queue_ino;
+    uint64_t        wake_dev, wake_ino;
+
+    srq_soft_inflight_t inflight     __attribute__((aligned(64)));
+} srq_soft_tab_hdr_t;
+
 /* An MR table entry. key == 0: free. The owner writes the fields, then
- * publishes key; a peer reads key, the fields, and key again. */
+ * publishes key; a peer reads key, the fields, and key again (keys do not
+ * repeat, soft_mr.c). pd: the handle of its protection domain. */
 typedef struct srq_soft_mr_ent {
     uint32_t  key;
     uint32_t  access;
     uint64_t  addr;
     uint64_t  length;
-    uint64_t  reserved;
+    uint32_t  pd;
+    uint32_t  reserved;
 } srq_soft_mr_ent_t;
 
-#define SRQ_SOFT_SHM_RING_OFF   4096u
-#define SRQ_SOFT_SHM_MR_OFF     (SRQ_SOFT_SHM_RING_OFF + SRQ_SOFT_RING_SIZE)
-#define SRQ_SOFT_SHM_SIZE       (SRQ_SOFT_SHM_MR_OFF + \
+/* A QP table entry, by the QP number's index (soft_qp.c publishes it, a
+ * seqlock: seq is odd while the owner writes). What a peer's one-sided
+ * request must find: the QP it names, ready to receive, connected to the
+ * requester's QP, granting the access, in the PD of the region. */
+typedef struct srq_soft_qp_ent {
+    uint32_t  seq;
+    uint32_t  qpn;        /* 0: no QP */
+    uint32_t  pd;
+    uint32_t  access;     /* qp_access_flags */
+    uint32_t  ready;      /* RC, RTR or RTS: accepts requests */
+    uint32_t  dest_qpn;
+    uint8_t   dest_inst[SRQ_SOFT_INST_LEN];
+    uint8_t   reserved[8];
+} srq_soft_qp_ent_t;
+
+#define SRQ_SOFT_TAB_MR_OFF     4096u
+#define SRQ_SOFT_TAB_QP_OFF     (SRQ_SOFT_TAB_MR_OFF + \
                                  SRQ_SOFT_MR_TABLE_SIZE * \
                                  sizeof(srq_soft_mr_ent_t))
+#define SRQ_SOFT_TAB_SIZE       (SRQ_SOFT_TAB_QP_OFF + \
+                                 SRQ_SOFT_QP_TABLE_SIZE * \
+                                 sizeof(srq_soft_qp_ent_t))
+#define SRQ_SOFT_SHM_RING_OFF   4096u
+#define SRQ_SOFT_SHM_SIZE       (SRQ_SOFT_SHM_RING_OFF + SRQ_SOFT_RING_SIZE)
 
-/* A mapping of a segment (ours or a peer's) */
+/* A mapping of an instance's memory (ours, or a peer's: then the tables
+ * are mapped read-only) */
 typedef struct srq_soft_seg {
     srq_soft_shm_hdr_t  *hdr;
     uint8_t             *ring;
+    srq_soft_tab_hdr_t  *tab;
     srq_soft_mr_ent_t   *mrs;
-    size_t               size;
+    srq_soft_qp_ent_t   *qps;
 } srq_soft_seg_t;
 
 typedef struct srq_soft_dev srq_soft_dev_t;
 
-/* "/srq-soft-<instance in hex>" */
-void srq_soft_shm_name(const uint8_t *instance, char *buf, size_t len);
-/* Create and map the device's own segment (dev->seg, dev->shm_name) */
+/* Create and map the device's own tables and queue (dev->seg, dev->tab_fd,
+ * dev->queue_fd); the wake pipe exists already */
 int  srq_soft_shm_create(srq_soft_dev_t *dev);
 void srq_soft_shm_destroy(srq_soft_dev_t *dev);
-/* Map the live segment of the instance @instance */
-int  srq_soft_shm_map_peer(const uint8_t *instance, srq_soft_seg_t *seg);
+/* Map the live instance @instance; *wake_fd_p: the write end of its wake
+ * pipe, opened */
+int  srq_soft_shm_map_peer(const uint8_t *instance, srq_soft_seg_t *seg,
+                           int *wake_fd_p);
 void srq_soft_shm_unmap(srq_soft_seg_t *seg);
-/* Remove the segments (and FIFOs) whose owners died without closing */
-void srq_soft_shm_reclaim_stale(srq_soft_dev_t *dev);
-/* @name without the leading '/'; 0 when it was stale and removed */
-int  srq_soft_shm_reclaim_one(const char *name, srq_soft_dev_t *dev);
-/* Unlink @path, then its directory if that is empty now */
-void srq_soft_unlink_with_dir(const char *path);
+/* Where a peer opens our tables: "/proc/<pid>/fd/<n>" */
+int  srq_soft_shm_path(srq_soft_dev_t *dev, char *buf, size_t len);
 
 #endif

@@ -37,6 +37,8 @@ struct srq_soft_srq {
     uint16_t             hw_next;     /* next WQE to consume */
     uint16_t             hw_consumed; /* WQEs consumed, mod 2^16 */
     uint32_t             limit;       /* armed limit, 0: disarmed */
+    uint64_t             rnr_naks;    /* RNR NAKs sent because it was
+                                         empty (srq_soft_stat_inc_shared) */
     int                  qp_refs;
 };
 

@@ -14,28 +14,21 @@
 #include "soft_shm.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
-/* Take a segment's producer lock, never release it */
-int srq_soft_test_hold_lock(const char *seg_name)
+/* Take a queue's producer lock, never release it */
+int srq_soft_test_hold_lock(srq_verbs_dev_t *vdev)
 {
     srq_soft_shm_hdr_t *hdr;
     uint64_t start, cur = 0;
-    int fd, ret;
+    int ret;
 
-    fd = shm_open(seg_name, O_RDWR | O_CLOEXEC, 0);
-    if (fd < 0) {
-        return errno;
+    if ((vdev == NULL) || (vdev->kind != SRQ_VERBS_DEV_SOFT)) {
+        return EINVAL;
     }
-    hdr = mmap(NULL, sizeof(*hdr), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (hdr == MAP_FAILED) {
-        return errno;
-    }
+    hdr = srq_soft_dev(vdev)->seg.hdr;
     ret = srq_soft_proc_start_time(getpid(), &start);
     if ((ret == 0) &&
         !atomic_compare_exchange_strong((_Atomic uint64_t*)&hdr->prod_lock,
@@ -43,7 +36,6 @@ int srq_soft_test_hold_lock(const char *seg_name)
                                                                start))) {
         ret = EBUSY;
     }
-    munmap(hdr, sizeof(*hdr));
     return ret;
 }
 

@@ -1,8 +1,8 @@
 /*
- * ucx-srq soft device: test hooks - fault injection, packet injection and
- * lock hijacking, for the tests of what a misbehaving peer or a failing
- * post does. Everything here fails with EINVAL on a device that is not a
- * soft device.
+ * ucx-srq soft device: test hooks - fault injection (posts, control verbs),
+ * packet injection and lock hijacking, for the tests of what a misbehaving
+ * peer, a failing post or a failing setup step does. Everything here
+ * fails with EINVAL on a device that is not a soft device.
  */
 #ifndef SRQ_SOFT_TEST_HOOKS_H_
 #define SRQ_SOFT_TEST_HOOKS_H_
@@ -27,10 +27,11 @@ enum {
 int srq_soft_inject(srq_verbs_dev_t *from, const srq_verbs_port_addr_t *to,
                     const void *buf, size_t len, int mode);
 
-/* Take the producer lock of the segment named @seg_name (as
- * srq_soft_segment_name gives it) and never release it - then die, to test
- * that producers take over a dead holder's lock. */
-int srq_soft_test_hold_lock(const char *seg_name);
+/* In a child forked after @dev was opened (whose mapping of @dev's queue
+ * it shares), take the queue's producer lock as this process and never
+ * release it - then die, to test that producers take over a dead holder's
+ * lock. */
+int srq_soft_test_hold_lock(srq_verbs_dev_t *dev);
 
 /*
  * Arm a one-shot fault. The next ibv_post_srq_recv or
@@ -43,6 +44,32 @@ int srq_soft_test_hold_lock(const char *seg_name);
  * threads post. EINVAL: not a soft device, or @err is 0.
  */
 int srq_soft_test_fail_post(srq_verbs_dev_t *dev, unsigned wr_index, int err);
+
+/*
+ * Control-verb faults (soft_test_verbs.c), for the tests of what a caller
+ * does when a step of its setup fails. From now on the control verbs of
+ * @dev that create or change an object (alloc_pd, reg_mr,
+ * create_comp_channel, create_cq, create_srq, modify_srq, create_qp,
+ * modify_qp, create_ah) are counted, each a step, and the one numbered
+ * @fail_at (0-based; UINT_MAX: none) fails with @err as the device reports
+ * errors (NULL and errno, or the errno returned), without doing anything;
+ * objects created are counted against objects destroyed. One device at a
+ * time: arming another stops the first. Destroy verbs never fail. EINVAL:
+ * not a soft device, or @err is 0.
+ */
+int srq_soft_test_fail_verb(srq_verbs_dev_t *dev, unsigned fail_at, int err);
+
+typedef struct srq_soft_test_verbs {
+    unsigned    calls;   /* steps counted since arming */
+    int         live;    /* objects created since arming, minus those
+                            destroyed since (any object) */
+    const char *failed;  /* the verb that was failed, or NULL */
+} srq_soft_test_verbs_t;
+
+/* What happened on @dev since srq_soft_test_fail_verb. EINVAL: not armed */
+int srq_soft_test_verbs(srq_verbs_dev_t *dev, srq_soft_test_verbs_t *st);
+/* Back to the device's own operations (also when the device closes) */
+int srq_soft_test_verbs_stop(srq_verbs_dev_t *dev);
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,7 @@
 /*
  * ucx-srq soft device: its public API beyond the verbs: opening an
  * instance for another owner (libibverbs, through src/verbs/ibv),
- * soft-specific queries (counters, the name of an instance's shared-memory
- * segment).
+ * soft-specific queries (counters, where an instance's tables are).
  * Everything here fails with EINVAL on a device that is not a soft device.
  * The test hooks are in soft_test_hooks.h.
  */
@@ -29,7 +28,9 @@ typedef struct srq_soft_stats {
     uint64_t  rnr_naks_sent;
     uint64_t  rnr_retries;
     uint64_t  peers_dead;
-    uint64_t  segs_reclaimed;   /* stale segments of dead owners removed */
+    uint64_t  inflight_waits;   /* revocations (ibv_dereg_mr, QP destroy
+                                   or reset) that waited for a peer's
+                                   one-sided access in flight to end */
     uint64_t  producer_recovered; /* producer lock taken from a dead owner */
     uint64_t  tx_fenced;        /* send WRs posted with IBV_SEND_FENCE (the
                                    device runs RDMA operations in order, so a
@@ -69,7 +70,8 @@ int srq_soft_open_ex(const char *name, const srq_soft_open_params_t *params,
 
 int srq_soft_query_stats(srq_verbs_dev_t *dev, srq_soft_stats_t *stats);
 
-/* Name (for shm_open, starting with '/') of the device's segment */
+/* Where a peer opens the instance's tables (memory regions, QPs), which
+ * it may only read: "/proc/<pid>/fd/<n>" (soft_shm.h) */
 int srq_soft_segment_name(srq_verbs_dev_t *dev, char *buf, size_t len);
 
 #ifdef __cplusplus

@@ -8,6 +8,8 @@
 #include <thread>
 #include <dlfcn.h>
 
+#include <verbs/srq_verbs.h>
+
 namespace srq_test {
 
 void *plugin_symbol(const char *name)
@@ -19,6 +21,18 @@ void *plugin_symbol(const char *name)
         dlclose(plugin); /* it stays loaded by whoever loaded it */
     }
     return sym;
+}
+
+bool builtin_soft(uct_md_h md)
+{
+    typedef srq_verbs_dev_t *(*md_dev_func_t)(uct_md_h);
+    typedef srq_verbs_dev_kind_t (*dev_kind_func_t)(const srq_verbs_dev_t*);
+    auto md_dev   = (md_dev_func_t)plugin_symbol("uct_srq_md_verbs_dev");
+    auto dev_kind = (dev_kind_func_t)plugin_symbol("srq_verbs_dev_kind");
+    srq_verbs_dev_t *dev = (md_dev == NULL) ? NULL : md_dev(md);
+
+    return (dev != NULL) && (dev_kind != NULL) &&
+           (dev_kind(dev) == SRQ_VERBS_DEV_SOFT);
 }
 
 ucs_status_t config_modify(uct_iface_config_t *config, const std::string &name,

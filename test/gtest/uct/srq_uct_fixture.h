@@ -24,6 +24,36 @@ extern "C" {
 
 namespace srq_test {
 
+/* Sets (or with NULL unsets) an environment variable for its lifetime */
+class env_guard {
+public:
+    env_guard(const char *name, const char *value) : m_name(name)
+    {
+        const char *old = getenv(name);
+        m_had           = (old != NULL);
+        if (m_had) {
+            m_old = old;
+        }
+        if (value == NULL) {
+            unsetenv(name);
+        } else {
+            setenv(name, value, 1);
+        }
+    }
+    ~env_guard()
+    {
+        if (m_had) {
+            setenv(m_name.c_str(), m_old.c_str(), 1);
+        } else {
+            unsetenv(m_name.c_str());
+        }
+    }
+
+private:
+    std::string m_name, m_old;
+    bool        m_had;
+};
+
 /* The srq component, or NULL */
 uct_component_h srq_component();
 
@@ -31,6 +61,23 @@ uct_component_h srq_component();
  * preloaded or loaded RTLD_LOCAL by the plugin scan of UCX 1.22+ (where
  * dlsym(RTLD_DEFAULT) does not see it); NULL if there is none */
 void *plugin_symbol(const char *name);
+
+/*
+ * Does @md reach soft0 through the plugin's built-in listing (not through
+ * libibverbs, as under srq-run --verbs, where the device is an rdma-core
+ * device to the plugin)? Tests of the soft device's internals (its
+ * statistics and test hooks act on the plugin's own instance) need it.
+ */
+bool builtin_soft(uct_md_h md);
+
+/* Skip the test unless @md's device is the built-in soft0 */
+#define SRQ_TEST_REQUIRE_BUILTIN_SOFT(_md) \
+    do { \
+        if (!srq_test::builtin_soft(_md)) { \
+            GTEST_SKIP() << "tests the built-in soft0's internals; here " \
+                            "soft0 is reached through libibverbs"; \
+        } \
+    } while (0)
 
 /* uct_config_modify of an rc_srq interface configuration by the variable's
  * name without UCX_RC_SRQ_ (as "TX_QUEUE_LEN") */

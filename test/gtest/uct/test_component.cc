@@ -5,6 +5,8 @@
  *
  * The plugin is loaded the way users load it (srq-run / LD_PRELOAD).
  */
+#include "srq_uct_fixture.h"
+
 #include <gtest/gtest.h>
 
 extern "C" {
@@ -22,36 +24,10 @@ extern "C" {
 #include <string>
 #include <vector>
 
+using srq_test::env_guard;
+
 namespace {
 
-class env_guard {
-public:
-    env_guard(const char *name, const char *value) : m_name(name)
-    {
-        const char *old = getenv(name);
-        m_had           = (old != NULL);
-        if (m_had) {
-            m_old = old;
-        }
-        if (value == NULL) {
-            unsetenv(name);
-        } else {
-            setenv(name, value, 1);
-        }
-    }
-    ~env_guard()
-    {
-        if (m_had) {
-            setenv(m_name.c_str(), m_old.c_str(), 1);
-        } else {
-            unsetenv(m_name.c_str());
-        }
-    }
-
-private:
-    std::string m_name, m_old;
-    bool        m_had;
-};
 
 uct_component_h find_srq_component(uct_component_h *components, unsigned num)
 {
@@ -111,6 +87,25 @@ protected:
         uct_release_component_list(m_components);
     }
 
+    /* Does md "soft0" open the plugin's built-in soft device? */
+    bool opens_builtin_soft0()
+    {
+        uct_md_config_t *config;
+        uct_md_h md = NULL;
+        bool builtin;
+
+        if (uct_md_config_read(m_srq, NULL, NULL, &config) != UCS_OK) {
+            return false;
+        }
+        builtin = (uct_md_open(m_srq, "soft0", config, &md) == UCS_OK) &&
+                  srq_test::builtin_soft(md);
+        if (md != NULL) {
+            uct_md_close(md);
+        }
+        uct_config_release(config);
+        return builtin;
+    }
+
     uct_component_h *m_components       = NULL;
     unsigned         m_num              = 0;
     uct_component_h  m_srq              = NULL;
@@ -142,7 +137,12 @@ TEST_F(srq_component, soft_yes_and_no)
     {
         env_guard soft("UCX_SRQ_SOFT", "n");
         ASSERT_EQ(UCS_OK, md_names(m_srq, names));
-        EXPECT_EQ(names.end(), std::find(names.begin(), names.end(), "soft0"));
+        if (std::find(names.begin(), names.end(), "soft0") != names.end()) {
+            /* only an rdma-core device of that name (libibverbs lists
+             * soft0 under srq-run --verbs), never the built-in one */
+            EXPECT_FALSE(opens_builtin_soft0()) << "UCX_SRQ_SOFT=n listed "
+                                                   "the built-in soft0";
+        }
     }
 }
 
@@ -306,6 +306,10 @@ TEST_F(srq_soft, md_attributes)
     EXPECT_STREQ("srq", attr.component_name);
     EXPECT_GT(attr.rkey_packed_size, 0u);
     EXPECT_EQ(0u, attr.cap.flags & UCT_MD_FLAG_ALLOC) << "allocation is not offered";
+    /* where the device is is unknown: no CPU is nearer than another */
+    for (int cpu = 0; cpu < UCS_CPU_SETSIZE; ++cpu) {
+        ASSERT_TRUE(ucs_cpu_is_set(cpu, &attr.local_cpus)) << "cpu " << cpu;
+    }
 }
 
 /* Registration is advertised only when it really works */
@@ -343,6 +347,8 @@ TEST_F(srq_soft, transport_resource)
             !strcmp(tls[i].dev_name, "soft0:1")) {
             found = true;
             EXPECT_EQ(UCT_DEVICE_TYPE_NET, tls[i].dev_type);
+            /* soft0 is no PCI device (nor is it under srq-run --verbs) */
+            EXPECT_EQ(UCS_SYS_DEVICE_ID_UNKNOWN, tls[i].sys_device);
         }
     }
     uct_release_tl_resource_list(tls);
@@ -367,7 +373,8 @@ TEST_F(srq_soft, device_address)
     std::vector<char> addr(attr.device_addr_len);
     ASSERT_EQ(UCS_OK, uct_iface_get_device_address(
                           m_iface, (uct_device_addr_t*)addr.data()));
-    /* a soft port address names the device kind and this open instance:
+    /* a soft0 port address (the built-in one's, and the one rdma-core
+     * reads off the port under srq-run --verbs) names the device kind and
      * a link-local GID whose subnet prefix is the sharing domain */
     EXPECT_EQ(0, memcmp(addr.data() + 4, "\xfe\x80\x00\x00", 4));
     std::vector<char> iface_addr(attr.iface_addr_len);
@@ -375,8 +382,8 @@ TEST_F(srq_soft, device_address)
                                             (uct_iface_addr_t*)iface_addr.data()));
     EXPECT_TRUE(uct_iface_is_reachable(m_iface, (uct_device_addr_t*)addr.data(),
                                        (uct_iface_addr_t*)iface_addr.data()));
-    /* a soft address of another host (sharing domain: gid bytes 4..7,
-     * address bytes 8..11) is not */
+    /* an address of another host (sharing domain: gid bytes 4..7,
+     * address bytes 8..11), that is of another IB subnet, is not */
     addr[8] ^= 0x5a;
     EXPECT_FALSE(uct_iface_is_reachable(m_iface, (uct_device_addr_t*)addr.data(),
                                         (uct_iface_addr_t*)iface_addr.data()));

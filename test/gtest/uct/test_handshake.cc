@@ -47,33 +47,10 @@ public:
         m_pd = alloc_pd(m_dev);
         m_cq = create_cq(m_dev, 256, NULL, NULL, 0);
 
-        struct ibv_qp_init_attr init = {};
-        init.send_cq          = m_cq;
-        init.recv_cq          = m_cq;
-        init.qp_type          = IBV_QPT_UD;
-        init.cap.max_send_wr  = 128;
-        init.cap.max_recv_wr  = 1;
-        init.cap.max_send_sge = 1;
-        init.cap.max_recv_sge = 1;
-        m_qp = create_qp(m_dev, m_pd, &init);
-        if ((m_pd == NULL) || (m_cq == NULL) || (m_qp == NULL)) {
-            throw std::runtime_error("cannot create the raw UD QP");
+        if ((m_pd == NULL) || (m_cq == NULL)) {
+            throw std::runtime_error("cannot create the raw UD QP's PD, CQ");
         }
-
-        struct ibv_qp_attr attr = {};
-        attr.qp_state = IBV_QPS_INIT;
-        attr.port_num = 1;
-        attr.qkey     = HS_QKEY;
-        int ret = modify_qp(m_dev, m_qp, &attr, IBV_QP_STATE |
-                            IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
-        attr.qp_state = IBV_QPS_RTR;
-        ret = ret ?: modify_qp(m_dev, m_qp, &attr, IBV_QP_STATE);
-        attr.qp_state = IBV_QPS_RTS;
-        ret = ret ?: modify_qp(m_dev, m_qp, &attr,
-                               IBV_QP_STATE | IBV_QP_SQ_PSN);
-        if (ret != 0) {
-            throw std::runtime_error("cannot bring the raw UD QP up");
-        }
+        new_qp();
 
         srq_verbs_port_addr_t addr;
         std::memcpy(&addr, dev_addr.data(), sizeof(addr));
@@ -97,6 +74,45 @@ public:
         SRQ_VERBS(srq_verbs_destroy_cq)(m_dev, m_cq);
         SRQ_VERBS(srq_verbs_dealloc_pd)(m_dev, m_pd);
         SRQ_VERBS(srq_verbs_close)(m_dev);
+    }
+
+    /* Send from another UD QP (another QP number) from now on: each
+     * handshake QP is another interface to the receiver */
+    void new_qp()
+    {
+        auto create_qp = SRQ_VERBS(srq_verbs_create_qp);
+        auto modify_qp = SRQ_VERBS(srq_verbs_modify_qp);
+
+        if (m_qp != NULL) {
+            SRQ_VERBS(srq_verbs_destroy_qp)(m_dev, m_qp);
+        }
+        struct ibv_qp_init_attr init = {};
+        init.send_cq          = m_cq;
+        init.recv_cq          = m_cq;
+        init.qp_type          = IBV_QPT_UD;
+        init.cap.max_send_wr  = 128;
+        init.cap.max_recv_wr  = 1;
+        init.cap.max_send_sge = 1;
+        init.cap.max_recv_sge = 1;
+        m_qp = create_qp(m_dev, m_pd, &init);
+        if (m_qp == NULL) {
+            throw std::runtime_error("cannot create the raw UD QP");
+        }
+
+        struct ibv_qp_attr attr = {};
+        attr.qp_state = IBV_QPS_INIT;
+        attr.port_num = 1;
+        attr.qkey     = HS_QKEY;
+        int ret = modify_qp(m_dev, m_qp, &attr, IBV_QP_STATE |
+                            IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
+        attr.qp_state = IBV_QPS_RTR;
+        ret = ret ?: modify_qp(m_dev, m_qp, &attr, IBV_QP_STATE);
+        attr.qp_state = IBV_QPS_RTS;
+        ret = ret ?: modify_qp(m_dev, m_qp, &attr,
+                               IBV_QP_STATE | IBV_QP_SQ_PSN);
+        if (ret != 0) {
+            throw std::runtime_error("cannot bring the raw UD QP up");
+        }
     }
 
     /* This QP's own address, as a handshake datagram carries it */
@@ -271,8 +287,9 @@ TEST(rc_srq_handshake, failed_connections_are_freed)
     raw_ud_sender raw(receiver.dev_addr());
     hs_req req(raw.port_addr(), 0);
     for (unsigned i = 0; i < count; ++i) {
-        /* each from another (made up) handshake QP: another connection */
-        req.ud_qpn = htole32(0x100000 + i);
+        /* each from another handshake QP: another connection */
+        raw.new_qp();
+        req.ud_qpn = htole32(raw.qpn());
         ASSERT_TRUE(raw.send(ud_qpn, &req, sizeof(req)));
     }
     ASSERT_TRUE(progress_until({&receiver}, [&] {
@@ -305,7 +322,8 @@ TEST(rc_srq_handshake, half_open_connections_bounded)
     uint64_t dropped = receiver.counters().conn_dropped;
 
     for (unsigned i = 0; i < count; ++i) {
-        req.ud_qpn = htole32(0x200000 + i);
+        raw.new_qp();
+        req.ud_qpn = htole32(raw.qpn());
         ASSERT_TRUE(raw.send(ud_qpn, &req, sizeof(req)));
         receiver.progress();
     }
@@ -328,4 +346,45 @@ TEST(rc_srq_handshake, half_open_connections_bounded)
     }));
     EXPECT_TRUE(progress_until({&sender, &receiver},
                                [&] { return received == 1; }));
+}
+
+/*
+ * A datagram must come from the interface it names: its handshake QP and
+ * port address are the connection's key. From any other QP or port
+ * (found by fuzz_handshake: QP numbers are easy to guess) it could open
+ * the connection of an interface that does not exist yet, and that
+ * interface, once there, would be refused - its key taken. The same
+ * request from its own QP and port is accepted, so the message built here
+ * is otherwise one the interface takes.
+ */
+TEST(rc_srq_handshake, datagram_naming_another_source_is_dropped)
+{
+    entity receiver;
+    uint32_t ud_qpn = hs_qpn(receiver);
+    raw_ud_sender raw(receiver.dev_addr());
+    hs_req req(raw.port_addr(), raw.qpn() + 1); /* another QP of ours */
+    uint64_t dropped = receiver.counters().conn_dropped;
+
+    ASSERT_TRUE(raw.send(ud_qpn, &req, sizeof(req)));
+    ASSERT_TRUE(progress_until({&receiver}, [&] {
+        return receiver.counters().conn_dropped > dropped;
+    })) << "a request naming another QP was not dropped";
+    EXPECT_EQ(0u, receiver.counters().conns);
+
+    /* another port address: the receiver's own (another instance) */
+    std::vector<char> own = receiver.dev_addr();
+    std::memcpy(&req.dev, own.data(), sizeof(req.dev));
+    req.ud_qpn = htole32(raw.qpn());
+    dropped    = receiver.counters().conn_dropped;
+    ASSERT_TRUE(raw.send(ud_qpn, &req, sizeof(req)));
+    ASSERT_TRUE(progress_until({&receiver}, [&] {
+        return receiver.counters().conn_dropped > dropped;
+    })) << "a request naming another port address was not dropped";
+    EXPECT_EQ(0u, receiver.counters().conns);
+
+    req.dev = raw.port_addr();
+    ASSERT_TRUE(raw.send(ud_qpn, &req, sizeof(req)));
+    EXPECT_TRUE(progress_until({&receiver}, [&] {
+        return receiver.counters().conns == 1;
+    })) << "the same request from its own QP and port made no connection";
 }

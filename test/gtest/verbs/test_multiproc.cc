@@ -2,13 +2,15 @@
  * ucx-srq verbs conformance: between real (forked) processes: one-sided
  * write/read with the target's CPU blocked in read(), a sleeping receiver
  * woken by a remote sender through its completion channel, peer death
- * (flush within a bounded time, segment reclaimed), stale segment reclaim,
- * a producer dying while it holds the queue lock.
+ * (flush within a bounded time, its memory let go), an owner killed or
+ * ended leaving nothing behind, a producer dying while it holds the queue
+ * lock, nothing landing after ibv_dereg_mr.
  *
  * Children are killed and reaped in TearDown whatever happens.
  */
 #include "verbs_fixture.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <string.h>
@@ -147,10 +149,71 @@ struct endpoint {
     }
 };
 
+/* The tables of an instance, at the path srq_soft_segment_name gives */
 bool shm_exists(const char *name)
 {
     struct stat st;
-    return stat((std::string("/dev/shm") + name).c_str(), &st) == 0;
+    return stat(name, &st) == 0;
+}
+
+/* A mapping of this process whose name contains @name */
+bool mapped_here(const std::string &name)
+{
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[512];
+    bool found = false;
+
+    while ((maps != nullptr) && !found && fgets(line, sizeof(line), maps)) {
+        found = (strstr(line, name.c_str()) != nullptr);
+    }
+    if (maps != nullptr) {
+        fclose(maps);
+    }
+    return found;
+}
+
+/* What a process that opened soft0 leaves in the places the soft device
+ * names things (/dev/shm, the wake FIFO's directories): the names that
+ * carry its instance id (the hex of its GID's last 12 bytes) */
+std::vector<std::string> leftovers(const std::string &hex)
+{
+    std::vector<std::string> found, dirs = { "/dev/shm", "/tmp" };
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+    if (xdg != nullptr) {
+        dirs.push_back(xdg);
+    }
+    for (const std::string &d : dirs) {
+        DIR *dir = opendir(d.c_str());
+        struct dirent *de;
+        while ((dir != nullptr) && ((de = readdir(dir)) != nullptr)) {
+            std::string path = d + "/" + de->d_name;
+            if (strstr(de->d_name, hex.c_str()) != nullptr) {
+                found.push_back(path);
+            }
+            /* the FIFO's private directory: srq-soft-XXXXXX/<hex> */
+            if (strncmp(de->d_name, "srq-soft-", 9) == 0) {
+                struct stat st;
+                std::string f = path + "/" + hex;
+                if (stat(f.c_str(), &st) == 0) {
+                    found.push_back(f);
+                }
+            }
+        }
+        if (dir != nullptr) {
+            closedir(dir);
+        }
+    }
+    return found;
+}
+
+std::string instance_hex(const srq_verbs_port_addr_t &addr)
+{
+    char hex[32];
+    for (int i = 0; i < 12; ++i) {
+        snprintf(hex + 2 * i, 3, "%02x", addr.gid[4 + i]);
+    }
+    return hex;
 }
 
 } // namespace
@@ -369,13 +432,21 @@ TEST_P(multiproc, peer_killed_flush_bounded)
     ibv_qp_init_attr init;
     ASSERT_EQ(0, srq_verbs_query_qp(me.dev, me.qp, &attr, IBV_QP_STATE, &init));
     EXPECT_EQ(IBV_QPS_ERR, attr.qp_state);
-    EXPECT_FALSE(shm_exists(child.seg_name)) << "dead peer's segment reclaimed";
+    EXPECT_FALSE(shm_exists(child.seg_name)) << "dead peer's memory remains";
     srq_soft_stats_t st;
     ASSERT_EQ(0, srq_soft_query_stats(me.dev, &st));
     EXPECT_EQ(1u, st.peers_dead);
+    /* once our QP lets go of the dead peer, so does our mapping of it */
+    std::string name = "srq-soft-" + instance_hex(child.addr);
+    EXPECT_TRUE(mapped_here(name));
+    srq_verbs_destroy_qp(me.dev, me.qp);
+    me.qp = nullptr;
+    EXPECT_FALSE(mapped_here(name)) << "still mapped: " << name;
 }
 
-TEST_P(multiproc, stale_segment_reclaimed_on_open)
+/* An owner killed with SIGKILL leaves nothing to reclaim: its memory is
+ * gone with it, and a new instance has nothing to clean up */
+TEST_P(multiproc, killed_owner_leaves_nothing)
 {
     SRQ_SKIP_UNLESS_SOFT();
     ASSERT_TRUE(me.open(GetParam()));
@@ -387,14 +458,9 @@ TEST_P(multiproc, stale_segment_reclaimed_on_open)
     ASSERT_TRUE(shm_exists(child.seg_name));
     kill(pid, SIGKILL);
     EXPECT_EQ(-1, wait_child(pid)) << "killed";
-    ASSERT_TRUE(shm_exists(child.seg_name)) << "a killed owner leaves it";
-
-    /* a new instance removes segments of dead owners */
-    tdev_t &d = open_dev();
-    EXPECT_FALSE(shm_exists(child.seg_name));
-    srq_soft_stats_t st;
-    ASSERT_EQ(0, srq_soft_query_stats(d.dev, &st));
-    EXPECT_GE(st.segs_reclaimed, 1u);
+    EXPECT_FALSE(shm_exists(child.seg_name)) << "a killed owner left it";
+    std::vector<std::string> left = leftovers(instance_hex(child.addr));
+    EXPECT_TRUE(left.empty()) << left.size() << " left, e.g. " << left[0];
     EXPECT_TRUE(shm_exists(me.info.seg_name)) << "live ones stay";
 }
 
@@ -403,12 +469,11 @@ TEST_P(multiproc, producer_dies_holding_queue_lock)
     SRQ_SKIP_UNLESS_SOFT();
     tdev_t &a = open_dev();
     tdev_t &b = open_dev();
-    char name[64];
-    ASSERT_EQ(0, srq_soft_segment_name(b.dev, name, sizeof(name)));
 
     /* a "producer" takes b's queue lock and dies holding it */
-    pid_t pid = fork_child([name]() {
-        return srq_soft_test_hold_lock(name);
+    srq_verbs_dev_t *bdev = b.dev;
+    pid_t pid = fork_child([bdev]() {
+        return srq_soft_test_hold_lock(bdev);
     });
     EXPECT_EQ(0, wait_child(pid));
 
@@ -446,5 +511,174 @@ TEST_P(multiproc, slow_peer_is_not_a_lost_packet)
     ASSERT_TRUE(write_full(sv[0], &c, 1));
     EXPECT_EQ(0, wait_child(pid));
 }
+
+/*
+ * Nothing lands after ibv_dereg_mr returns. The child writes a large
+ * region of ours (one RDMA WRITE of kBigLen, done by the child's CPU with
+ * cross-memory attach); as soon as its first bytes arrive we deregister,
+ * then overwrite the region with a sentinel. Once the child's write has
+ * completed (with an error: it was cut off), not one sentinel byte may
+ * have been overwritten. An attempt where the write had already finished
+ * when dereg returned proves nothing and is repeated.
+ */
+TEST_P(multiproc, nothing_lands_after_dereg)
+{
+    const size_t kBigLen = 64ul << 20;
+    ASSERT_TRUE(me.open(GetParam()));
+    pid_t pid = spawn([kBigLen](endpoint &ep, int s) {
+        char *src = (char*)aligned_alloc(4096, kBigLen);
+        memset(src, 0x5a, kBigLen);
+        ibv_mr *mr = srq_verbs_reg_mr(ep.dev, ep.pd, src, kBigLen,
+                                      IBV_ACCESS_LOCAL_WRITE);
+        peer_info_t big;
+        char c;
+        while (mr && read_full(s, &big, sizeof(big), 30000)) {
+            ibv_sge sge = { (uintptr_t)src, (uint32_t)big.len, mr->lkey };
+            ibv_send_wr wr = {}, *bad;
+            ibv_wc wc;
+            wr.sg_list = &sge; wr.num_sge = 1; wr.opcode = IBV_WR_RDMA_WRITE;
+            wr.send_flags = IBV_SEND_SIGNALED;
+            wr.wr.rdma.remote_addr = big.buf; wr.wr.rdma.rkey = big.rkey;
+            c = 'g';
+            if (!write_full(s, &c, 1) || ibv_post_send(ep.qp, &wr, &bad)) {
+                return 30;
+            }
+            c = (char)ep.wait(&wc, 20000);
+            if (!write_full(s, &c, 1)) {
+                return 31;
+            }
+            /* a new QP for the next attempt: this one is in error now */
+            if (!read_full(s, &c, 1, 30000) || (c != 'n')) {
+                break;
+            }
+            srq_verbs_destroy_qp(ep.dev, ep.qp);
+            ibv_qp_init_attr attr = {};
+            attr.send_cq = attr.recv_cq = ep.cq;
+            attr.qp_type = IBV_QPT_RC;
+            attr.cap.max_send_wr = attr.cap.max_recv_wr = 64;
+            attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
+            ep.qp = srq_verbs_create_qp(ep.dev, ep.pd, &attr);
+            ep.info.qpn = ep.qp ? ep.qp->qp_num : 0;
+            peer_info_t peer;
+            if (!write_full(s, &ep.info, sizeof(ep.info)) ||
+                !read_full(s, &peer, sizeof(peer)) || !ep.connect(peer)) {
+                return 32;
+            }
+        }
+        if (mr) srq_verbs_dereg_mr(ep.dev, mr);
+        free(src);
+        return 0;
+    });
+    ASSERT_TRUE(me.connect(child));
+    char *big = (char*)aligned_alloc(4096, kBigLen);
+    ASSERT_NE(nullptr, big);
+    m_bufs.push_back(big);
+
+    bool conclusive = false;
+    for (int attempt = 0; (attempt < 5) && !conclusive; ++attempt) {
+        memset(big, 0, kBigLen);
+        ibv_mr *mr = srq_verbs_reg_mr(me.dev, me.pd, big, kBigLen,
+                                      IBV_ACCESS_LOCAL_WRITE |
+                                      IBV_ACCESS_REMOTE_WRITE);
+        ASSERT_NE(nullptr, mr);
+        peer_info_t info = me.info;
+        info.buf  = (uintptr_t)big;
+        info.len  = kBigLen;
+        info.rkey = mr->rkey;
+        char c = 0;
+        ASSERT_TRUE(write_full(sv[0], &info, sizeof(info)));
+        ASSERT_TRUE(read_full(sv[0], &c, 1));
+        ASSERT_EQ('g', c);
+        /* the write is under way once its first bytes are here */
+        volatile char *first = big, *last = big + kBigLen - 1;
+        for (uint64_t end = now_ms() + 10000; (*first == 0) && (now_ms() < end);) {
+        }
+        ASSERT_NE(0, *first) << "the write never started";
+        ASSERT_EQ(0, srq_verbs_dereg_mr(me.dev, mr));
+        conclusive = (*last == 0); /* still in flight when dereg returned */
+        memset(big, 0xee, kBigLen);
+        ASSERT_TRUE(read_full(sv[0], &c, 1, 30000));
+        int status = (unsigned char)c;
+        if (!conclusive) {
+            std::cout << "attempt " << attempt << ": the write was over "
+                         "before dereg returned, again" << std::endl;
+        } else {
+            EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, status)
+                << "a write cut off by dereg: " << status;
+            size_t landed = 0;
+            for (size_t i = 0; i < kBigLen; ++i) {
+                landed += ((unsigned char)big[i] != 0xee);
+            }
+            EXPECT_EQ(0u, landed) << "bytes landed after dereg returned";
+        }
+        c = conclusive ? 'q' : 'n';
+        ASSERT_TRUE(write_full(sv[0], &c, 1));
+        if (!conclusive) {
+            /* the child's QP is in error: connect its new one */
+            ASSERT_TRUE(read_full(sv[0], &child, sizeof(child)));
+            srq_verbs_destroy_qp(me.dev, me.qp);
+            ibv_qp_init_attr attr = {};
+            attr.send_cq = attr.recv_cq = me.cq;
+            attr.qp_type = IBV_QPT_RC;
+            attr.cap.max_send_wr = attr.cap.max_recv_wr = 64;
+            attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
+            me.qp = srq_verbs_create_qp(me.dev, me.pd, &attr);
+            ASSERT_NE(nullptr, me.qp);
+            me.info.qpn = me.qp->qp_num;
+            ASSERT_TRUE(write_full(sv[0], &me.info, sizeof(me.info)));
+            ASSERT_TRUE(me.connect(child));
+        }
+    }
+    EXPECT_TRUE(conclusive) << "every write finished before dereg returned";
+    EXPECT_EQ(0, wait_child(pid, 30000));
+}
+
+/* A child opens soft0 (as a device, and with a QP connected to us) and
+ * then ends as @how says; nothing of it may remain */
+class multiproc_end : public multiproc {
+protected:
+    void run(int how)
+    {
+        ASSERT_TRUE(me.open(GetParam()));
+        pid_t pid = spawn([how](endpoint &, int s) {
+            char c = 'r';
+            if (!write_full(s, &c, 1)) {
+                return 40;
+            }
+            if (how == 0) {
+                exit(0); /* normally, without closing anything */
+            }
+            read_full(s, &c, 1, 30000); /* SIGTERM comes meanwhile */
+            return 41;
+        });
+        ASSERT_TRUE(me.connect(child));
+        std::string hex = instance_hex(child.addr);
+        char c;
+        ASSERT_TRUE(read_full(sv[0], &c, 1));
+        if (how == 1) {
+            kill(pid, SIGTERM);
+        }
+        int rc = wait_child(pid);
+        if (how == 0) {
+            EXPECT_EQ(0, rc);
+        }
+        std::vector<std::string> left = leftovers(hex);
+        EXPECT_TRUE(left.empty()) << left.size() << " left, e.g. " << left[0];
+    }
+};
+
+TEST_P(multiproc_end, exit_leaves_nothing)
+{
+    SRQ_SKIP_UNLESS_SOFT();
+    run(0);
+}
+
+TEST_P(multiproc_end, sigterm_leaves_nothing)
+{
+    SRQ_SKIP_UNLESS_SOFT();
+    run(1);
+}
+
+SRQ_INSTANTIATE(multiproc_end);
 
 SRQ_INSTANTIATE(multiproc);

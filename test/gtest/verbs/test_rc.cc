@@ -399,6 +399,47 @@ TEST_P(rc, rnr_retry_succeeds_when_recv_posted_late)
     }
 }
 
+/*
+ * A sender whose peer's SRQ is dry probes with the refused WR alone: the
+ * responder would drop the rest of the window behind it, and a dry
+ * receiver is one short of CPU. Then all of it arrives, once, in order.
+ */
+TEST_P(rc, rnr_resends_a_probe_not_the_window)
+{
+    SRQ_SKIP_UNLESS_SOFT(); /* the responder's statistics */
+    const int n = 16;
+    ibv_srq *srq = make_srq(*b, n);
+    make_pair(conn_opts_t(), srq);
+    char *sbuf = (char*)alloc(n), *rbuf = (char*)alloc(n * 8);
+    ibv_mr *smr = reg(*a, sbuf, n, 0);
+    ibv_mr *rmr = reg(*b, rbuf, n * 8, IBV_ACCESS_LOCAL_WRITE);
+    srq_soft_stats_t st{};
+
+    for (int i = 0; i < n; ++i) {
+        sbuf[i] = (char)i;
+        ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf + i, 1, smr->lkey, i));
+    }
+    pump(30); /* a dry SRQ for many RNR timers */
+    ASSERT_EQ(0, srq_soft_query_stats(b->dev, &st));
+    EXPECT_GE(st.rnr_naks_sent, 3u) << "too few RNR rounds to tell";
+    /* the first round sends the window: n - 1 dropped behind the refused
+     * one; the probes after it add none */
+    EXPECT_LT(st.rx_out_of_seq, 2u * n)
+        << st.rnr_naks_sent << " RNR rounds resent the window";
+    for (int i = 0; i < n; ++i) {
+        ASSERT_EQ(0, post_srq_recv(srq, rbuf + i * 8, 8, rmr->lkey, i));
+    }
+    ibv_wc wc[n];
+    ASSERT_EQ(n, poll(rcqb, n, wc));
+    for (int i = 0; i < n; ++i) {
+        EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+        EXPECT_EQ(1u, wc[i].byte_len);
+        EXPECT_EQ((char)i, rbuf[wc[i].wr_id * 8]) << "out of order at " << i;
+    }
+    ASSERT_EQ(n, poll(scqa, n, wc));
+    EXPECT_EQ(0, poll(rcqb, 1, wc, 50)) << "a message arrived twice";
+}
+
 TEST_P(rc, rnr_retry_exceeded)
 {
     conn_opts_t o;

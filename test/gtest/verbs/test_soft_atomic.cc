@@ -350,17 +350,29 @@ TEST_P(atomic, concurrent_fetch_adds_exact)
         ASSERT_TRUE(write_full(p2c[1], &me, sizeof(me)));
     }
 
-    /* the target's CPU adds for as long as the device does */
+    /* the target's CPU adds for as long as the device does; it has added
+     * again each time a batch of device atomics is posted (not left to the
+     * scheduler: on a loaded machine the thread could otherwise run only
+     * before or after the device's few milliseconds) */
     uint64_t cpu_adds = 0, cpu_first = 0, cpu_last = 0;
     std::atomic<bool> go{false}, stop{false};
+    std::atomic<uint64_t> cpu_progress{0};
     std::thread cpu([&]() {
         while (!go.load()) {
         }
         cpu_first = __atomic_fetch_add(&target[0], 1, __ATOMIC_SEQ_CST);
         for (cpu_adds = 1; !stop.load(); ++cpu_adds) {
+            cpu_progress.store(cpu_adds);
             cpu_last = __atomic_fetch_add(&target[0], 1, __ATOMIC_SEQ_CST);
         }
     });
+    uint64_t cpu_seen = 0;
+    auto cpu_added_again = [&]() {
+        while (cpu_progress.load() == cpu_seen) {
+            std::this_thread::yield();
+        }
+        cpu_seen = cpu_progress.load();
+    };
 
     struct req_t {
         ibv_qp *qp; ibv_cq *cq; uint64_t *res; uint32_t lkey;
@@ -375,6 +387,9 @@ TEST_P(atomic, concurrent_fetch_adds_exact)
     while ((reqs[0].done < kPerQp || reqs[1].done < kPerQp || !child_done) &&
            (now_ms() < end)) {
         for (req_t &r : reqs) {
+            if ((r.posted < kPerQp) && (r.posted - r.done < 64)) {
+                cpu_added_again();
+            }
             while ((r.posted < kPerQp) && (r.posted - r.done < 64)) {
                 ibv_sge sge = { (uintptr_t)&r.res[r.posted], 8, r.lkey };
                 ASSERT_EQ(0, post_atomic(r.qp, IBV_WR_ATOMIC_FETCH_AND_ADD,
