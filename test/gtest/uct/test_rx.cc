@@ -371,9 +371,11 @@ TEST(rc_srq_rx, per_qp_receive_queues)
 
     uct_srq_iface_counters_t c = receiver.counters();
     EXPECT_EQ(8u, c.conns);
-    /* receive memory grows with the peers */
+    /* receive memory grows with the peers; a queue is topped up once a
+     * whole batch (8) is missing, so each holds more than 16 - 8 */
     EXPECT_EQ(8u * 16, c.rx_queue_target);
-    EXPECT_EQ(8u * 16, c.rx_queue_now);
+    EXPECT_GT(c.rx_queue_now, 8u * (16 - 8));
+    EXPECT_LE(c.rx_queue_now, 8u * 16);
     EXPECT_EQ(8u * 1000, c.rx_consumed);
     expect_no_buffer_lost(c);
     print("per-QP", c);
