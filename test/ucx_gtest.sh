@@ -11,7 +11,10 @@
 # One line per test case: PASS, FAIL (with UCX's failure message), or SKIP
 # (the suite's own decision, from what rc_srq advertises; each must match a
 # documented reason in test/ucx_gtest.skips, or it fails), then a summary
-# per run. The program is built once per machine and UCX version, in
+# per run. Tests listed in test/ucx_gtest.known (known failures of rc_srq,
+# each with the reason and the issue that tracks it) are left out of the
+# run - one of them aborts the program - and listed as KNOWN lines, so
+# they are neither hidden nor counted as passed. The program is built once per machine and UCX version, in
 # ${UCX_SRQ_CACHE:-~/.cache/ucx-srq}/gtest-<version>; a second run rebuilds
 # nothing.
 #
@@ -176,6 +179,28 @@ skip_reason() {
     return 1
 }
 
+# known failures: "GLOB<TAB>reason" per line, left out of the run
+known_file=$here/ucx_gtest.known
+known_filter() {
+    local glob reason neg="" sep
+    [ "$tl" = rc_srq ] || return 0
+    while IFS=$'\t' read -r glob reason; do
+        case "$glob" in ''|'#'*) continue ;; esac
+        neg="$neg${neg:+:}$tl/$glob"
+    done <"$known_file"
+    # after the caller's own negative patterns, if it has some
+    case "$filter" in *-*) sep=: ;; *) sep=- ;; esac
+    [ -n "$neg" ] && printf -- '%s%s' "$sep" "$neg"
+}
+list_known() {
+    local mode=$1 glob reason
+    [ "$tl" = rc_srq ] || return 0
+    while IFS=$'\t' read -r glob reason; do
+        case "$glob" in ''|'#'*) continue ;; esac
+        echo "KNOWN: ucx-gtest $mode $tl/$glob: not run: $reason"
+    done <"$known_file"
+}
+
 # gtest's output -> one "STATE<TAB>name<TAB>detail" line per test case
 parse() {
     awk '
@@ -206,7 +231,7 @@ run_suite() {
     local t0; t0=$(date +%s)
     UCX_HANDLE_ERRORS=bt UCX_LOG_LEVEL=warn UCX_LOG_PRINT_ENABLE=y \
         timeout "$limit" "${launcher[@]}" "$gtest" \
-        --gtest_filter="$tl/$filter" >"$out" 2>&1
+        --gtest_filter="$tl/$filter$(known_filter)" >"$out" 2>&1
     rc=$?
     local secs=$(( $(date +%s) - t0 ))
 
@@ -248,7 +273,8 @@ run_suite() {
         result "ucx-gtest $mode $tl" 0 "no $tl test ran (is the plugin loaded?): $(tail -20 "$out")"
         nfail=1
     fi
-    echo "ucx-gtest: $tl on soft0 ($mode): $npass passed, $nfail failed, $nskip skipped in $secs s (log: $out)"
+    list_known "$mode"
+    echo "ucx-gtest: $tl on soft0 ($mode): $npass passed, $nfail failed, $nskip skipped, $(grep -c '^[^#]' "$known_file") known failures not run, in $secs s (log: $out)"
 }
 
 for mode in $modes; do
