@@ -10,6 +10,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -39,6 +41,33 @@ void srq_soft_fifo_destroy(srq_soft_dev_t *dev)
     }
 }
 
+/*
+ * A write to a peer's pipe whose owner died (no reader left) fails with
+ * EPIPE, and must not raise SIGPIPE in the program that happened to send:
+ * the signal is blocked around the write and, if the write raised it,
+ * taken back (unless one was pending already). Only on the slow path, when
+ * the owner sleeps.
+ */
+static ssize_t srq_soft_fifo_write(int fd, const void *buf, size_t len)
+{
+    const struct timespec zero = {0, 0};
+    sigset_t pipe_set, old, pending;
+    int was_pending;
+    ssize_t ret;
+
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    sigpending(&pending);
+    was_pending = sigismember(&pending, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    ret = write(fd, buf, len);
+    if ((ret < 0) && (errno == EPIPE) && !was_pending) {
+        sigtimedwait(&pipe_set, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return ret;
+}
+
 /* Called after publishing a packet: the owner asked to be woken */
 void srq_soft_fifo_wake(srq_soft_peer_t *peer)
 {
@@ -52,7 +81,7 @@ void srq_soft_fifo_wake(srq_soft_peer_t *peer)
         return; /* another producer woke it */
     }
     /* EAGAIN: the pipe is full of wakeups already */
-    ret = write(peer->fifo_fd, "w", 1);
+    ret = srq_soft_fifo_write(peer->fifo_fd, "w", 1);
     (void)ret;
 }
 
