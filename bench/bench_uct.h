@@ -1,9 +1,20 @@
 /*
- * What the UCT benchmark programs share: failing loudly, finding the srq
- * component and the counters query of the preloaded plugin.
+ * The UCT layer the benchmark programs share: open any transport on a
+ * device (rc_srq, rc_verbs, ud_verbs, posix, tcp, ...) from whichever
+ * component offers it, and connect endpoints to a peer process through a
+ * socket, to the peer's interface or to its endpoint as the transport's
+ * capabilities say. One piece of code for both kinds of connection, so
+ * that rc_srq (connect-to-iface) and UCX's rc_verbs (connect-to-ep) are
+ * measured by the same program.
+ *
+ * Everything opened here is closed by bench_tl_close, and also when a
+ * benchmark dies (bench_die, a signal), so that a failed run leaves no
+ * device segment behind.
  */
 #ifndef BENCH_UCT_H_
 #define BENCH_UCT_H_
+
+#include "bench_proc.h"
 
 #include <uct/api/uct.h>
 #include <uct/ucx_srq.h>
@@ -12,25 +23,100 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-/* the program's name in its messages; each main() sets it */
-extern const char *bench_prog;
-
 #define CHECK(_e) \
     do { \
         ucs_status_t _s = (_e); \
         if (_s != UCS_OK) { \
-            fprintf(stderr, "%s[%d]: %s: %s\n", bench_prog, (int)getpid(), \
-                    #_e, ucs_status_string(_s)); \
-            exit(1); \
+            bench_die("%s: %s", #_e, ucs_status_string(_s)); \
         } \
     } while (0)
 
-typedef ucs_status_t (*query_func_t)(uct_iface_h, uct_srq_iface_counters_t*);
+typedef struct bench_iface bench_iface_t;
 
-/* The srq component; exits when the plugin is not loaded */
-uct_component_h bench_srq_component(void);
+/* A transport on a device: its memory domain (from the component that
+ * offers the transport there), an async context and a worker; any number
+ * of interfaces share them, as interfaces of one process would */
+typedef struct {
+    const char          *tl_name;
+    const char          *dev_name;
+    char                component[UCT_COMPONENT_NAME_MAX];
+    char                md_name[UCT_MD_NAME_MAX];
+    uct_md_h            md;
+    ucs_async_context_t *async;
+    uct_worker_h        worker;
+    bench_iface_t       **ifaces;   /* opened on it, closed with it */
+    int                 num_ifaces;
+} bench_tl_t;
 
-/* uct_srq_iface_query_counters of the preloaded plugin; exits without it */
-query_func_t bench_counters_query(void);
+struct bench_iface {
+    bench_tl_t       *tl;
+    uct_iface_h      iface;
+    uct_iface_attr_t attr;
+    int              to_ep;   /* connects to a peer's endpoint (else to its
+                                 interface) */
+    uct_ep_h         *eps;    /* bench_connect's, destroyed at close */
+    int              num_eps;
+};
+
+/*
+ * Open @tl_name on @dev_name: the first component with a memory domain
+ * that offers it there (under srq-run --verbs, md "soft0" is in both the
+ * "srq" and UCX's "ib" component: rc_srq comes from one, rc_verbs and
+ * ud_verbs from the other). Exits when no component offers it.
+ */
+void bench_tl_open(bench_tl_t *tl, const char *tl_name, const char *dev_name);
+
+/* Destroy the endpoints and close the interfaces, then the transport */
+void bench_tl_close(bench_tl_t *tl);
+
+/*
+ * Open an interface of @tl into @bi, configured from the environment
+ * (UCX_<TL>_*) and then by @config: "KEY=VALUE" strings (the transport's
+ * variable names without the UCX_<TL>_ prefix), NULL-terminated, NULL for
+ * none; a key the transport does not have is an error. Send and receive
+ * progress are enabled.
+ */
+void bench_iface_open(bench_tl_t *tl, const char *const *config,
+                      bench_iface_t *bi);
+
+/*
+ * Settings for peers that receive (almost) nothing: the smallest receive
+ * queue the transport takes, and with @small_tx also the smallest send
+ * queues (for many idle peers in one process). NULL-terminated; empty for
+ * a transport without such settings.
+ */
+const char *const *bench_peer_config(const char *tl_name, int small_tx);
+
+/*
+ * Connect @bi to the peer process at the other end of @fd, which calls
+ * bench_connect on its side at the same time (each call makes one
+ * connection). Both sides send their addresses (device, and interface or
+ * endpoint address by the transport's kind), then:
+ *  - connect-to-ep: both create an endpoint before and connect it to the
+ *    peer's after the exchange, and confirm it to each other;
+ *  - connect-to-iface: a side with @want_ep creates an endpoint to the
+ *    peer's interface (the transport connects in band).
+ * The local worker is progressed while waiting. Returns the endpoint, or
+ * NULL (connect-to-iface without @want_ep).
+ */
+uct_ep_h bench_connect(bench_iface_t *bi, int fd, int want_ep);
+
+/* uct_worker_progress of @arg, a bench_tl_t: the idle function of the
+ * socket reads (bench_read_u64) that must keep the transport going */
+void bench_progress(void *arg);
+
+/* One active message of an 8-byte header, retried (with progress) until
+ * the transport takes it */
+void bench_am_short(bench_tl_t *tl, uct_ep_h ep, uint8_t id, uint64_t hdr);
+
+/* Flush every endpoint of the interface (progress until done) */
+void bench_iface_flush(bench_iface_t *bi);
+
+/*
+ * The rc_srq counters of an interface (uct_srq_iface_query_counters, found
+ * in the loaded plugin): 1 when filled, 0 when @bi is not an rc_srq
+ * interface or the plugin is not loaded.
+ */
+int bench_counters(const bench_iface_t *bi, uct_srq_iface_counters_t *c);
 
 #endif

@@ -1,328 +1,147 @@
 /*
- * incast_rate: many senders flood one rc_srq receiver with 8-byte am_short;
- * the receiver measures the message rate. One process per role, started by
- * bench/incast (the script), which also gives the start signal:
+ * incast_rate: SENDERS sender processes flood one receiver with MSGS
+ * 8-byte active messages each; the receiver measures the message rate,
+ * its memory and (rc_srq) its receive queue. Any transport (rc_srq with
+ * any depth, UCX's rc_verbs as the reference, ...).
  *
- *   incast_rate recv SENDERS MSGS
- *       opens an interface on soft0:1 (configured from the environment,
- *       UCX_RC_SRQ_*), prints "addr <device address hex>:<interface address
- *       hex>", counts the flood messages (AM id 2) and, when SENDERS x MSGS
- *       have arrived, prints
- *         done msgs <n> us <first to last> rate <msg/s> held <bytes>
- *              depth <buffers> peak <buffers> grows <n> limit <n>
- *       then progresses (acknowledging late retransmissions) until SIGTERM
- *       or SIGINT, prints "exit rnr <n> limit <n> grows <n> held <bytes>" and
- *       closes everything.
- *   incast_rate send DEVADDR_HEX:IFACEADDR_HEX MSGS GO_FIFO
- *       connects to the receiver (one AM id 1 message), prints "ready",
- *       waits until GO_FIFO has a writer (the start signal for all senders
- *       at once), sends MSGS am_short (8-byte header, no payload) as fast as
- *       its send queue takes them, flushes and exits.
+ *   incast_rate [-t TL] [-d DEV] [-l LABEL] [-o KEY=VALUE]... SENDERS MSGS
  *
- * The senders are separate processes so that they race as real ones would,
- * each with its own device; the rate is the receiver's, from its first
- * flood message to its last. SIGTERM ends either role through its normal
- * cleanup, so that no soft-device segment outlives it. Run under srq-run.
+ *   -t, -d  transport and device (default rc_srq on soft0:1)
+ *   -l      a label for the output line (default: the transport)
+ *   -o      a setting of the receiver's interface (repeatable), e.g.
+ *           -o RX_QUEUE_MIN=128 -o RX_QUEUE_MAX=128; the senders get the
+ *           smallest receive queue (they receive nothing)
+ *
+ * The receiver spawns the senders (this program, bench_peers.h: one
+ * process, interface and endpoint each), connects them, has each say hello
+ * (connected), resets its VmHWM, then releases them all at once (one word
+ * on every sender's socket). The rate is the receiver's, from its first
+ * flood message to its last; then the senders flush, and after 50 ms (the
+ * interface reads its RNR count every RX_ADAPT_INTERVAL) one line:
+ *
+ *   incast label=<l> tl=<tl> senders=<n> msgs=<total> us=<first to last>
+ *     rate=<msg/s> rss=<B> hwm=<B: the flood's peak>
+ *     [held=<B> held_peak=<B> depth=<bufs> peak=<bufs> rnr=<n> grows=<n>
+ *      limit=<n>]
+ *
+ * held_peak is the most registered receive memory seen, sampled every ms.
+ * It measures, never judges. Run it under srq-run (rc_srq; --verbs for
+ * rc_verbs); bench/incast runs the comparison.
  */
-#include "bench_uct.h"
+#include "bench_peers.h"
 
-#include <ucs/async/async_fwd.h>
-
-#include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
-#define INCAST_AM_HELLO  1
-#define INCAST_AM_FLOOD  2
-#define INCAST_ADDR_MAX  64
-/* a run that has not ended by then is a hang, not a measurement */
-#define INCAST_LIMIT_S   90
+#define INCAST_MAX_CONFIG 32
+#define INCAST_SETTLE_US  50000
 
 typedef struct {
-    uct_component_h     srq;
-    uct_md_h            md;
-    ucs_async_context_t *async;
-    uct_worker_h        worker;
-    uct_iface_h         iface;
-} incast_ctx_t;
+    bench_iface_t *receiver;
+    uint64_t      held_peak;
+} incast_t;
 
-static volatile sig_atomic_t stop;
-static unsigned long flood_received;
-static double first_us, last_us;
-
-static void on_signal(int sig)
+static void sample_held(void *arg)
 {
-    stop = 1;
-}
-
-/* no SA_RESTART: a sender blocked opening the start FIFO must wake up */
-static void catch_signals(void)
-{
-    struct sigaction sa = {};
-
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-}
-
-static double now_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static ucs_status_t hello_cb(void *arg, void *data, size_t length,
-                             unsigned flags)
-{
-    return UCS_OK;
-}
-
-static ucs_status_t flood_cb(void *arg, void *data, size_t length,
-                             unsigned flags)
-{
-    last_us = now_us();
-    if (flood_received++ == 0) {
-        first_us = last_us;
-    }
-    return UCS_OK;
-}
-
-/* @sender: the senders receive nothing, give them the smallest receive
- * queue (RX_QUEUE_MIN >= RX_BATCH); the receiver takes the environment's */
-static void ctx_open(incast_ctx_t *ctx, int sender)
-{
-    uct_iface_params_t params = {};
-    uct_md_config_t *md_config;
-    uct_iface_config_t *config;
-
-    ctx->srq = bench_srq_component();
-    CHECK(uct_md_config_read(ctx->srq, NULL, NULL, &md_config));
-    CHECK(uct_md_open(ctx->srq, "soft0", md_config, &ctx->md));
-    uct_config_release(md_config);
-    CHECK(ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &ctx->async));
-    CHECK(uct_worker_create(ctx->async, UCS_THREAD_MODE_SINGLE, &ctx->worker));
-
-    CHECK(uct_md_iface_config_read(ctx->md, "rc_srq", NULL, NULL, &config));
-    if (sender) {
-        CHECK(uct_config_modify(config, "RX_BATCH", "8"));
-        CHECK(uct_config_modify(config, "RX_QUEUE_MIN", "8"));
-        CHECK(uct_config_modify(config, "RX_QUEUE_MAX", "8"));
-    }
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE;
-    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
-    params.mode.device.tl_name  = "rc_srq";
-    params.mode.device.dev_name = "soft0:1";
-    CHECK(uct_iface_open(ctx->md, ctx->worker, &params, config, &ctx->iface));
-    uct_config_release(config);
-    uct_iface_progress_enable(ctx->iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
-}
-
-static void ctx_close(incast_ctx_t *ctx)
-{
-    uct_iface_close(ctx->iface);
-    uct_worker_destroy(ctx->worker);
-    ucs_async_context_destroy(ctx->async);
-    uct_md_close(ctx->md);
-}
-
-static void print_hex(const uint8_t *p, size_t len)
-{
-    for (size_t i = 0; i < len; ++i) {
-        printf("%02x", p[i]);
-    }
-}
-
-static int parse_hex(const char *hex, uint8_t *buf, size_t max)
-{
-    size_t len = strlen(hex) / 2;
-    unsigned byte;
-
-    if ((strlen(hex) % 2) || (len > max)) {
-        return -1;
-    }
-    for (size_t i = 0; i < len; ++i) {
-        if (sscanf(hex + 2 * i, "%2x", &byte) != 1) {
-            return -1;
-        }
-        buf[i] = byte;
-    }
-    return 0;
-}
-
-static void print_counters(query_func_t query, uct_iface_h iface,
-                           const char *what)
-{
+    incast_t *in = arg;
     uct_srq_iface_counters_t c;
 
-    CHECK(query(iface, &c));
-    if (!strcmp(what, "done")) {
-        printf(" held %lu depth %lu peak %lu grows %lu limit %lu",
-               (unsigned long)c.rx_bytes_held, (unsigned long)c.rx_queue_target,
-               (unsigned long)c.rx_queue_peak, (unsigned long)c.rx_grows,
-               (unsigned long)c.rx_limit_events);
-    } else {
-        printf(" rnr %lu limit %lu grows %lu held %lu",
-               (unsigned long)c.rx_rnr, (unsigned long)c.rx_limit_events,
-               (unsigned long)c.rx_grows, (unsigned long)c.rx_bytes_held);
+    if (bench_counters(in->receiver, &c) && (c.rx_bytes_held > in->held_peak)) {
+        in->held_peak = c.rx_bytes_held;
+    }
+}
+
+static void settle(bench_tl_t *tl, incast_t *in)
+{
+    double end = bench_now_us() + INCAST_SETTLE_US;
+
+    while (bench_now_us() < end) {
+        uct_worker_progress(tl->worker);
+    }
+    sample_held(in);
+}
+
+static void report(const char *label, bench_peers_t *p, incast_t *in)
+{
+    uint64_t total = p->floods;
+    double us      = p->last_flood_us - p->first_flood_us;
+    uct_srq_iface_counters_t c;
+    bench_mem_t mem;
+
+    bench_mem_read(&mem);
+    printf("incast label=%s tl=%s senders=%d msgs=%lu us=%.0f rate=%.0f "
+           "rss=%lu hwm=%lu", label, in->receiver->tl->tl_name, p->peers,
+           (unsigned long)total, us,
+           ((total > 1) && (us > 0)) ? (total - 1) * 1e6 / us : 0.0,
+           (unsigned long)mem.rss, (unsigned long)mem.hwm);
+    if (bench_counters(in->receiver, &c)) {
+        printf(" held=%lu held_peak=%lu depth=%lu peak=%lu rnr=%lu grows=%lu "
+               "limit=%lu", (unsigned long)c.rx_bytes_held,
+               (unsigned long)in->held_peak, (unsigned long)c.rx_queue_target,
+               (unsigned long)c.rx_queue_peak, (unsigned long)c.rx_rnr,
+               (unsigned long)c.rx_grows, (unsigned long)c.rx_limit_events);
     }
     printf("\n");
     fflush(stdout);
 }
 
-static int run_receiver(int senders, unsigned long msgs)
+static void usage(const char *prog)
 {
-    unsigned long total = senders * msgs;
-    double deadline     = now_us() + INCAST_LIMIT_S * 1e6;
-    uct_iface_attr_t attr;
-    incast_ctx_t ctx;
-    query_func_t query;
-    uint8_t dev[INCAST_ADDR_MAX], addr[INCAST_ADDR_MAX];
-
-    query = bench_counters_query();
-    ctx_open(&ctx, 0);
-    CHECK(uct_iface_set_am_handler(ctx.iface, INCAST_AM_HELLO, hello_cb, NULL, 0));
-    CHECK(uct_iface_set_am_handler(ctx.iface, INCAST_AM_FLOOD, flood_cb, NULL, 0));
-    CHECK(uct_iface_query(ctx.iface, &attr));
-    if ((attr.device_addr_len > sizeof(dev)) ||
-        (attr.iface_addr_len > sizeof(addr))) {
-        fprintf(stderr, "incast_rate: addresses too long\n");
-        return 1;
-    }
-    CHECK(uct_iface_get_device_address(ctx.iface, (uct_device_addr_t*)dev));
-    CHECK(uct_iface_get_address(ctx.iface, (uct_iface_addr_t*)addr));
-    printf("addr ");
-    print_hex(dev, attr.device_addr_len);
-    printf(":");
-    print_hex(addr, attr.iface_addr_len);
-    printf("\n");
-    fflush(stdout);
-
-    while (!stop && (flood_received < total) && (now_us() < deadline)) {
-        uct_worker_progress(ctx.worker);
-    }
-    if (flood_received == total) {
-        printf("done msgs %lu us %.0f rate %.0f", total, last_us - first_us,
-               (total > 1) ? (total - 1) * 1e6 / (last_us - first_us) : 0.0);
-        print_counters(query, ctx.iface, "done");
-    } else {
-        fprintf(stderr, "incast_rate: received %lu of %lu messages\n",
-                flood_received, total);
-    }
-
-    /* the senders flush: their last ACKs need us */
-    while (!stop && (now_us() < deadline)) {
-        uct_worker_progress(ctx.worker);
-    }
-    printf("exit");
-    print_counters(query, ctx.iface, "exit");
-    ctx_close(&ctx);
-    return (flood_received == total) ? 0 : 1;
-}
-
-/* Block until the script opens the FIFO for writing: all senders start
- * together. Returns -1 when a signal stopped the wait. */
-static int wait_start(const char *fifo)
-{
-    int fd;
-
-    do {
-        fd = open(fifo, O_RDONLY);
-    } while ((fd < 0) && (errno == EINTR) && !stop);
-    if (fd < 0) {
-        if (!stop) {
-            fprintf(stderr, "incast_rate: %s: %s\n", fifo, strerror(errno));
-        }
-        return -1;
-    }
-    close(fd);
-    return 0;
-}
-
-static int run_sender(const char *addr_hex, unsigned long msgs,
-                      const char *fifo)
-{
-    uint8_t dev[INCAST_ADDR_MAX], addr[INCAST_ADDR_MAX];
-    double deadline = now_us() + INCAST_LIMIT_S * 1e6;
-    uct_ep_params_t ep_params = {};
-    char dev_hex[2 * INCAST_ADDR_MAX + 1], if_hex[2 * INCAST_ADDR_MAX + 1];
-    unsigned long sent = 0;
-    ucs_status_t status;
-    incast_ctx_t ctx;
-    uct_ep_h ep;
-    int ret = 1;
-
-    if ((sscanf(addr_hex, "%128[0-9a-f]:%128[0-9a-f]", dev_hex, if_hex) != 2) ||
-        (parse_hex(dev_hex, dev, sizeof(dev)) != 0) ||
-        (parse_hex(if_hex, addr, sizeof(addr)) != 0)) {
-        fprintf(stderr, "incast_rate: bad address '%s'\n", addr_hex);
-        return 2;
-    }
-    ctx_open(&ctx, 1);
-    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR |
-                           UCT_EP_PARAM_FIELD_IFACE_ADDR;
-    ep_params.iface      = ctx.iface;
-    ep_params.dev_addr   = (uct_device_addr_t*)dev;
-    ep_params.iface_addr = (uct_iface_addr_t*)addr;
-    CHECK(uct_ep_create(&ep_params, &ep));
-
-    /* connected once the hello is taken */
-    while (!stop && (now_us() < deadline) &&
-           (uct_ep_am_short(ep, INCAST_AM_HELLO, 0, NULL, 0) != UCS_OK)) {
-        uct_worker_progress(ctx.worker);
-    }
-    if (stop || (now_us() >= deadline)) {
-        goto out;
-    }
-    printf("ready\n");
-    fflush(stdout);
-    if (wait_start(fifo) != 0) {
-        goto out;
-    }
-
-    while (!stop && (sent < msgs) && (now_us() < deadline)) {
-        if (uct_ep_am_short(ep, INCAST_AM_FLOOD, sent, NULL, 0) == UCS_OK) {
-            ++sent;
-        } else {
-            uct_worker_progress(ctx.worker);
-        }
-    }
-    do {
-        status = uct_ep_flush(ep, 0, NULL);
-        uct_worker_progress(ctx.worker);
-    } while ((status == UCS_INPROGRESS || status == UCS_ERR_NO_RESOURCE) &&
-             !stop && (now_us() < deadline));
-    ret = (sent == msgs) && (status == UCS_OK) ? 0 : 1;
-    if (ret != 0) {
-        fprintf(stderr, "incast_rate[%d]: sent %lu of %lu, flush %s\n",
-                (int)getpid(), sent, msgs, ucs_status_string(status));
-    }
-out:
-    uct_ep_destroy(ep);
-    ctx_close(&ctx);
-    return ret;
+    fprintf(stderr, "usage: %s [-t TL] [-d DEV] [-l LABEL] [-o KEY=VALUE]... "
+            "SENDERS MSGS\n", prog);
+    exit(2);
 }
 
 int main(int argc, char **argv)
 {
+    const char *config[INCAST_MAX_CONFIG + 1] = {};
+    const char *tl_name = "rc_srq", *dev_name = "soft0:1", *label = NULL;
+    bench_peers_opts_t opts = {.server_eps = 0, .small_tx = 0, .block = 1};
+    int num_config = 0, opt, senders, failed;
+    unsigned long msgs;
+    bench_iface_t receiver;
+    incast_t in = {.receiver = &receiver};
+    bench_peers_t p;
+    bench_tl_t tl;
+
     bench_prog = "incast_rate";
-    catch_signals();
-    if ((argc == 4) && !strcmp(argv[1], "recv")) {
-        return run_receiver(atoi(argv[2]), strtoul(argv[3], NULL, 0));
-    } else if ((argc == 5) && !strcmp(argv[1], "send")) {
-        return run_sender(argv[2], strtoul(argv[3], NULL, 0), argv[4]);
+    if ((argc > 1) && !strcmp(argv[1], "--peer")) {
+        return bench_peers_main(argc, argv);
     }
-    fprintf(stderr, "usage: %s recv SENDERS MSGS\n"
-                    "       %s send DEVADDR_HEX:IFACEADDR_HEX MSGS GO_FIFO\n",
-            argv[0], argv[0]);
-    return 2;
+    while ((opt = getopt(argc, argv, "t:d:l:o:")) != -1) {
+        switch (opt) {
+        case 't': tl_name = optarg; break;
+        case 'd': dev_name = optarg; break;
+        case 'l': label = optarg; break;
+        case 'o':
+            if (num_config == INCAST_MAX_CONFIG) {
+                usage(argv[0]);
+            }
+            config[num_config++] = optarg;
+            break;
+        default: usage(argv[0]);
+        }
+    }
+    if ((argc - optind != 2) || ((senders = atoi(argv[optind])) < 1) ||
+        ((msgs = strtoul(argv[optind + 1], NULL, 0)) < 1)) {
+        usage(argv[0]);
+    }
+    bench_catch_signals();
+
+    bench_tl_open(&tl, tl_name, dev_name);
+    bench_iface_open(&tl, config, &receiver);
+    opts.procs = senders;  /* one sender per process */
+    bench_peers_start(&p, &receiver, senders, &opts);
+
+    bench_mem_reset_peak();
+    bench_peers_flood(&p, msgs, sample_held, &in);
+    bench_peers_flood_done(&p);
+    settle(&tl, &in);
+    report((label != NULL) ? label : tl_name, &p, &in);
+
+    failed = bench_peers_stop(&p);
+    bench_tl_close(&tl);
+    if (failed) {
+        fprintf(stderr, "incast_rate: %d sender process(es) failed\n", failed);
+    }
+    return failed ? 1 : 0;
 }

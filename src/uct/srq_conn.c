@@ -12,6 +12,12 @@
  * the QP named in the peer's REQ, and the two REPs finish the job. Lost
  * datagrams are retransmitted with backoff (REQ while connecting, REP while
  * waiting for the RTU); duplicates are answered again and change nothing.
+ *
+ * An interface that closes tells its peers (DISC, best effort: a datagram
+ * per live connection, as many as its UD send queue takes), so they free
+ * their side at once; a connection no endpoint uses is probed now and then
+ * (CONN_IDLE_CHECK), so one whose peer died without a word fails and goes
+ * too. Either way its QP number comes back.
  */
 #include "srq_conn.h"
 #include "srq_check.h"
@@ -23,6 +29,7 @@
 #include <ucs/arch/cpu.h>
 #include <ucs/debug/memtrack.h>
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,9 +41,10 @@
 #define UCT_SRQ_HS_MAX_RETRY  ucs_time_from_sec(1.0)
 
 typedef enum {
-    UCT_SRQ_HS_REQ = 1,
-    UCT_SRQ_HS_REP = 2,
-    UCT_SRQ_HS_RTU = 3
+    UCT_SRQ_HS_REQ  = 1,
+    UCT_SRQ_HS_REP  = 2,
+    UCT_SRQ_HS_RTU  = 3,
+    UCT_SRQ_HS_DISC = 4   /* the sender's interface closes: its QP is gone */
 } uct_srq_hs_msg_type_t;
 
 /* A handshake datagram; integers little endian */
@@ -57,6 +65,14 @@ ucs_config_field_t uct_srq_hs_config_table[] = {
      "Give up establishing a connection after this long; the endpoints of a\n"
      "connection that never came up get UCS_ERR_UNREACHABLE.",
      ucs_offsetof(uct_srq_hs_config_t, timeout), UCS_CONFIG_TYPE_TIME},
+
+    {"CONN_IDLE_CHECK", "10s",
+     "How often connections that no endpoint of this interface uses (those\n"
+     "peers asked for) are probed, if nothing was sent on them since the last\n"
+     "look; one whose peer is gone fails and is freed with its QP\n"
+     "(1ms..1 day). Peers that close their interface say so; this finds those\n"
+     "that died.",
+     ucs_offsetof(uct_srq_hs_config_t, idle_check), UCS_CONFIG_TYPE_TIME},
 
     {"CONN_RETRY", "10ms",
      "First retransmission interval of a handshake datagram that got no\n"
@@ -89,6 +105,7 @@ static const char *uct_srq_hs_msg_name(uint8_t type)
     case UCT_SRQ_HS_REQ: return "REQ";
     case UCT_SRQ_HS_REP: return "REP";
     case UCT_SRQ_HS_RTU: return "RTU";
+    case UCT_SRQ_HS_DISC: return "DISC";
     default:             return "?";
     }
 }
@@ -164,6 +181,8 @@ ucs_status_t uct_srq_hs_check_config(const uct_srq_hs_config_t *config)
     UCT_SRQ_CHECK_RANGE("CONN_DROP", config->drop, 0, 100);
     UCT_SRQ_CHECK_RANGE("CONN_MAX_ACCEPTING", config->max_accepting, 1, 65536);
     UCT_SRQ_CHECK_TIME_RANGE("CONN_TIMEOUT", config->timeout, 1e-3, 86400);
+    UCT_SRQ_CHECK_TIME_RANGE("CONN_IDLE_CHECK", config->idle_check, 1e-3,
+                             86400);
     /* the first retransmission comes before giving up */
     UCT_SRQ_CHECK_TIME_RANGE("CONN_RETRY", config->retry, 1e-6,
                              config->timeout);
@@ -185,6 +204,8 @@ ucs_status_t uct_srq_hs_init(uct_srq_hs_t *hs, uct_srq_iface_t *iface,
     ucs_list_head_init(&hs->connecting);
     ucs_list_head_init(&hs->dead);
     hs->config.timeout = ucs_time_from_sec(config->timeout);
+    hs->config.idle_check = ucs_time_from_sec(config->idle_check);
+    hs->next_idle_check   = ucs_get_time() + hs->config.idle_check;
     hs->config.retry   = ucs_time_from_sec(config->retry);
     hs->config.drop    = config->drop;
     hs->config.max_accepting = config->max_accepting;
@@ -234,6 +255,11 @@ err_free:
 
 /* ---- connections ------------------------------------------------------ */
 
+static void uct_srq_hs_send(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                            uint8_t type);
+static void uct_srq_conn_lost(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                              ucs_status_t status, const char *reason);
+
 /* @conn's handshake is over (done or failed): off the connecting list, and
  * no longer one of the half-open connections peers asked for */
 static void uct_srq_conn_leave_connecting(uct_srq_hs_t *hs,
@@ -246,20 +272,57 @@ static void uct_srq_conn_leave_connecting(uct_srq_hs_t *hs,
     }
 }
 
+/* Its QP, address handle and (per-QP mode) receive queue. A failed
+ * connection lets them go once nothing is in flight on them, even while
+ * endpoints still refer to it: QP numbers are what a long-running process
+ * runs out of. */
+static void uct_srq_conn_release_qp(uct_srq_iface_t *iface,
+                                    uct_srq_conn_t *conn)
+{
+    if (conn->ah != NULL) {
+        srq_verbs_destroy_ah(iface->dev, conn->ah);
+        conn->ah = NULL;
+    }
+    if (conn->qp != NULL) {
+        uct_srq_rx_rq_cleanup(&iface->rx, &conn->rq);
+        srq_verbs_destroy_qp(iface->dev, conn->qp);
+        conn->qp = NULL;
+    }
+}
+
+/* WRs waiting for the connection go without being posted: their slots come
+ * back, their operations complete with @status. Only once every WR posted
+ * before them completed: operations complete in sequence order. */
+static void uct_srq_conn_drop_queued(uct_srq_iface_t *iface,
+                                     uct_srq_conn_t *conn, ucs_status_t status)
+{
+    uct_srq_conn_wr_t *cwr;
+
+    ucs_queue_for_each_extract(cwr, &conn->queued, queue, 1) {
+        uct_srq_iface_tx_uncount(iface, conn);
+        ucs_free(cwr);
+    }
+    conn->num_queued = 0;
+    uct_srq_conn_complete_ops(iface, conn, status);
+}
+
 static void uct_srq_conn_destroy(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
 {
     /* endpoints outliving the interface lose their connection */
     iface->hs.hooks->closed(iface, conn);
     /* operations still queued complete with an error, their memory is
      * about to go away */
-    conn->sn_done = conn->sn_posted;
-    uct_srq_conn_complete_ops(iface, conn, UCS_ERR_CANCELED);
-    if (conn->ah != NULL) {
-        srq_verbs_destroy_ah(iface->dev, conn->ah);
-    }
-    uct_srq_rx_rq_cleanup(&iface->rx, &conn->rq);
-    srq_verbs_destroy_qp(iface->dev, conn->qp);
+    conn->sn_done = conn->sn_posted - conn->num_queued;
+    uct_srq_conn_drop_queued(iface, conn, UCS_ERR_CANCELED);
+    uct_srq_conn_release_qp(iface, conn);
     ucs_free(conn);
+}
+
+static int uct_srq_conn_is_self(uct_srq_iface_t *iface,
+                                const uct_srq_conn_t *conn)
+{
+    return (conn->key.ud_qpn == iface->hs.ud_qp->qp_num) &&
+           !memcmp(&conn->key.dev, &iface->port_addr, sizeof(conn->key.dev));
 }
 
 void uct_srq_hs_cleanup(uct_srq_hs_t *hs, uct_srq_iface_t *iface)
@@ -267,6 +330,10 @@ void uct_srq_hs_cleanup(uct_srq_hs_t *hs, uct_srq_iface_t *iface)
     uct_srq_conn_t *conn, *tmp;
 
     kh_foreach_value(&hs->conns, conn, {
+        /* the peer frees its side now, not when it next sends */
+        if (!uct_srq_conn_is_self(iface, conn)) {
+            uct_srq_hs_send(iface, conn, UCT_SRQ_HS_DISC);
+        }
         if (uct_srq_conn_is_connecting(conn)) {
             uct_srq_conn_leave_connecting(hs, conn);
         }
@@ -306,10 +373,18 @@ static ucs_status_t uct_srq_conn_create(uct_srq_iface_t *iface,
     conn->state    = UCT_SRQ_CONN_CONNECTING;
     conn->tx_avail = iface->config.tx_queue_len;
     ucs_queue_head_init(&conn->ops);
+    ucs_queue_head_init(&conn->queued);
     ucs_list_head_init(&conn->eps);
 
     conn->ah = srq_verbs_create_ah(iface->dev, iface->pd, &ah_attr);
     if (conn->ah == NULL) {
+        if (errno == EHOSTUNREACH) {
+            /* the peer is gone (e.g. a request that came after its sender
+             * closed): no error of ours */
+            ucs_diag("srq: peer ud qpn 0x%x is unreachable", key->ud_qpn);
+            ucs_free(conn);
+            return UCS_ERR_UNREACHABLE;
+        }
         ucs_error("srq: failed to create an address handle: %m");
         goto err_free;
     }
@@ -398,6 +473,32 @@ static void uct_srq_hs_send(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
               uct_srq_hs_msg_name(type), conn->key.ud_qpn, conn->qp->qp_num);
 }
 
+/* The connection is up: what its endpoints sent meanwhile goes, in order */
+static void uct_srq_conn_post_queued(uct_srq_iface_t *iface,
+                                     uct_srq_conn_t *conn)
+{
+    struct ibv_send_wr *bad_wr;
+    uct_srq_conn_wr_t *cwr;
+    int ret;
+
+    while (!ucs_queue_is_empty(&conn->queued)) {
+        cwr = ucs_queue_head_elem_non_empty(&conn->queued, uct_srq_conn_wr_t,
+                                            queue);
+        ret = ibv_post_send(conn->qp, &cwr->wr, &bad_wr);
+        if (ret != 0) {
+            /* it had a send slot: only a broken device gets here */
+            ucs_error("srq: posting a send on QP 0x%x failed: %s",
+                      conn->qp->qp_num, strerror(ret));
+            uct_srq_conn_fail(iface, conn, UCS_ERR_IO_ERROR,
+                              "a send could not be posted");
+            return;
+        }
+        ucs_queue_pull_non_empty(&conn->queued);
+        --conn->num_queued;
+        ucs_free(cwr);
+    }
+}
+
 static void uct_srq_conn_established(uct_srq_iface_t *iface,
                                      uct_srq_conn_t *conn)
 {
@@ -405,7 +506,10 @@ static void uct_srq_conn_established(uct_srq_iface_t *iface,
     conn->state = UCT_SRQ_CONN_CONNECTED;
     ucs_debug("srq: connection QP 0x%x <-> 0x%x is up", conn->qp->qp_num,
               conn->remote_qpn);
-    iface->hs.hooks->established(iface, conn);
+    uct_srq_conn_post_queued(iface, conn);
+    if (conn->state == UCT_SRQ_CONN_CONNECTED) {
+        iface->hs.hooks->established(iface, conn);
+    }
 }
 
 ucs_status_t uct_srq_hs_get_conn(uct_srq_iface_t *iface,
@@ -439,7 +543,7 @@ static int uct_srq_hs_msg_valid(uct_srq_iface_t *iface,
     return (len >= sizeof(*msg)) &&
            (le32toh(msg->magic) == UCT_SRQ_HS_MAGIC) &&
            (msg->version == UCT_SRQ_HS_VERSION) &&
-           (msg->type >= UCT_SRQ_HS_REQ) && (msg->type <= UCT_SRQ_HS_RTU) &&
+           (msg->type >= UCT_SRQ_HS_REQ) && (msg->type <= UCT_SRQ_HS_DISC) &&
            (msg->src.dev.kind == iface->port_addr.kind) &&
            /* a port its device has: peers run the same kind of device */
            (msg->src.dev.port_num >= 1) &&
@@ -485,7 +589,8 @@ static ucs_status_t uct_srq_hs_connect_reply(uct_srq_iface_t *iface,
 
     status = uct_srq_qp_connect(iface, conn->qp, &conn->key.dev, rc_qpn);
     if (status != UCS_OK) {
-        uct_srq_conn_fail(iface, conn, UCS_ERR_IO_ERROR);
+        uct_srq_conn_fail(iface, conn, UCS_ERR_IO_ERROR,
+                          "the QP could not be connected");
         return status;
     }
     conn->remote_qpn = rc_qpn;
@@ -621,6 +726,10 @@ void uct_srq_hs_handle_rx(uct_srq_iface_t *iface, const struct ibv_wc *wc)
             uct_srq_conn_established(iface, conn);
         }
         break;
+    case UCT_SRQ_HS_DISC:
+        uct_srq_conn_lost(iface, conn, UCS_ERR_CONNECTION_RESET,
+                          "the peer closed its interface");
+        break;
     }
 
 out:
@@ -631,25 +740,90 @@ out:
     }
 }
 
-/* A failed connection goes once nothing refers to it any more: no
- * endpoint, no send WR and (per-QP mode) no receive WR still to come back
- * flushed - their completions point at it */
-static int uct_srq_conn_is_unused(uct_srq_conn_t *conn)
+/* No WR of @conn in flight or waiting, and (per-QP mode) no receive WR
+ * still to come back flushed: their completions point at it */
+static int uct_srq_conn_is_idle(const uct_srq_conn_t *conn)
 {
-    return ucs_list_is_empty(&conn->eps) &&
-           (conn->sn_done == conn->sn_posted) && (conn->rq.posted == 0);
+    return (conn->sn_done == conn->sn_posted) && (conn->rq.posted == 0);
 }
 
+/* A failed connection goes once nothing refers to it any more: no
+ * endpoint either */
+static int uct_srq_conn_is_unused(uct_srq_conn_t *conn)
+{
+    return ucs_list_is_empty(&conn->eps) && uct_srq_conn_is_idle(conn);
+}
+
+/* Its endpoints learn that @conn failed, once */
+static void uct_srq_conn_report(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
+{
+    if (!conn->fail_reported) {
+        conn->fail_reported = 1;
+        iface->hs.hooks->failed(iface, conn, conn->fail_status);
+    }
+}
+
+/*
+ * Failed connections: endpoints that sent on one their error was not
+ * reported to yet learn it now (their sends were queued, then dropped with
+ * an error); the QP goes once nothing is in flight; the connection once
+ * nothing refers to it.
+ */
 static void uct_srq_hs_reap(uct_srq_iface_t *iface)
 {
     uct_srq_conn_t *conn, *tmp;
 
     ucs_list_for_each_safe(conn, tmp, &iface->hs.dead, list) {
+        if ((conn->num_queued > 0) &&
+            (conn->sn_done + conn->num_queued == conn->sn_posted)) {
+            uct_srq_conn_drop_queued(iface, conn, conn->fail_status);
+            uct_srq_conn_report(iface, conn);
+        }
         if (uct_srq_conn_is_unused(conn)) {
             ucs_list_del(&conn->list);
             uct_srq_conn_destroy(iface, conn);
+        } else if ((conn->qp != NULL) && uct_srq_conn_is_idle(conn)) {
+            uct_srq_conn_release_qp(iface, conn);
         }
     }
+}
+
+/* A probe on an idle connection: if the peer is gone, the send fails and
+ * so does the connection. Skipped while the connection has no send slot:
+ * its own traffic tells then. */
+static void uct_srq_conn_probe(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
+{
+    uint8_t probe = UCT_SRQ_AM_ID_KEEPALIVE;
+    struct ibv_send_wr wr;
+    struct ibv_sge sge;
+
+    if ((conn->tx_avail <= 0) || (iface->tx_cq_avail <= 0)) {
+        return;
+    }
+    sge.addr      = (uintptr_t)&probe;
+    sge.length    = sizeof(probe);
+    sge.lkey      = 0;
+    wr.opcode     = IBV_WR_SEND;
+    wr.sg_list    = &sge;
+    wr.num_sge    = 1;
+    wr.send_flags = IBV_SEND_INLINE;
+    uct_srq_iface_post(iface, conn, &wr, NULL);
+}
+
+/* Connections no endpoint of ours uses are kept for endpoints to come;
+ * the ones idle since the last look are probed, so that those whose peer
+ * died without a word do not stay forever */
+static void uct_srq_hs_check_idle(uct_srq_iface_t *iface)
+{
+    uct_srq_conn_t *conn;
+
+    kh_foreach_value(&iface->hs.conns, conn, {
+        if ((conn->state == UCT_SRQ_CONN_CONNECTED) &&
+            ucs_list_is_empty(&conn->eps) && (conn->sn_posted == conn->ka_sn)) {
+            uct_srq_conn_probe(iface, conn);
+        }
+        conn->ka_sn = conn->sn_posted;
+    });
 }
 
 void uct_srq_hs_progress(uct_srq_iface_t *iface)
@@ -658,15 +832,15 @@ void uct_srq_hs_progress(uct_srq_iface_t *iface)
     ucs_time_t now   = ucs_get_time();
     uct_srq_conn_t *conn, *tmp;
 
+    hs->polls = 0;
     if (!ucs_list_is_empty(&hs->dead)) {
         uct_srq_hs_reap(iface);
     }
 
     ucs_list_for_each_safe(conn, tmp, &hs->connecting, list) {
         if (now >= conn->deadline) {
-            ucs_diag("srq: connection to ud qpn 0x%x timed out",
-                     conn->key.ud_qpn);
-            uct_srq_conn_fail(iface, conn, UCS_ERR_UNREACHABLE);
+            uct_srq_conn_lost(iface, conn, UCS_ERR_UNREACHABLE,
+                              "connection establishment timed out");
             continue;
         }
         if (now < conn->next_retry) {
@@ -679,33 +853,159 @@ void uct_srq_hs_progress(uct_srq_iface_t *iface)
                                        UCT_SRQ_HS_MAX_RETRY);
         conn->next_retry     = now + conn->retry_interval;
     }
+
+    if (now >= hs->next_idle_check) {
+        hs->next_idle_check = now + hs->config.idle_check;
+        uct_srq_hs_check_idle(iface);
+    }
+}
+
+/* ---- sends before the connection is up -------------------------------- */
+
+ucs_status_t uct_srq_conn_queue_wr(uct_srq_conn_t *conn,
+                                   const struct ibv_send_wr *wr, void *owner)
+{
+    int inl        = !!(wr->send_flags & IBV_SEND_INLINE);
+    size_t length  = inl ? srq_verbs_sge_len(wr->sg_list, wr->num_sge) : 0;
+    int num_sge    = ucs_max(wr->num_sge, 1);
+    uct_srq_conn_wr_t *cwr;
+    uint8_t *data;
+    int i;
+
+    /* room for one byte of data at least: a canceled WR becomes a probe */
+    cwr = ucs_malloc(sizeof(*cwr) + num_sge * sizeof(struct ibv_sge) +
+                     ucs_max(length, 1), "srq queued wr");
+    if (cwr == NULL) {
+        ucs_error("srq: no memory to keep a send until the connection is up");
+        return UCS_ERR_NO_MEMORY;
+    }
+    cwr->owner      = owner;
+    cwr->wr         = *wr;
+    cwr->wr.next    = NULL;
+    cwr->wr.sg_list = cwr->sge;
+    if (inl) {
+        /* inline data is the caller's, often on its stack: copied */
+        data = (uint8_t*)(cwr->sge + num_sge);
+        for (i = 0; i < wr->num_sge; ++i) {
+            memcpy(data, (void*)(uintptr_t)wr->sg_list[i].addr,
+                   wr->sg_list[i].length);
+            data += wr->sg_list[i].length;
+        }
+        cwr->sge[0].addr   = (uintptr_t)(cwr->sge + num_sge);
+        cwr->sge[0].length = length;
+        cwr->sge[0].lkey   = 0;
+        cwr->wr.num_sge    = (length > 0) ? 1 : 0;
+    } else {
+        memcpy(cwr->sge, wr->sg_list, wr->num_sge * sizeof(struct ibv_sge));
+    }
+    ucs_queue_push(&conn->queued, &cwr->queue);
+    ++conn->num_queued;
+    return UCS_OK;
+}
+
+/* A waiting WR whose endpoint is gone still takes its place in the
+ * sequence, as a probe the peer discards: what it pointed to may be freed */
+static void uct_srq_conn_wr_cancel(uct_srq_conn_wr_t *cwr)
+{
+    struct ibv_sge *sge = cwr->sge;
+    uint8_t *data       = (uint8_t*)(sge + ucs_max(cwr->wr.num_sge, 1));
+
+    *data                = UCT_SRQ_AM_ID_KEEPALIVE;
+    sge->addr            = (uintptr_t)data;
+    sge->length          = 1;
+    sge->lkey            = 0;
+    cwr->wr.opcode       = IBV_WR_SEND;
+    cwr->wr.num_sge      = 1;
+    cwr->wr.send_flags   = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+    cwr->owner           = NULL;
+}
+
+void uct_srq_conn_cancel(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                         void *owner)
+{
+    uct_completion_t *comp;
+    uct_srq_conn_wr_t *cwr;
+    uct_srq_op_t *op;
+
+    ucs_debug("srq: endpoint %p goes: its operations on QP 0x%x complete as "
+              "canceled", owner, (conn->qp != NULL) ? conn->qp->qp_num : 0);
+    ucs_queue_for_each(cwr, &conn->queued, queue) {
+        if (cwr->owner == owner) {
+            uct_srq_conn_wr_cancel(cwr);
+        }
+    }
+    /* as an RC endpoint's destruction does: what it started completes now,
+     * its resources are freed when the WRs complete */
+    ucs_queue_for_each(op, &conn->ops, queue) {
+        if (op->owner != owner) {
+            continue;
+        }
+        op->owner = NULL;
+        comp      = op->comp;
+        op->comp  = NULL;
+        if (comp != NULL) {
+            uct_invoke_completion(comp, UCS_ERR_CANCELED);
+        }
+    }
 }
 
 /* ---- failure ---------------------------------------------------------- */
 
-void uct_srq_conn_fail(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
-                       ucs_status_t status)
+/* @conn failed: a new endpoint to the peer gets a new connection; WRs in
+ * flight come back flushed; those waiting go at once if nothing is in
+ * flight before them, else when it came back (uct_srq_hs_reap) */
+static void uct_srq_conn_set_failed(uct_srq_iface_t *iface,
+                                    uct_srq_conn_t *conn, ucs_status_t status,
+                                    const char *reason)
 {
     struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
     khiter_t it;
 
-    if (conn->state == UCT_SRQ_CONN_FAILED) {
-        return;
-    }
     if (uct_srq_conn_is_connecting(conn)) {
         uct_srq_conn_leave_connecting(&iface->hs, conn);
     }
-    conn->state = UCT_SRQ_CONN_FAILED;
+    conn->state       = UCT_SRQ_CONN_FAILED;
+    conn->fail_status = status;
+    conn->fail_reason = reason;
 
-    /* a new endpoint to this peer gets a new connection */
     it = kh_get(uct_srq_conns, &iface->hs.conns, conn->key);
     if (it != kh_end(&iface->hs.conns)) {
         kh_del(uct_srq_conns, &iface->hs.conns, it);
     }
     ucs_list_add_tail(&iface->hs.dead, &conn->list);
 
-    /* outstanding WRs come back flushed, completing their operations */
     srq_verbs_modify_qp(iface->dev, conn->qp, &attr, IBV_QP_STATE);
+    if (conn->sn_done + conn->num_queued == conn->sn_posted) {
+        uct_srq_conn_drop_queued(iface, conn, status);
+    }
+}
 
-    iface->hs.hooks->failed(iface, conn, status);
+void uct_srq_conn_fail(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                       ucs_status_t status, const char *reason)
+{
+    if (conn->state == UCT_SRQ_CONN_FAILED) {
+        return;
+    }
+    uct_srq_conn_set_failed(iface, conn, status, reason);
+    uct_srq_conn_report(iface, conn);
+}
+
+/*
+ * The peer is gone as far as we can tell (it closed, or never answered the
+ * handshake). Endpoints with traffic under way learn it now; idle ones when
+ * they next send or check (uct_ep_check), as they would from an RC QP whose
+ * peer vanished: a peer that ends normally is no error until it is used.
+ */
+static void uct_srq_conn_lost(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                              ucs_status_t status, const char *reason)
+{
+    int busy = (conn->sn_done != conn->sn_posted);
+
+    if (conn->state == UCT_SRQ_CONN_FAILED) {
+        return;
+    }
+    uct_srq_conn_set_failed(iface, conn, status, reason);
+    if (busy) {
+        uct_srq_conn_report(iface, conn);
+    }
 }

@@ -3,6 +3,13 @@
  * shared by all endpoints between them on both sides, set up in-band by a
  * handshake over each interface's UD QP (REQ -> REP -> RTU), which survives
  * lost and duplicated datagrams and simultaneous connects.
+ *
+ * Sends are accepted from the moment an endpoint exists: while the
+ * handshake runs they wait in the connection, in order, counted against its
+ * send slots as if posted, and go out when it is up. A connection whose
+ * peer is gone (a send failed, the peer closed its interface, the handshake
+ * timed out) fails; its endpoints learn it through the error handler at
+ * once if traffic was under way, else when they next send or check.
  */
 #ifndef UCT_SRQ_CONN_H_
 #define UCT_SRQ_CONN_H_
@@ -46,7 +53,22 @@ struct uct_srq_op {
     uint32_t           sn;
     uct_srq_op_cb_t    cb;
     uct_completion_t  *comp;
+    void              *owner;   /* the endpoint; NULL once it was destroyed:
+                                   its completion ran, the WR completes as
+                                   canceled */
 };
+
+/*
+ * A send WR made while its connection was not up (handshake under way, or
+ * failed without its endpoints being told yet): a copy of the WR, its
+ * scatter list and, for an inline send, its data.
+ */
+typedef struct uct_srq_conn_wr {
+    ucs_queue_elem_t    queue;
+    void               *owner;   /* the endpoint that sent it */
+    struct ibv_send_wr  wr;
+    struct ibv_sge      sge[];   /* wr.num_sge, then inline data */
+} uct_srq_conn_wr_t;
 
 typedef struct uct_srq_conn {
     uct_srq_conn_key_t    key;
@@ -61,6 +83,12 @@ typedef struct uct_srq_conn {
     unsigned              amo_looping;  /* emulated atomics still swapping */
     int                   accepting;    /* half open, asked for by the peer */
     ucs_queue_head_t      ops;          /* uct_srq_op_t by sequence number */
+    ucs_queue_head_t      queued;       /* uct_srq_conn_wr_t not posted yet */
+    unsigned              num_queued;
+    ucs_status_t          fail_status;  /* why it failed */
+    const char           *fail_reason;
+    int                   fail_reported; /* its endpoints were told */
+    uint32_t              ka_sn;        /* sn_posted at the last idle check */
     ucs_list_link_t       eps;          /* uct_srq_ep_t on this connection */
     ucs_list_link_t       list;         /* in hs->connecting or hs->dead */
     struct ibv_ah        *ah;           /* for handshake datagrams */
@@ -106,6 +134,7 @@ typedef struct uct_srq_conn_hooks {
 
 typedef struct uct_srq_hs_config {
     double    timeout;       /* give up connecting after this long */
+    double    idle_check;    /* probe connections no endpoint uses */
     double    retry;         /* first handshake retry interval */
     unsigned  queue_len;     /* handshake receive buffers */
     unsigned  drop;          /* debug: % of handshake datagrams dropped */
@@ -125,8 +154,12 @@ typedef struct uct_srq_hs {
     ucs_list_link_t         dead;         /* failed, freed when unused */
     const uct_srq_conn_hooks_t *hooks;    /* the interface's */
     unsigned                num_accepting; /* half open, asked for by peers */
+    unsigned                polls;        /* progress calls since the clock
+                                             was last read */
+    ucs_time_t              next_idle_check;
     struct {
         ucs_time_t          timeout;
+        ucs_time_t          idle_check;
         ucs_time_t          retry;
         unsigned            drop;
         unsigned            max_accepting;
@@ -159,17 +192,40 @@ ucs_status_t uct_srq_hs_get_conn(uct_srq_iface_t *iface,
 /* A completion of the handshake QP (receive) */
 void uct_srq_hs_handle_rx(uct_srq_iface_t *iface, const struct ibv_wc *wc);
 
-/* Retransmit and time out handshakes, free failed connections nothing
- * refers to any more; only while there are such */
+/* Progress calls between looks at the clock when nothing else needs the
+ * handshake's progress */
+#define UCT_SRQ_HS_POLLS_PER_LOOK 1024
+
+/* Retransmit and time out handshakes, report and free failed connections,
+ * probe idle connections no endpoint uses: while handshakes run or failed
+ * connections remain, and every UCT_SRQ_HS_POLLS_PER_LOOK calls */
 void uct_srq_hs_progress(uct_srq_iface_t *iface);
 
-/* The connection is lost: fail its operations, tell its endpoints */
+/* A send failed on the connection: fail its operations, tell its
+ * endpoints now */
 void uct_srq_conn_fail(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
-                       ucs_status_t status);
+                       ucs_status_t status, const char *reason);
+
+/* Keep @wr (with its scatter list and inline data) until @conn is up;
+ * UCS_ERR_NO_MEMORY if it cannot */
+ucs_status_t uct_srq_conn_queue_wr(uct_srq_conn_t *conn,
+                                   const struct ibv_send_wr *wr, void *owner);
+
+/* @owner (an endpoint) is going: complete its operations as canceled now,
+ * and turn its WRs still waiting for the connection into no-ops */
+void uct_srq_conn_cancel(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                         void *owner);
 
 static inline int uct_srq_conn_is_connecting(const uct_srq_conn_t *conn)
 {
     return conn->state < UCT_SRQ_CONN_CONNECTED;
+}
+
+/* May an endpoint of @conn send (now, or queued until it is up)? Not once
+ * it failed and its endpoints were told */
+static inline int uct_srq_conn_accepts_tx(const uct_srq_conn_t *conn)
+{
+    return !conn->fail_reported;
 }
 
 /* Complete every operation of @conn up to its completed WR count */
@@ -181,38 +237,39 @@ uct_srq_conn_complete_ops(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
 
     ucs_queue_for_each_extract(op, &conn->ops, queue,
                                UCS_CIRCULAR_COMPARE32(op->sn, <, conn->sn_done)) {
-        op->cb(iface, op, status);
+        op->cb(iface, op, ucs_likely(op->owner != NULL) ? status :
+                                                         UCS_ERR_CANCELED);
     }
 }
 
-/* A send completion of a connection's QP: a send slot back, the operations
- * up to it done; an error fails the connection */
+/* A send completion of a connection's QP: the operations up to it done,
+ * then a send slot back; an error fails the connection */
 static UCS_F_ALWAYS_INLINE void
 uct_srq_conn_tx_complete(uct_srq_iface_t *iface, uct_srq_hs_t *hs,
                          uct_srq_conn_t *conn, const struct ibv_wc *wc)
 {
-    ++conn->tx_avail;
     ++conn->sn_done;
 
+    /* as UCX's rc transports, completion callbacks run before the slot
+     * comes back: a send they make cannot overtake a pending request */
+    if (ucs_likely(wc->status == IBV_WC_SUCCESS)) {
+        uct_srq_conn_complete_ops(iface, conn, UCS_OK);
+    } else {
+        if (conn->state != UCT_SRQ_CONN_FAILED) {
+            uct_srq_conn_fail(iface, conn,
+                              (wc->status == IBV_WC_REM_ACCESS_ERR) ?
+                              UCS_ERR_INVALID_ADDR : UCS_ERR_ENDPOINT_TIMEOUT,
+                              ibv_wc_status_str(wc->status));
+        }
+        uct_srq_conn_complete_ops(iface, conn, UCS_ERR_ENDPOINT_TIMEOUT);
+    }
+
+    ++conn->tx_avail;
     if (ucs_unlikely(conn->pending_desched)) {
         /* endpoints that ran out of send slots may go on */
         conn->pending_desched = 0;
         hs->hooks->tx_resumed(iface, conn);
     }
-
-    if (ucs_likely(wc->status == IBV_WC_SUCCESS)) {
-        uct_srq_conn_complete_ops(iface, conn, UCS_OK);
-        return;
-    }
-
-    if (conn->state != UCT_SRQ_CONN_FAILED) {
-        ucs_diag("srq: send on QP 0x%x failed: %s", conn->qp->qp_num,
-                 ibv_wc_status_str(wc->status));
-        uct_srq_conn_fail(iface, conn,
-                          (wc->status == IBV_WC_REM_ACCESS_ERR) ?
-                          UCS_ERR_INVALID_ADDR : UCS_ERR_ENDPOINT_TIMEOUT);
-    }
-    uct_srq_conn_complete_ops(iface, conn, UCS_ERR_ENDPOINT_TIMEOUT);
 }
 
 #endif

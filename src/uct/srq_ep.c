@@ -4,7 +4,8 @@
  *
  * Every WR is signaled (wr_id = the connection): a send CQE returns one send
  * queue slot and one send CQ slot, and completes the operations waiting for
- * that WR's sequence number.
+ * that WR's sequence number. Until the connection is up, WRs wait in it
+ * (uct_srq_conn_queue_wr), holding the same slots.
  */
 #include "srq_ep.h"
 
@@ -19,58 +20,50 @@ static UCS_F_ALWAYS_INLINE uct_srq_iface_t *uct_srq_ep_iface(uct_srq_ep_t *ep)
     return ucs_derived_of(ep->super.super.iface, uct_srq_iface_t);
 }
 
-/* May @ep post one WR now? */
+/* May @ep post one WR now (or, while its connection is being set up,
+ * queue one)? */
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_srq_ep_tx_check(uct_srq_iface_t *iface, uct_srq_ep_t *ep)
 {
     uct_srq_conn_t *conn = ep->conn;
 
-    if (ucs_likely((conn != NULL) && (conn->state == UCT_SRQ_CONN_CONNECTED) &&
-                   (conn->tx_avail > 0) && (iface->tx_cq_avail > 0))) {
+    if (ucs_likely((conn != NULL) && (conn->tx_avail > 0) &&
+                   (iface->tx_cq_avail > 0) &&
+                   uct_srq_conn_accepts_tx(conn))) {
         return UCS_OK;
     }
-    if ((conn == NULL) || (conn->state == UCT_SRQ_CONN_FAILED)) {
+    if ((conn == NULL) || !uct_srq_conn_accepts_tx(conn)) {
         return UCS_ERR_CONNECTION_RESET;
     }
-    return UCS_ERR_NO_RESOURCE; /* connecting, or out of send slots */
+    return UCS_ERR_NO_RESOURCE; /* out of send slots */
 }
 
 static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_srq_ep_post(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+uct_srq_ep_post(uct_srq_iface_t *iface, uct_srq_ep_t *ep,
                 struct ibv_send_wr *wr)
 {
-    struct ibv_send_wr *bad_wr;
-    int ret;
-
-    wr->wr_id       = (uintptr_t)conn;
-    wr->next        = NULL;
-    wr->send_flags |= IBV_SEND_SIGNALED | conn->send_flags;
-    ret = ibv_post_send(conn->qp, wr, &bad_wr);
-    if (ucs_unlikely(ret != 0)) {
-        ucs_error("srq: ibv_post_send on QP 0x%x failed: %s", conn->qp->qp_num,
-                  strerror(ret));
-        return UCS_ERR_IO_ERROR;
-    }
-
-    conn->send_flags = 0;
-    ++iface->tx_stats.wrs;
-    iface->tx_stats.bytes += srq_verbs_sge_len(wr->sg_list, wr->num_sge);
-    ++conn->sn_posted;
-    --conn->tx_avail;
-    --iface->tx_cq_avail;
-    ++iface->tx_outstanding;
-    return UCS_OK;
+    return uct_srq_iface_post(iface, ep->conn, wr, ep);
 }
 
-/* @op completes with the WR just posted */
+/* @op of @owner (an endpoint, NULL once it was destroyed) completes with
+ * the WR just posted on @conn */
 static UCS_F_ALWAYS_INLINE void
-uct_srq_ep_add_op(uct_srq_conn_t *conn, uct_srq_op_t *op, uct_srq_op_cb_t cb,
+uct_srq_conn_add_op(uct_srq_conn_t *conn, void *owner, uct_srq_op_t *op,
+                    uct_srq_op_cb_t cb, uct_completion_t *comp)
+{
+    op->sn    = conn->sn_posted - 1;
+    op->cb    = cb;
+    op->comp  = comp;
+    op->owner = owner;
+    ucs_queue_push(&conn->ops, &op->queue);
+}
+
+/* @op of @ep completes with the WR just posted */
+static UCS_F_ALWAYS_INLINE void
+uct_srq_ep_add_op(uct_srq_ep_t *ep, uct_srq_op_t *op, uct_srq_op_cb_t cb,
                   uct_completion_t *comp)
 {
-    op->sn   = conn->sn_posted - 1;
-    op->cb   = cb;
-    op->comp = comp;
-    ucs_queue_push(&conn->ops, &op->queue);
+    uct_srq_conn_add_op(ep->conn, ep, op, cb, comp);
 }
 
 /* The user's completion, if any, then the pool object holding @op */
@@ -113,13 +106,13 @@ uct_srq_ep_post_op(uct_srq_iface_t *iface, uct_srq_ep_t *ep,
                    struct ibv_send_wr *wr, uct_srq_op_t *op,
                    uct_srq_op_cb_t cb, uct_completion_t *comp)
 {
-    ucs_status_t status = uct_srq_ep_post(iface, ep->conn, wr);
+    ucs_status_t status = uct_srq_ep_post(iface, ep, wr);
 
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
     if (op != NULL) {
-        uct_srq_ep_add_op(ep->conn, op, cb, comp);
+        uct_srq_ep_add_op(ep, op, cb, comp);
     }
     return UCS_OK;
 }
@@ -232,7 +225,7 @@ uct_srq_ep_send_inline(uct_srq_iface_t *iface, uct_srq_ep_t *ep,
     sge.length = length;
     sge.lkey   = 0;
     uct_srq_send_wr(&wr, &sge, 1, IBV_SEND_INLINE);
-    return uct_srq_ep_post(iface, ep->conn, &wr);
+    return uct_srq_ep_post(iface, ep, &wr);
 }
 
 ucs_status_t uct_srq_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
@@ -314,6 +307,7 @@ ucs_status_t uct_srq_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
     uint8_t *buf;
 
     UCT_CHECK_IOV_SIZE(iovcnt, (size_t)iface->config.max_send_sge - 1, "am_zcopy");
+    UCT_CHECK_LENGTH(header_length, 0, UCT_SRQ_AM_MAX_HDR, "am_zcopy header");
     UCT_CHECK_LENGTH(1 + header_length + uct_iov_total_length(iov, iovcnt), 0,
                      iface->config.seg_size, "am_zcopy");
     status = uct_srq_ep_am_desc(iface, ep, id, &desc, &buf);
@@ -370,7 +364,7 @@ ucs_status_t uct_srq_ep_put_short(uct_ep_h tl_ep, const void *buffer,
     uct_srq_rdma_wr(&wr, IBV_WR_RDMA_WRITE, &sge, length ? 1 : 0, remote_addr,
                     rkey);
     wr.send_flags = IBV_SEND_INLINE;
-    return uct_srq_ep_post(iface, ep->conn, &wr);
+    return uct_srq_ep_post(iface, ep, &wr);
 }
 
 ssize_t uct_srq_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
@@ -491,7 +485,8 @@ static void uct_srq_flush_done(uct_srq_iface_t *iface, uct_srq_op_t *op,
 
     if ((status == UCS_OK) && (conn->amo_looping > 0)) {
         /* an atomic went round again after the flush: wait for its WR */
-        uct_srq_ep_add_op(conn, op, uct_srq_flush_done, op->comp);
+        uct_srq_conn_add_op(conn, op->owner, op, uct_srq_flush_done,
+                            op->comp);
         return;
     }
     uct_srq_op_finish(op, status, op);
@@ -505,10 +500,15 @@ ucs_status_t uct_srq_ep_flush(uct_ep_h tl_ep, unsigned flags,
     uct_srq_conn_t *conn   = ep->conn;
     uct_srq_flush_op_t *flush;
 
-    if ((conn == NULL) || (conn->state == UCT_SRQ_CONN_FAILED)) {
+    if ((conn == NULL) || !uct_srq_conn_accepts_tx(conn)) {
         /* nothing of this endpoint can complete any more */
         return (flags & UCT_FLUSH_FLAG_CANCEL) ? UCS_OK :
                                                  UCS_ERR_CONNECTION_RESET;
+    }
+    if ((conn->tx_avail <= 0) || (iface->tx_cq_avail <= 0)) {
+        /* as an RC endpoint: without send resources the caller adds the
+         * flush to the pending queue, behind the requests waiting there */
+        return UCS_ERR_NO_RESOURCE;
     }
     if (conn->sn_done == conn->sn_posted) {
         return UCS_OK;
@@ -522,7 +522,7 @@ ucs_status_t uct_srq_ep_flush(uct_ep_h tl_ep, unsigned flags,
             return UCS_ERR_NO_RESOURCE;
         }
         flush->conn = conn;
-        uct_srq_ep_add_op(conn, &flush->super, uct_srq_flush_done, comp);
+        uct_srq_ep_add_op(ep, &flush->super, uct_srq_flush_done, comp);
     }
     return UCS_INPROGRESS;
 }
@@ -592,8 +592,14 @@ ucs_status_t uct_srq_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
     }
 
     uct_pending_req_arb_group_push(&ep->arb_group, req);
-    if ((ep->conn != NULL) && (ep->conn->state == UCT_SRQ_CONN_CONNECTED)) {
+    if ((ep->conn != NULL) && (ep->conn->tx_avail > 0) &&
+        uct_srq_conn_accepts_tx(ep->conn)) {
+        /* waiting for an interface resource: the next completions dispatch
+         * it; for the connection's own slots, its completions (or its
+         * establishment) schedule it */
         ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
+    } else if (ep->conn != NULL) {
+        ep->conn->pending_desched = 1;
     }
     return UCS_OK;
 }
@@ -605,7 +611,6 @@ ucs_arbiter_cb_result_t uct_srq_ep_process_pending(ucs_arbiter_t *arbiter,
 {
     uct_pending_req_t *req = ucs_container_of(elem, uct_pending_req_t, priv);
     uct_srq_ep_t *ep       = ucs_container_of(group, uct_srq_ep_t, arb_group);
-    uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
     ucs_status_t status;
 
     status = req->func(req);
@@ -615,17 +620,18 @@ ucs_arbiter_cb_result_t uct_srq_ep_process_pending(ucs_arbiter_t *arbiter,
         return UCS_ARBITER_CB_RESULT_NEXT_GROUP;
     }
 
-    /* out of resources: this endpoint's (it is rescheduled by the
-     * connection's completions or establishment), or the interface's */
-    if ((ep->conn == NULL) || (ep->conn->state != UCT_SRQ_CONN_CONNECTED)) {
+    /* out of resources: the connection's send slots (its completions, or
+     * its establishment, reschedule the endpoint), or the interface's (send
+     * CQ, send descriptors: the next completions dispatch again); a failed
+     * connection: the error handler purges the requests */
+    if ((ep->conn == NULL) || !uct_srq_conn_accepts_tx(ep->conn)) {
         return UCS_ARBITER_CB_RESULT_DESCHED_GROUP;
     }
     if (ep->conn->tx_avail <= 0) {
         ep->conn->pending_desched = 1;
         return UCS_ARBITER_CB_RESULT_DESCHED_GROUP;
     }
-    return (iface->tx_cq_avail <= 0) ? UCS_ARBITER_CB_RESULT_STOP :
-                                       UCS_ARBITER_CB_RESULT_DESCHED_GROUP;
+    return UCS_ARBITER_CB_RESULT_STOP;
 }
 
 static ucs_arbiter_cb_result_t uct_srq_ep_purge_cb(ucs_arbiter_t *arbiter,
@@ -686,6 +692,9 @@ UCS_CLASS_CLEANUP_FUNC(uct_srq_ep_t)
                             &(uct_purge_cb_args_t){NULL, NULL});
     ucs_arbiter_group_cleanup(&self->arb_group);
     if (self->conn != NULL) {
+        /* the connection is shared: its WRs stay, this endpoint's
+         * operations complete now */
+        uct_srq_conn_cancel(iface, self->conn, self);
         ucs_list_del(&self->list);
     }
 }
@@ -801,10 +810,10 @@ static ucs_status_t uct_srq_amo_try(uct_srq_iface_t *iface,
     uct_srq_amo_wr(&wr, &sge, desc, IBV_WR_ATOMIC_CMP_AND_SWP,
                    amo->word_addr, amo->rkey, amo->guess,
                    uct_srq_amo_apply(amo, amo->guess));
-    status = uct_srq_ep_post(iface, amo->conn, &wr);
+    status = uct_srq_iface_post(iface, amo->conn, &wr, desc->op.owner);
     if (ucs_likely(status == UCS_OK)) {
-        uct_srq_ep_add_op(amo->conn, &desc->op, uct_srq_amo_loop_done,
-                          desc->op.comp);
+        uct_srq_conn_add_op(amo->conn, desc->op.owner, &desc->op,
+                            uct_srq_amo_loop_done, desc->op.comp);
         ++iface->tx_stats.atomics;
     }
     return status;
@@ -884,6 +893,7 @@ uct_srq_ep_amo(uct_ep_h tl_ep, uct_atomic_op_t opcode, unsigned size,
                          uct_srq_amo_shift32(remote_addr);
         amo->guess     = 0; /* a counter or flag often starts there */
         desc->op.comp  = comp;
+        desc->op.owner = ep;
         status         = uct_srq_amo_try(iface, desc);
         if (ucs_unlikely(status != UCS_OK)) {
             ucs_mpool_put_inline(desc);

@@ -24,14 +24,14 @@ UCS_CLASS_DECLARE(uct_srq_iface_t, uct_md_h, uct_worker_h,
                   const uct_iface_params_t*, const uct_iface_config_t*);
 UCS_CLASS_DECLARE_DELETE_FUNC(uct_srq_iface_t, uct_iface_t);
 
+/* Send descriptors per pool chunk, unless TX_BUFS_GROW says */
+#define UCT_SRQ_TX_BUFS_GROW 128
+
 /* Atomic operations without and with a fetched result */
 #define UCT_SRQ_ATOMIC_OPS  (UCS_BIT(UCT_ATOMIC_OP_ADD) | UCS_BIT(UCT_ATOMIC_OP_AND) | \
                              UCS_BIT(UCT_ATOMIC_OP_OR)  | UCS_BIT(UCT_ATOMIC_OP_XOR))
 #define UCT_SRQ_ATOMIC_FOPS (UCT_SRQ_ATOMIC_OPS | UCS_BIT(UCT_ATOMIC_OP_SWAP) | \
                              UCS_BIT(UCT_ATOMIC_OP_CSWAP))
-
-/* Largest AM header of am_zcopy (it travels in a send descriptor) */
-#define UCT_SRQ_AM_MAX_HDR  128
 
 ucs_config_field_t uct_srq_iface_config_table[] = {
     {"", "", NULL,
@@ -60,6 +60,11 @@ ucs_config_field_t uct_srq_iface_config_table[] = {
      "Send descriptors (bcopy data, get_bcopy buffers) the interface may\n"
      "allocate. -1 is unlimited.",
      ucs_offsetof(uct_srq_iface_config_t, tx_max_bufs), UCS_CONFIG_TYPE_UINT},
+
+    {"TX_BUFS_GROW", "0",
+     "Send descriptors allocated (and registered) at a time when the pool\n"
+     "grows; 0: the transport chooses (128), at most TX_MAX_BUFS.",
+     ucs_offsetof(uct_srq_iface_config_t, tx_bufs_grow), UCS_CONFIG_TYPE_UINT},
 
     {"SEG_SIZE", "8256",
      "Size of a receive buffer and of a send descriptor: the largest\n"
@@ -157,13 +162,21 @@ static void uct_srq_iface_conn_failed(uct_srq_iface_t *iface,
                                       uct_srq_conn_t *conn,
                                       ucs_status_t status)
 {
+    ucs_log_level_t level = UCS_LOG_LEVEL_DIAG;
     uct_srq_ep_t *ep, *tmp;
 
     /* the error handler may destroy the endpoint */
     ucs_list_for_each_safe(ep, tmp, &conn->eps, list) {
         ucs_arbiter_group_desched(&iface->arbiter, &ep->arb_group);
-        uct_iface_handle_ep_err(&iface->super.super, &ep->super.super, status);
+        if (uct_iface_handle_ep_err(&iface->super.super, &ep->super.super,
+                                    status) != UCS_OK) {
+            /* as UCX's rc transports: an error no handler took is fatal */
+            level = UCS_LOG_LEVEL_FATAL;
+        }
     }
+    ucs_log(level, "srq: connection to ud qpn 0x%x (rc qp 0x%x) failed: %s "
+            "(%s)", conn->key.ud_qpn, conn->remote_qpn, conn->fail_reason,
+            ucs_status_string(status));
 }
 
 static void uct_srq_iface_conn_closed(uct_srq_iface_t *iface,
@@ -223,7 +236,6 @@ static unsigned uct_srq_iface_poll_tx(uct_srq_iface_t *iface)
         return 0;
     }
 
-    iface->tx_cq_avail += n;
     for (i = 0; i < n; ++i) {
         conn = (uct_srq_conn_t*)(uintptr_t)wc[i].wr_id;
         if (ucs_unlikely(conn == NULL)) {
@@ -235,6 +247,8 @@ static unsigned uct_srq_iface_poll_tx(uct_srq_iface_t *iface)
             uct_srq_conn_tx_complete(iface, &iface->hs, conn, &wc[i]);
         }
     }
+    /* after the completion callbacks, as the connections' slots */
+    iface->tx_cq_avail += n;
 
     if (!ucs_arbiter_is_empty(&iface->arbiter)) {
         uct_srq_iface_dispatch_pending(iface);
@@ -261,7 +275,8 @@ static unsigned uct_srq_iface_progress(uct_iface_h tl_iface)
         count               += uct_srq_iface_poll_tx(iface);
     }
     if (ucs_unlikely(!ucs_list_is_empty(&iface->hs.connecting) ||
-                     !ucs_list_is_empty(&iface->hs.dead))) {
+                     !ucs_list_is_empty(&iface->hs.dead) ||
+                     (++iface->hs.polls >= UCT_SRQ_HS_POLLS_PER_LOOK))) {
         uct_srq_hs_progress(iface);
     }
     return count;
@@ -610,11 +625,16 @@ static ucs_status_t uct_srq_iface_init_pools(uct_srq_iface_t *iface,
         .chunk_alloc   = ucs_mpool_chunk_malloc,
         .chunk_release = ucs_mpool_chunk_free
     };
+    unsigned grow = (config->tx_bufs_grow == 0) ? UCT_SRQ_TX_BUFS_GROW :
+                                                  config->tx_bufs_grow;
     ucs_status_t status;
 
+    /* a limit below the default chunk is a smaller chunk */
     status = uct_srq_mpool_init(&iface->tx_mp, &iface->super.super,
                                 sizeof(uct_srq_tx_desc_t) + config->seg_size,
-                                sizeof(uct_srq_tx_desc_t), 128,
+                                sizeof(uct_srq_tx_desc_t),
+                                UCS_SYS_CACHE_LINE_SIZE,
+                                ucs_min(grow, config->tx_max_bufs),
                                 config->tx_max_bufs, "srq_tx_desc");
     if (status != UCS_OK) {
         return status;
@@ -703,7 +723,6 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
     const uct_srq_iface_config_t *config =
             ucs_derived_of(tl_config, uct_srq_iface_config_t);
     uct_srq_md_t *md = ucs_derived_of(tl_md, uct_srq_md_t);
-    unsigned rx_headroom;
     ucs_status_t status;
 
     UCT_CHECK_PARAM(params->field_mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE,
@@ -757,9 +776,8 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
         goto err_cqs;
     }
 
-    rx_headroom = UCT_IFACE_PARAM_VALUE(params, rx_headroom, RX_HEADROOM, 0);
-    status      = uct_srq_rx_init(&self->rx, self, &config->rx,
-                                  config->seg_size, rx_headroom);
+    status = uct_srq_rx_init(&self->rx, self, &config->rx, config->seg_size,
+                             params);
     if (status != UCS_OK) {
         goto err_cqs;
     }

@@ -13,6 +13,7 @@
 #include <uct/base/uct_iface.h>
 #include <ucs/datastruct/arbiter.h>
 #include <ucs/datastruct/mpool.h>
+#include <string.h>
 
 /* Completions taken from a CQ per poll call */
 #define UCT_SRQ_POLL_BATCH      16
@@ -22,11 +23,15 @@
 /* AM id byte of internal messages (never handed to a user handler) */
 #define UCT_SRQ_AM_ID_KEEPALIVE 0xff
 
+/* Largest AM header of am_zcopy (it travels in a send descriptor) */
+#define UCT_SRQ_AM_MAX_HDR      128
+
 typedef struct uct_srq_iface_config {
     uct_iface_config_t  super;
     unsigned            tx_queue_len;  /* send queue length of a QP */
     unsigned            tx_cq_len;     /* send CQ length */
     unsigned            tx_max_bufs;   /* send descriptors, at most */
+    unsigned            tx_bufs_grow;  /* send descriptors per pool chunk */
     size_t              seg_size;      /* bcopy/receive segment size */
     size_t              max_inline;    /* inline data of a send */
     uct_srq_rx_config_t rx;
@@ -81,6 +86,63 @@ typedef struct uct_srq_iface_addr {
 } UCS_S_PACKED uct_srq_iface_addr_t;
 
 extern ucs_config_field_t uct_srq_iface_config_table[];
+
+/* A send WR was posted on @conn, or queued there until the connection is
+ * up: it holds a send slot of the connection and of the send CQ until its
+ * completion (or, queued, until it is posted or dropped) */
+static UCS_F_ALWAYS_INLINE void
+uct_srq_iface_tx_count(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                       const struct ibv_send_wr *wr)
+{
+    ++iface->tx_stats.wrs;
+    iface->tx_stats.bytes += srq_verbs_sge_len(wr->sg_list, wr->num_sge);
+    ++conn->sn_posted;
+    --conn->tx_avail;
+    --iface->tx_cq_avail;
+    ++iface->tx_outstanding;
+}
+
+/* Post @wr on @conn (signaled, wr_id = the connection), or keep it there
+ * until the connection is up; @owner: the endpoint, if any */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srq_iface_post(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                   struct ibv_send_wr *wr, void *owner)
+{
+    struct ibv_send_wr *bad_wr;
+    ucs_status_t status;
+    int ret;
+
+    wr->wr_id       = (uintptr_t)conn;
+    wr->next        = NULL;
+    wr->send_flags |= IBV_SEND_SIGNALED | conn->send_flags;
+    if (ucs_likely(conn->state == UCT_SRQ_CONN_CONNECTED)) {
+        ret = ibv_post_send(conn->qp, wr, &bad_wr);
+        if (ucs_unlikely(ret != 0)) {
+            ucs_error("srq: ibv_post_send on QP 0x%x failed: %s",
+                      conn->qp->qp_num, strerror(ret));
+            return UCS_ERR_IO_ERROR;
+        }
+    } else {
+        status = uct_srq_conn_queue_wr(conn, wr, owner);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+
+    conn->send_flags = 0;
+    uct_srq_iface_tx_count(iface, conn, wr);
+    return UCS_OK;
+}
+
+/* The opposite, for a queued WR that was never posted */
+static UCS_F_ALWAYS_INLINE void
+uct_srq_iface_tx_uncount(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
+{
+    ++conn->sn_done;
+    ++conn->tx_avail;
+    ++iface->tx_cq_avail;
+    --iface->tx_outstanding;
+}
 
 
 #endif

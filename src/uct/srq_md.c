@@ -253,7 +253,7 @@ static ucs_status_t uct_srq_md_query(uct_md_h uct_md,
 
     uct_srq_md_attr_reset(md_attr);
     UCT_SRQ_MD_CAP(md_attr).flags            = md->cap_flags;
-    UCT_SRQ_MD_CAP(md_attr).max_alloc        = 0;
+    UCT_SRQ_MD_CAP(md_attr).max_alloc        = ULONG_MAX;
     UCT_SRQ_MD_CAP(md_attr).max_reg          = (md->cap_flags & UCT_MD_FLAG_REG) ?
                                                dev_attr.max_mr_size : 0;
     UCT_SRQ_MD_CAP(md_attr).reg_mem_types    = (md->cap_flags & UCT_MD_FLAG_REG) ?

@@ -77,14 +77,14 @@ static ucs_mpool_ops_t uct_srq_mpool_ops = {
 
 ucs_status_t uct_srq_mpool_init(ucs_mpool_t *mp, uct_iface_h iface,
                                 size_t elem_size, size_t align_offset,
-                                unsigned elems_per_chunk, unsigned max_elems,
-                                const char *name)
+                                size_t alignment, unsigned elems_per_chunk,
+                                unsigned max_elems, const char *name)
 {
     uct_srq_mpool_priv_t *priv;
     ucs_status_t status;
 
     status = uct_srq_ucs_mpool_init(mp, sizeof(*priv), elem_size,
-                                    align_offset, UCS_SYS_CACHE_LINE_SIZE,
+                                    align_offset, alignment,
                                     elems_per_chunk, max_elems,
                                     &uct_srq_mpool_ops, name);
     if (status != UCS_OK) {

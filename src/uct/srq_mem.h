@@ -19,13 +19,13 @@ typedef struct uct_srq_desc {
  * Create a pool of objects of @elem_size bytes in memory @iface allocates
  * and registers (its ALLOC methods, its md) (each starting with a
  * uct_srq_desc_t). @align_offset is the offset in the object that is
- * aligned to a cache line (the start of the data area). @max_elems may be
- * UINT_MAX for no limit.
+ * aligned to @alignment (a power of 2; the start of the data area).
+ * @max_elems may be UINT_MAX for no limit.
  */
 ucs_status_t uct_srq_mpool_init(ucs_mpool_t *mp, uct_iface_h iface,
                                 size_t elem_size, size_t align_offset,
-                                unsigned elems_per_chunk, unsigned max_elems,
-                                const char *name);
+                                size_t alignment, unsigned elems_per_chunk,
+                                unsigned max_elems, const char *name);
 
 /* Bytes of registered memory the pool holds now (all chunks) */
 size_t uct_srq_mpool_bytes(ucs_mpool_t *mp);

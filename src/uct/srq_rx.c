@@ -159,8 +159,11 @@ static ucs_status_t uct_srq_rx_create_srq(uct_srq_rx_t *rx,
 
 ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
                              const uct_srq_rx_config_t *config,
-                             size_t seg_size, unsigned rx_headroom)
+                             size_t seg_size, const uct_iface_params_t *params)
 {
+    unsigned rx_headroom = UCT_IFACE_PARAM_VALUE(params, rx_headroom,
+                                                 RX_HEADROOM, 0);
+    size_t alignment, align_offset;
     ucs_status_t status;
 
     /* the interface checked the config (uct_srq_rx_check_config) */
@@ -178,16 +181,29 @@ ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
     uct_srq_rx_set_depth(rx, rx->config.min);
 
     /* room for the user's headroom and the release pointer before the
-     * payload; the payload, one byte (the am_id) into the buffer, starts a
-     * cache line */
+     * payload; the payload is one byte (the am_id) into the buffer */
     rx->data_offset = ucs_align_up(sizeof(uct_srq_rx_desc_t) + rx_headroom +
                                    sizeof(uct_recv_desc_t*) + 1,
                                    UCS_SYS_CACHE_LINE_SIZE) - 1;
+    /* it starts a cache line, or where the user asked (the pools are made
+     * later: a bad alignment is refused now, as UCX's transports do) */
+    status = uct_iface_param_am_alignment(params, seg_size,
+                                          rx->data_offset + 1,
+                                          rx->data_offset + 1, &alignment,
+                                          &align_offset);
+    if (status != UCS_OK) {
+        return status;
+    }
+    if (!ucs_is_pow2(alignment)) {
+        ucs_error("srq: invalid AM alignment %zu: not a power of 2",
+                  alignment);
+        return UCS_ERR_INVALID_PARAM;
+    }
     /* the first tier covers the floor (one QP's queue in per-QP mode) and a
      * batch in the handlers' hands; the pool doubles from there */
     uct_srq_rx_pool_init(&rx->pool, &iface->super.super,
-                         rx->data_offset + seg_size,
-                         rx->data_offset + 1, rx->config.min, rx->batch,
+                         rx->data_offset + seg_size, align_offset, alignment,
+                         rx->config.min, rx->batch,
                          config->max_bufs);
 
     if (config->srq) {

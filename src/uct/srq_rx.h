@@ -144,9 +144,13 @@ enum {
 ucs_status_t uct_srq_rx_check_config(const uct_srq_rx_config_t *config,
                                      const struct ibv_device_attr *attr);
 
+/* The receive side of @iface; its descriptors leave the user's rx_headroom
+ * before the payload and align it as @params ask (am_alignment,
+ * am_align_offset; by default to a cache line) */
 ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
                              const uct_srq_rx_config_t *config,
-                             size_t seg_size, unsigned rx_headroom);
+                             size_t seg_size,
+                             const uct_iface_params_t *params);
 void uct_srq_rx_cleanup(uct_srq_rx_t *rx, uct_srq_iface_t *iface);
 
 /* Receive CQ entries the configuration needs, besides the handshake's */

@@ -280,10 +280,16 @@ void uct_srq_rx_starved(uct_srq_rx_t *rx)
     }
     rx->adapt.starved = 1;
     ++rx->stats.starved;
-    ucs_warn("srq: receive queue %p holds %u of %u buffers: "
+    /* handlers holding what the limit allows is normal to UCX (senders wait
+     * until they let go): a diagnostic, and UCX's own rate-limited warning
+     * of an empty pool, the one its transports give */
+    ucs_diag("srq: receive queue %p holds %u of %u buffers: "
              "UCX_RC_SRQ_RX_MAX_BUFS=%u reached, %u descriptors are kept by "
              "active-message handlers", rx, rx->posted, rx->depth, pool->max,
              rx->stats.held);
+    uct_iface_mpool_empty_warn(&ucs_container_of(rx, uct_srq_iface_t,
+                                                 rx)->super,
+                               &pool->tiers[0].mp);
 }
 
 /* ---- retiring posted buffers ------------------------------------------ */

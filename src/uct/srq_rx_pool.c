@@ -10,7 +10,8 @@
 
 void uct_srq_rx_pool_init(uct_srq_rx_pool_t *pool, uct_iface_h iface,
                           size_t elem_size, size_t align_offset,
-                          unsigned floor, unsigned spare, unsigned max)
+                          size_t alignment, unsigned floor, unsigned spare,
+                          unsigned max)
 {
     pool->num_tiers    = 0;
     pool->cur          = 0;
@@ -21,6 +22,7 @@ void uct_srq_rx_pool_init(uct_srq_rx_pool_t *pool, uct_iface_h iface,
     pool->spare        = pool->first - ucs_min(floor, pool->first);
     pool->elem_size    = elem_size;
     pool->align_offset = align_offset;
+    pool->alignment    = alignment;
     pool->iface        = iface;
 }
 
@@ -52,7 +54,8 @@ static ucs_status_t uct_srq_rx_pool_add_tier(uct_srq_rx_pool_t *pool)
     tier = &pool->tiers[pool->num_tiers];
     /* one chunk, one registration: the tier can go as a whole */
     status = uct_srq_mpool_init(&tier->mp, pool->iface, pool->elem_size,
-                                pool->align_offset, size, size,
+                                pool->align_offset, pool->alignment, size,
+                                size,
                                 "srq_rx_desc");
     if (status != UCS_OK) {
         return status;

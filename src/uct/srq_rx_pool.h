@@ -44,14 +44,17 @@ typedef struct uct_srq_rx_pool {
     unsigned           spare;     /* of it, beyond the queue's floor */
     size_t             elem_size;
     size_t             align_offset;
+    size_t             alignment;
     uct_iface_h        iface;     /* allocates and registers the tiers */
 } uct_srq_rx_pool_t;
 
 /* Tier 0 holds @floor + @spare descriptors; the pool never exceeds @max
- * (UINT_MAX: no limit). Nothing is allocated until the first get. */
+ * (UINT_MAX: no limit); offset @align_offset of a descriptor is aligned to
+ * @alignment (a power of 2). Nothing is allocated until the first get. */
 void uct_srq_rx_pool_init(uct_srq_rx_pool_t *pool, uct_iface_h iface,
                           size_t elem_size, size_t align_offset,
-                          unsigned floor, unsigned spare, unsigned max);
+                          size_t alignment, unsigned floor, unsigned spare,
+                          unsigned max);
 void uct_srq_rx_pool_cleanup(uct_srq_rx_pool_t *pool);
 
 /* A descriptor, or NULL when the pool is at its limit (or out of memory) */

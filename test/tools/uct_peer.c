@@ -4,6 +4,11 @@
  *   <device address hex> <interface address hex>
  * on one line of stdout, then progresses its worker, counting the active
  * messages (id 1) it receives, until it is killed or stdin closes.
+ *
+ *   uct_peer DEV_HEX IFACE_HEX
+ * first connects to that interface and sends it one active message (id 1),
+ * acknowledged before the address line is printed: the test's interface
+ * then holds a connection a peer asked for.
  */
 #include <uct/api/uct.h>
 #include <ucs/async/async_fwd.h>
@@ -22,6 +27,20 @@ static ucs_status_t am_cb(void *arg, void *data, size_t length, unsigned flags)
     return UCS_OK;
 }
 
+static int from_hex(const char *hex, char *buf, size_t max)
+{
+    size_t len = strlen(hex) / 2, i;
+    unsigned v;
+
+    for (i = 0; (i < len) && (i < max); ++i) {
+        if (sscanf(hex + 2 * i, "%2x", &v) != 1) {
+            return -1;
+        }
+        buf[i] = (char)v;
+    }
+    return (len <= max) ? 0 : -1;
+}
+
 static void print_hex(const void *p, size_t len)
 {
     for (size_t i = 0; i < len; ++i) {
@@ -38,7 +57,7 @@ static void print_hex(const void *p, size_t len)
         } \
     } while (0)
 
-int main(void)
+int main(int argc, char **argv)
 {
     uct_iface_params_t params = {};
     uct_component_h *components, srq = NULL;
@@ -82,6 +101,31 @@ int main(void)
     CHECK(uct_iface_get_device_address(iface, (uct_device_addr_t*)dev));
     CHECK(uct_iface_get_address(iface, (uct_iface_addr_t*)addr));
     uct_iface_progress_enable(iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+
+    if (argc == 3) {
+        char peer_dev[64], peer_iface[64];
+        uct_ep_params_t ep_params = {};
+        uct_ep_h ep;
+
+        if ((from_hex(argv[1], peer_dev, sizeof(peer_dev)) != 0) ||
+            (from_hex(argv[2], peer_iface, sizeof(peer_iface)) != 0)) {
+            fprintf(stderr, "uct_peer: bad address\n");
+            return 1;
+        }
+        ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
+                               UCT_EP_PARAM_FIELD_DEV_ADDR |
+                               UCT_EP_PARAM_FIELD_IFACE_ADDR;
+        ep_params.iface      = iface;
+        ep_params.dev_addr   = (const uct_device_addr_t*)peer_dev;
+        ep_params.iface_addr = (const uct_iface_addr_t*)peer_iface;
+        CHECK(uct_ep_create(&ep_params, &ep));
+        while (uct_ep_am_short(ep, 1, 0, NULL, 0) != UCS_OK) {
+            uct_worker_progress(worker);
+        }
+        while (uct_ep_flush(ep, 0, NULL) != UCS_OK) {
+            uct_worker_progress(worker);
+        }
+    }
 
     print_hex(dev, attr.device_addr_len);
     printf(" ");

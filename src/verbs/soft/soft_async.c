@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The read end is blocking, as a uverbs fd is until the user says not;
@@ -141,6 +142,15 @@ void srq_soft_async_raise(srq_soft_dev_t *dev, enum ibv_event_type type,
     if (dev->params.uverbs_fds) {
         struct ibv_async_event uev = { .event_type = type };
 
+        /* counted in the object: freeing it waits for the acks */
+        if ((type == IBV_EVENT_SRQ_LIMIT_REACHED) ||
+            (type == IBV_EVENT_SRQ_ERR)) {
+            ++((srq_soft_srq_t*)element)->events_reported;
+        } else if ((type == IBV_EVENT_QP_FATAL) ||
+                   (type == IBV_EVENT_QP_LAST_WQE_REACHED) ||
+                   (type == IBV_EVENT_COMM_EST)) {
+            ++((srq_soft_qp_t*)element)->events_reported;
+        }
         srq_soft_async_element(&uev, element);
         srq_soft_async_write_desc(dev, &uev);
         return;
@@ -163,6 +173,28 @@ void srq_soft_async_raise(srq_soft_dev_t *dev, enum ibv_event_type type,
     ret = write(dev->async_efd, &one, sizeof(one));
     (void)ret;
     pthread_mutex_unlock(&dev->async_lock);
+}
+
+int srq_soft_async_wait_acked(pthread_mutex_t *mutex, pthread_cond_t *cond,
+                              const uint32_t *completed, uint32_t reported)
+{
+    struct timespec deadline;
+    int ret = 0, acked;
+
+    if (reported == 0) {
+        return 1; /* built-in mode (nothing held), or none raised */
+    }
+    /* the kernel waits for the events it reported; a program that reads
+     * none would wait forever, so the wait is bounded */
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 1;
+    pthread_mutex_lock(mutex);
+    while ((*(volatile const uint32_t*)completed != reported) && (ret == 0)) {
+        ret = pthread_cond_timedwait(cond, mutex, &deadline);
+    }
+    acked = (*completed == reported);
+    pthread_mutex_unlock(mutex);
+    return acked;
 }
 
 int srq_soft_async_fd(srq_verbs_dev_t *vdev)

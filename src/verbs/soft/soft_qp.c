@@ -12,6 +12,7 @@
  * peer's QP, grants the access, and is in the PD of the region.
  */
 #include "soft_qp.h"
+#include "soft_async.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
 #include "soft_inflight.h"
@@ -379,6 +380,7 @@ void srq_soft_qp_unpeer(srq_soft_qp_t *qp)
 int srq_soft_destroy_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp)
 {
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
+    uint32_t reported;
     srq_soft_qp_t *qp;
 
     if (srq_soft_dev_lock_obj(dev, ibqp) != 0) {
@@ -394,7 +396,13 @@ int srq_soft_destroy_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp)
     if (ibqp->srq != NULL) {
         --srq_soft_srq(ibqp->srq)->qp_refs;
     }
+    reported = qp->events_reported;
     srq_soft_dev_unlock(dev);
+    if (!srq_soft_async_wait_acked(&ibqp->mutex, &ibqp->cond,
+                                   &ibqp->events_completed, reported)) {
+        /* events not acked yet still point here: kept allocated */
+        return 0;
+    }
     pthread_mutex_destroy(&ibqp->mutex);
     pthread_cond_destroy(&ibqp->cond);
     srq_soft_pd_put(ibqp->pd);

@@ -113,6 +113,8 @@ struct srq_soft_qp {
     struct ibv_sge      *rq_sge;
     uint32_t             rq_mask;
     uint32_t             rq_pi, rq_hw, rq_ci;
+
+    uint32_t             events_reported; /* uverbs mode: on the async fd */
 };
 
 static inline srq_soft_qp_t *srq_soft_qp(struct ibv_qp *qp)

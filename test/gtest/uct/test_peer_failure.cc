@@ -5,7 +5,9 @@
  */
 #include "srq_uct_fixture.h"
 
+#include <atomic>
 #include <fstream>
+#include <thread>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -27,17 +29,36 @@ std::vector<char> from_hex(const std::string &hex)
     return v;
 }
 
+std::string to_hex(const std::vector<char> &v)
+{
+    std::string hex;
+    char b[3];
+    for (char c : v) {
+        snprintf(b, sizeof(b), "%02x", (unsigned char)c);
+        hex += b;
+    }
+    return hex;
+}
+
 /* A uct_peer process; killed and reaped in the destructor in any case */
 class peer_process {
 public:
-    peer_process()
+    /* @connect_to: the peer connects to this interface first */
+    explicit peer_process(const entity *connect_to = NULL)
     {
         const char *builddir = getenv("SRQ_TEST_BUILDDIR");
         std::string tool = std::string(builddir ? builddir : ".") +
                            "/test/tools/uct_peer";
         int out[2], in[2];
         posix_spawn_file_actions_t fa;
-        char *argv[] = {(char*)tool.c_str(), NULL};
+        std::string dev_hex, iface_hex;
+        if (connect_to != NULL) {
+            dev_hex   = to_hex(connect_to->dev_addr());
+            iface_hex = to_hex(connect_to->iface_addr());
+        }
+        char *argv[] = {(char*)tool.c_str(),
+                        connect_to ? (char*)dev_hex.c_str() : NULL,
+                        (char*)iface_hex.c_str(), NULL};
 
         if ((pipe(out) != 0) || (pipe(in) != 0)) {
             throw std::runtime_error("pipe");
@@ -243,4 +264,44 @@ TEST(rc_srq_peer, ep_check_alone_detects_dead_peer)
 
     uct_ep_pending_purge(ep, NULL, NULL);
     uct_ep_destroy(ep);
+}
+
+/*
+ * A long-running server keeps the connections peers asked for (for
+ * endpoints to come), but not those of peers that died without a word: a
+ * connection no endpoint uses is probed every CONN_IDLE_CHECK, the probe to
+ * a dead peer fails, the connection and its QP go.
+ */
+TEST(rc_srq_peer, server_reclaims_connection_of_killed_peer)
+{
+    entity server(config_t{{"CONN_IDLE_CHECK", "100ms"}});
+    ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(server.iface(), 1,
+        [](void*, void*, size_t, unsigned) { return UCS_OK; }, NULL, 0));
+    /* the server must progress while the peer connects: it answers */
+    std::unique_ptr<peer_process> peer;
+    std::atomic<bool> started(false);
+    std::thread starter([&] {
+        peer.reset(new peer_process(&server));
+        started = true;
+    });
+    while (!started) {
+        server.progress();
+    }
+    starter.join();
+    ASSERT_TRUE(progress_until({&server}, [&] {
+        return server.counters().conns == 1;
+    }, 10.0)) << "the peer did not connect";
+
+    /* alive and idle: the probes find it and keep the connection */
+    ASSERT_FALSE(progress_until({&server}, [&] {
+        return server.counters().conns != 1;
+    }, 0.5)) << "a live peer's connection was dropped";
+
+    peer->kill_now();
+    EXPECT_TRUE(progress_until({&server}, [&] {
+        uct_srq_iface_counters_t c = server.counters();
+        return (c.conns == 0) && (c.conns_failed == 0);
+    }, 20.0)) << "the connection of a dead peer is still there: "
+              << server.counters().conns << " live, "
+              << server.counters().conns_failed << " failed";
 }

@@ -693,6 +693,9 @@ TEST_F(rc_srq, fence_marks_the_next_wr)
         return uct_ep_put_short(m_ep, &value, sizeof(value), remote.addr(),
                                 remote.rkey());
     }));
+    /* the connection is up, the put on the device: the get below goes to
+     * the device when posted, not when the handshake ends */
+    flush_ep();
     uint64_t before = fenced();
     ASSERT_EQ(UCS_OK, uct_ep_fence(m_ep, 0));
     EXPECT_EQ(before, fenced()) << "a fence alone posts nothing";
@@ -1122,4 +1125,40 @@ TEST_F(rc_srq, query_counters_refuses_other_interfaces)
     }
     uct_release_component_list(components);
     EXPECT_TRUE(iface != NULL) << "could not open a self interface";
+}
+
+/*
+ * An endpoint sends from the moment it exists, as UCX's users of
+ * connect-to-interface transports do: before the handshake has had any
+ * progress, sends are accepted (not UCS_ERR_NO_RESOURCE), and once the
+ * connection is up they arrive in order, the zcopy's completion with them.
+ */
+TEST_F(rc_srq, sends_accepted_while_connecting)
+{
+    std::vector<std::string> sent; /* as the handler sees them */
+    for (unsigned i = 0; i < 4; ++i) {
+        std::string p = pattern(8, i);
+        /* am_short's 8-byte header (0) comes first */
+        sent.push_back(std::string(sizeof(uint64_t), '\0') + p);
+        ASSERT_EQ(UCS_OK, uct_ep_am_short(m_ep, 1, 0, p.data(), p.size()))
+            << "am_short " << i << " before any progress";
+    }
+    sent.push_back(pattern(100, 7));
+    pack_arg arg = {&sent.back()};
+    ASSERT_EQ((ssize_t)sent.back().size(),
+              uct_ep_am_bcopy(m_ep, 1, pack_cb, &arg, 0));
+
+    mem_buffer local(m_sender->md(), 256, 0);
+    sent.push_back(pattern(256, 9));
+    memcpy(local.ptr(), sent.back().data(), 256);
+    uct_iov_t iov = {local.ptr(), 256, local.memh(), 0, 1};
+    test_comp comp;
+    ASSERT_EQ(UCS_INPROGRESS, uct_ep_am_zcopy(m_ep, 1, NULL, 0, &iov, 1, 0,
+                                              &comp.comp));
+
+    ASSERT_TRUE(wait([&] {
+        return (m_log.msgs.size() == sent.size()) && (comp.done == 1);
+    })) << m_log.msgs.size() << " of " << sent.size() << " arrived";
+    EXPECT_EQ(UCS_OK, comp.status);
+    EXPECT_EQ(sent, m_log.msgs);
 }

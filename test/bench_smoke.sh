@@ -1,0 +1,75 @@
+#!/bin/bash
+#
+# The UCT benchmark programs run end to end (never timed: they print, and
+# this only checks that they did): rx_memory, progress_cost and incast_rate
+# for rc_srq and, through srq-run --verbs, UCX's rc_verbs on soft0:1, each
+# with two peers or senders; every phase line is printed with its fields,
+# rc_srq's connections all came up, and no benchmark process outlives its
+# run.
+#
+set -u
+run=${SRQ_RUN:?}
+builddir=${SRQ_TEST_BUILDDIR:?}
+fail=0
+work=$(mktemp -d "${TMPDIR:-/tmp}/bench_smoke.XXXXXX")
+export BENCH_PID_LOG="$work/pids"
+
+cleanup() {
+    local pid
+    for pid in $(cat "$BENCH_PID_LOG" 2>/dev/null); do
+        grep -qs -e rx_memory -e progress_cost -e incast_rate "/proc/$pid/cmdline" &&
+            kill -KILL "$pid" 2>/dev/null
+    done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# shellcheck source=result.sh
+. "$(dirname "$0")/result.sh"
+
+# bench TL PROG ARGS...: run a benchmark program of the build tree
+bench() {
+    local tl=$1 prog=$2 verbs=()
+    shift 2
+    case $tl in *_verbs) verbs=(--verbs) ;; esac
+    timeout -k 5 120 "$run" ${verbs[@]+"${verbs[@]}"} "$builddir/bench/$prog" -t "$tl" "$@" 2>&1
+}
+# has LINE KEY...: every KEY=<number> is in LINE
+has() {
+    local line=$1 k; shift
+    for k in "$@"; do
+        [[ " $line " =~ \ $k=[0-9.]+\  ]] || return 1
+    done
+}
+
+for tl in rc_srq rc_verbs; do
+    out=$(bench "$tl" rx_memory -f 200 -w 50 -q 500 2); rc=$?
+    ok=$([ $rc = 0 ] && echo 1)
+    for ph in base open connected idle flood quiet; do
+        line=$(grep "^rxmem .* phase=$ph " <<<"$out")
+        has "$line" peers rss hwm anon shmem || ok=0
+        if [ "$tl" = rc_srq ] && [ "$ph" != base ]; then
+            has "$line" held held_peak depth rnr || ok=0
+        fi
+    done
+    [ "$tl" = rc_srq ] && ! grep -q "phase=quiet .* conns=2 conns_failed=0" <<<"$out" && ok=0
+    result "rx_memory $tl: every phase printed" "${ok:-0}" \
+        "$([ "${ok:-0}" = 1 ] && grep "phase=quiet" <<<"$out" | cut -c1-120 || echo "$out")"
+
+    out=$(bench "$tl" progress_cost -s 2 -m 2 2); rc=$?
+    line=$(grep "^progress " <<<"$out")
+    result "progress_cost $tl: printed" \
+        "$([ $rc = 0 ] && has "$line" conns ns_median ns_min calls && echo 1)" "$out"
+
+    out=$(bench "$tl" incast_rate 2 200); rc=$?
+    line=$(grep "^incast " <<<"$out")
+    result "incast_rate $tl: printed, every message counted" \
+        "$([ $rc = 0 ] && has "$line" rate rss hwm && [[ $line == *" msgs=400 "* ]] && echo 1)" "$out"
+done
+
+left=""
+for pid in $(cat "$BENCH_PID_LOG" 2>/dev/null); do
+    grep -qs -e rx_memory -e progress_cost -e incast_rate "/proc/$pid/cmdline" && left="$left $pid"
+done
+result "no benchmark process left behind" "$([ -z "$left" ] && echo 1)" "left:$left"
+exit $fail
