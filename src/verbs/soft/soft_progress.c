@@ -235,14 +235,16 @@ int srq_soft_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
     /* read without the lock by the progress thread (soft_wait.c) */
     srq_soft_stat_inc_shared(&dev->user_polls);
     n = srq_soft_cq_pop(cq, num, wc);
-    /* n < 0: an overrun CQ, an error whatever progress would bring */
-    if ((n >= 0) && ((n < num) || (num == 0))) {
+    if ((n < num) || (num == 0)) {
         /* the device's work runs on the caller's CPU, only when the CQ
          * cannot satisfy it (a poll of none is a call for progress): a
          * caller polling two CQs, or one with completions waiting, does
-         * not run it again for nothing */
+         * not run it again for nothing. An overrun CQ (n < 0) satisfies
+         * none: the device still moves, the poll still fails */
         srq_soft_progress(dev);
-        n += srq_soft_cq_pop(cq, num - n, wc + n);
+        if (n >= 0) {
+            n += srq_soft_cq_pop(cq, num - n, wc + n);
+        }
     }
     srq_soft_dev_unlock(dev);
     return n;
