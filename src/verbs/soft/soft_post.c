@@ -98,6 +98,9 @@ static int srq_soft_check_send_wr(srq_soft_qp_t *qp,
     if (qp->sq_pi - qp->sq_ci >= qp->cap.max_send_wr) {
         return ENOMEM;
     }
+    if (qp->sq_pi - qp->sq_ci > qp->sq_mask) {
+        return srq_soft_qp_sq_grow(qp); /* below max_send_wr: room grows */
+    }
     return 0;
 }
 

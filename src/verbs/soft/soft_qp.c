@@ -238,18 +238,60 @@ static int srq_soft_qp_check_init(srq_soft_dev_t *dev, struct ibv_pd *pd,
     return 0;
 }
 
+/* The send queue's arrays for @slots WQEs, the WQEs in flight moved over
+ * to the same positions modulo the new size */
+static int srq_soft_qp_sq_resize(srq_soft_qp_t *qp, uint32_t slots)
+{
+    uint32_t ssge   = qp->cap.max_send_sge ? qp->cap.max_send_sge : 1;
+    size_t inl      = qp->cap.max_inline_data + 1;
+    srq_soft_swqe_t *sq   = calloc(slots, sizeof(*sq));
+    struct ibv_sge *sge   = calloc((size_t)slots * ssge, sizeof(*sge));
+    uint8_t *inline_data  = malloc((size_t)slots * inl);
+    uint32_t i, from, to;
+
+    if ((sq == NULL) || (sge == NULL) || (inline_data == NULL)) {
+        free(sq);
+        free(sge);
+        free(inline_data);
+        return ENOMEM;
+    }
+    for (i = qp->sq_ci; i != qp->sq_pi; ++i) {
+        from     = i & qp->sq_mask;
+        to       = i & (slots - 1);
+        sq[to]   = qp->sq[from];
+        memcpy(sge + (size_t)to * ssge, qp->sq_sge + (size_t)from * ssge,
+               ssge * sizeof(*sge));
+        memcpy(inline_data + to * inl, qp->sq_inline + from * inl, inl);
+    }
+    free(qp->sq);
+    free(qp->sq_sge);
+    free(qp->sq_inline);
+    qp->sq        = sq;
+    qp->sq_sge    = sge;
+    qp->sq_inline = inline_data;
+    qp->sq_mask   = slots - 1;
+    return 0;
+}
+
+int srq_soft_qp_sq_grow(srq_soft_qp_t *qp)
+{
+    uint32_t max = srq_soft_pow2(qp->cap.max_send_wr ? qp->cap.max_send_wr : 1);
+
+    return (qp->sq_mask + 1 >= max) ? ENOMEM :
+           srq_soft_qp_sq_resize(qp, 2 * (qp->sq_mask + 1));
+}
+
 static int srq_soft_qp_alloc_queues(srq_soft_qp_t *qp)
 {
     uint32_t sq = srq_soft_pow2(qp->cap.max_send_wr ? qp->cap.max_send_wr : 1);
     uint32_t rq = srq_soft_pow2(qp->cap.max_recv_wr ? qp->cap.max_recv_wr : 1);
-    uint32_t ssge = qp->cap.max_send_sge ? qp->cap.max_send_sge : 1;
     uint32_t rsge = qp->cap.max_recv_sge ? qp->cap.max_recv_sge : 1;
 
-    qp->sq_mask   = sq - 1;
-    qp->sq        = calloc(sq, sizeof(*qp->sq));
-    qp->sq_sge    = calloc((size_t)sq * ssge, sizeof(*qp->sq_sge));
-    qp->sq_inline = malloc((size_t)sq * (qp->cap.max_inline_data + 1));
-    if ((qp->sq == NULL) || (qp->sq_sge == NULL) || (qp->sq_inline == NULL)) {
+    /* the send queue starts small and grows as WQEs are outstanding: an
+     * idle connection does not hold max_send_wr WQEs with inline room */
+    qp->sq_mask = 0;
+    if (srq_soft_qp_sq_resize(qp, (sq < SRQ_SOFT_SQ_INITIAL) ? sq :
+                                  SRQ_SOFT_SQ_INITIAL) != 0) {
         return ENOMEM;
     }
     if (qp->ibv.srq != NULL) {

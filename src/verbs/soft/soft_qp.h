@@ -158,6 +158,8 @@ int  srq_soft_qp_table_init(srq_soft_dev_t *dev);
 void srq_soft_qp_table_cleanup(srq_soft_dev_t *dev);
 /* Leave every work list: the QP does no more transport work */
 void srq_soft_qp_detach(srq_soft_qp_t *qp);
+/* The send queue is full below max_send_wr: double it (0, or ENOMEM) */
+int srq_soft_qp_sq_grow(srq_soft_qp_t *qp);
 /* ... and let go of its peer, once no one-sided access of the peer through
  * the QP is in flight any more */
 void srq_soft_qp_unpeer(srq_soft_qp_t *qp);
