@@ -720,7 +720,8 @@ protected:
         ASSERT_TRUE(me.open(GetParam()));
         pid_t pid = spawn([how](endpoint &, int s) {
             char c = 'r';
-            if (!write_full(s, &c, 1)) {
+            /* not before we connected to it: an ended peer is unreachable */
+            if (!read_full(s, &c, 1, 30000) || !write_full(s, &c, 1)) {
                 return 40;
             }
             if (how == 0) {
@@ -731,7 +732,8 @@ protected:
         });
         ASSERT_TRUE(me.connect(child));
         std::string hex = instance_hex(child.addr);
-        char c;
+        char c = 'g';
+        ASSERT_TRUE(write_full(sv[0], &c, 1));
         ASSERT_TRUE(read_full(sv[0], &c, 1));
         if (how == 1) {
             kill(pid, SIGTERM);
