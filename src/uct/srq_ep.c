@@ -252,16 +252,45 @@ ucs_status_t uct_srq_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
     return uct_srq_ep_send_inline(iface, ep, buf, total);
 }
 
-/* the header and the payload are just the first two pieces of an iov */
+/* The id, the header and the payload as three inline SGEs: the device
+ * copies them into the WQE (soft0: into the frame) once, no staging copy.
+ * A device with fewer than 3 SGEs takes the iov path. */
 ucs_status_t uct_srq_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
                                  const void *payload, unsigned length)
 {
-    uct_iov_t iov[2] = {
-        {&header, sizeof(header), UCT_MEM_HANDLE_NULL, 0, 1},
-        {(void*)payload, length, UCT_MEM_HANDLE_NULL, 0, 1}
-    };
+    uct_srq_ep_t *ep       = ucs_derived_of(tl_ep, uct_srq_ep_t);
+    uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
+    uint8_t am_id          = id;
+    struct ibv_sge sge[3];
+    struct ibv_send_wr wr;
+    uct_iov_t iov[2];
+    ucs_status_t status;
 
-    return uct_srq_ep_am_short_iov(tl_ep, id, iov, length ? 2 : 1);
+    if (ucs_unlikely(iface->config.max_send_sge < 3)) {
+        iov[0] = (uct_iov_t){&header, sizeof(header), UCT_MEM_HANDLE_NULL, 0, 1};
+        iov[1] = (uct_iov_t){(void*)payload, length, UCT_MEM_HANDLE_NULL, 0, 1};
+        return uct_srq_ep_am_short_iov(tl_ep, id, iov, length ? 2 : 1);
+    }
+
+    UCT_CHECK_AM_ID(id);
+    UCT_CHECK_LENGTH(1 + sizeof(header) + length, 0, iface->config.max_inline,
+                     "am_short");
+    status = uct_srq_ep_tx_check(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    sge[0].addr   = (uintptr_t)&am_id;
+    sge[0].length = 1;
+    sge[0].lkey   = 0;
+    sge[1].addr   = (uintptr_t)&header;
+    sge[1].length = sizeof(header);
+    sge[1].lkey   = 0;
+    sge[2].addr   = (uintptr_t)payload;
+    sge[2].length = length;
+    sge[2].lkey   = 0;
+    uct_srq_send_wr(&wr, sge, length ? 3 : 2, IBV_SEND_INLINE);
+    return uct_srq_ep_post(iface, ep, &wr);
 }
 
 ssize_t uct_srq_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
