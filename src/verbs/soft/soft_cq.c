@@ -309,6 +309,10 @@ void srq_soft_cq_send_cqe(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
     cqe->wc.opcode   = srq_soft_wc_opcode(wqe->opcode);
     cqe->wc.byte_len = wqe->length;
     cqe->wc.qp_num   = qp->ibv.qp_num;
+    /* polling it frees this WQE's slot and those of the unsignaled WQEs
+     * before it */
+    cqe->sq_qp       = qp;
+    cqe->sq_free     = qp->sq_ci + 1;
 }
 
 /* Give the resources a completion held back to their queues */
@@ -319,6 +323,9 @@ static void srq_soft_cqe_release(srq_soft_cqe_t *cqe)
     }
     if (cqe->rq_qp != NULL) {
         ++cqe->rq_qp->rq_ci;
+    }
+    if (cqe->sq_qp != NULL) {
+        cqe->sq_qp->sq_free = cqe->sq_free;
     }
 }
 
@@ -346,14 +353,20 @@ void srq_soft_ack_cq_events(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq,
     srq_soft_dev_unlock(dev);
 }
 
-/* A QP is being destroyed: its completions stay, its RQ is gone */
+/* A QP is being destroyed or reset: its completions stay, its queues are
+ * gone */
 void srq_soft_cq_forget_qp(srq_soft_cq_t *cq, srq_soft_qp_t *qp)
 {
+    srq_soft_cqe_t *cqe;
     uint32_t i;
 
     for (i = cq->ci; i != cq->pi; ++i) {
-        if (cq->ring[i & (cq->size - 1)].rq_qp == qp) {
-            cq->ring[i & (cq->size - 1)].rq_qp = NULL;
+        cqe = &cq->ring[i & (cq->size - 1)];
+        if (cqe->rq_qp == qp) {
+            cqe->rq_qp = NULL;
+        }
+        if (cqe->sq_qp == qp) {
+            cqe->sq_qp = NULL;
         }
     }
 }

@@ -19,11 +19,13 @@ typedef struct srq_soft_channel srq_soft_channel_t;
 
 /* A completion as stored in the CQ: what the user gets, plus what polling
  * must give back to its queue (a receive buffer is the device's until its
- * completion is polled). */
+ * completion is polled, a send queue slot too, as on an HCA). */
 typedef struct srq_soft_cqe {
     struct ibv_wc    wc;
     srq_soft_srq_t  *srq;      /* SRQ WQE to free on poll, or NULL */
     srq_soft_qp_t   *rq_qp;    /* RQ slot to free on poll, or NULL */
+    srq_soft_qp_t   *sq_qp;    /* SQ slots to free on poll, or NULL */
+    uint32_t         sq_free;  /* ... all before this index */
     uint16_t         srq_idx;
 } srq_soft_cqe_t;
 
@@ -71,14 +73,16 @@ void srq_soft_ack_cq_events(srq_verbs_dev_t *dev, struct ibv_cq *cq,
 /* Under dev->lock: */
 /* A slot for a new completion, NULL on overrun (the CQ is in error) */
 srq_soft_cqe_t *srq_soft_cq_push(srq_soft_cq_t *cq, bool solicited);
-/* The completion of a send WQE, if it makes one (errors always do) */
+/* The completion of the send WQE @wqe at the head of the queue (sq_ci),
+ * if it makes one (errors always do) */
 void srq_soft_cq_send_cqe(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
                           enum ibv_wc_status status);
 /* Take up to @num completions (what ibv_poll_cq returns) */
 int  srq_soft_cq_pop(srq_soft_cq_t *cq, int num, struct ibv_wc *wc);
 /* The channel's oldest event, or NULL */
 srq_soft_cq_t *srq_soft_channel_pop(srq_soft_channel_t *ch);
-/* A QP or SRQ is destroyed: its completions stay, its queue is gone */
+/* A QP or SRQ is destroyed or reset: its completions stay, its queue is
+ * gone */
 void srq_soft_cq_forget_qp(srq_soft_cq_t *cq, srq_soft_qp_t *qp);
 void srq_soft_cqs_forget_srq(srq_soft_dev_t *dev, srq_soft_srq_t *srq);
 

@@ -95,8 +95,8 @@ static int srq_soft_check_send_wr(srq_soft_qp_t *qp,
             return EINVAL;
         }
     }
-    if (qp->sq_pi - qp->sq_ci >= qp->cap.max_send_wr) {
-        return ENOMEM;
+    if (qp->sq_pi - qp->sq_free >= qp->cap.max_send_wr) {
+        return ENOMEM; /* a slot is free only once a completion is polled */
     }
     if (qp->sq_pi - qp->sq_ci > qp->sq_mask) {
         return srq_soft_qp_sq_grow(qp); /* below max_send_wr: room grows */

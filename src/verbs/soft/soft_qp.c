@@ -433,6 +433,7 @@ int srq_soft_destroy_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp)
     srq_soft_qp_table_del(dev, qp);
     srq_soft_qp_publish(qp); /* no QP there any more */
     srq_soft_cq_forget_qp(srq_soft_cq(ibqp->recv_cq), qp);
+    srq_soft_cq_forget_qp(srq_soft_cq(ibqp->send_cq), qp);
     --srq_soft_cq(ibqp->send_cq)->qp_refs;
     --srq_soft_cq(ibqp->recv_cq)->qp_refs;
     if (ibqp->srq != NULL) {

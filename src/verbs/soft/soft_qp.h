@@ -80,12 +80,16 @@ struct srq_soft_qp {
     srq_soft_list_t      sched_link; /* dev->sched_qps: tx work waiting */
     srq_soft_list_t      busy_link;  /* dev->busy_qps: send work pending */
 
-    /* requester: WQEs in [sq_ci, sq_pi), transmitted up to sq_tx */
+    /* requester: WQEs in [sq_ci, sq_pi), transmitted up to sq_tx; the
+     * slots in [sq_free, sq_pi) are held (ENOMEM at max_send_wr): a slot
+     * is free once a completion at or after it was polled, as on an HCA,
+     * so that when a post finds the queue full does not depend on when
+     * the device finished */
     srq_soft_swqe_t     *sq;
     struct ibv_sge      *sq_sge;     /* max_send_sge per WQE */
     uint8_t             *sq_inline;  /* max_inline_data per WQE */
     uint32_t             sq_mask;
-    uint32_t             sq_pi, sq_tx, sq_ci;
+    uint32_t             sq_pi, sq_tx, sq_ci, sq_free;
     uint32_t             next_psn;
     int                  wait;       /* SRQ_SOFT_WAIT_* */
     uint64_t             wait_until;

@@ -171,13 +171,14 @@ static void srq_soft_qp_save_attr(srq_soft_qp_t *qp,
 static void srq_soft_qp_reset(srq_soft_qp_t *qp)
 {
     srq_soft_qp_unpeer(qp);
-    qp->sq_pi = qp->sq_tx = qp->sq_ci = 0;
+    qp->sq_pi = qp->sq_tx = qp->sq_ci = qp->sq_free = 0;
     qp->rq_pi = qp->rq_hw = qp->rq_ci = 0;
     /* the responder's atomic results belong to the old connection */
     memset(&qp->atomic, 0, sizeof(qp->atomic));
     memset(&qp->attr, 0, sizeof(qp->attr));
     qp->attr_mask = 0;
     srq_soft_cq_forget_qp(srq_soft_cq(qp->ibv.recv_cq), qp);
+    srq_soft_cq_forget_qp(srq_soft_cq(qp->ibv.send_cq), qp);
 }
 
 static void srq_soft_qp_flush_rq(srq_soft_qp_t *qp)

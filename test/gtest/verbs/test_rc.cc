@@ -519,6 +519,57 @@ TEST_P(rc, full_send_queue_keeps_every_wr)
     }
 }
 
+/*
+ * A send queue slot stays held until a completion at or after its WR has
+ * been polled, as on an HCA (its provider frees send queue space in
+ * ibv_poll_cq): when a post finds the queue full then depends on what the
+ * caller polled, not on how fast the device finished, and a verbs trace
+ * replays (test/verbs_replay.sh). An unsignaled WR's slot comes back with
+ * the next signaled completion.
+ */
+TEST_P(rc, send_slots_are_free_once_polled)
+{
+    SRQ_SKIP_UNLESS_SOFT();
+    make_pair(conn_opts_t(), nullptr, 8, 8);
+    ibv_qp_attr attr;
+    ibv_qp_init_attr init;
+    ASSERT_EQ(0, srq_verbs_query_qp(a->dev, qpa, &attr, IBV_QP_CAP, &init));
+    const int n = (int)attr.cap.max_send_wr, half = n / 2;
+    ASSERT_GE(n, 2);
+    char *sbuf = (char*)alloc(8), *rbuf = (char*)alloc(8 * n);
+    ibv_mr *smr = reg(*a, sbuf, 8, 0);
+    ibv_mr *rmr = reg(*b, rbuf, 8 * n, IBV_ACCESS_LOCAL_WRITE);
+
+    for (int i = 0; i < n; ++i) {
+        ASSERT_EQ(0, post_recv(qpb, rbuf + 8 * i, 8, rmr->lkey, i));
+    }
+    /* signaled: the last of each half */
+    for (int i = 0; i < n; ++i) {
+        bool sig = (i == half - 1) || (i == n - 1);
+        ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 8, smr->lkey, i,
+                               sig ? IBV_SEND_SIGNALED : 0)) << "WR " << i;
+    }
+    std::vector<ibv_wc> wc(n);
+    ASSERT_EQ(n, poll(rcqb, n, wc.data())) << "every message arrived";
+    pump(50); /* the ACKs are in: the device finished every WR */
+    EXPECT_EQ(ENOMEM, post_send(qpa, IBV_WR_SEND, sbuf, 8, smr->lkey, 100))
+        << "finished but not polled: the slots are still held";
+
+    ASSERT_EQ(1, poll(scqa, 1, wc.data()));
+    EXPECT_EQ((uint64_t)(half - 1), wc[0].wr_id);
+    for (int i = 0; i < half; ++i) {
+        ASSERT_EQ(0, post_recv(qpb, rbuf + 8 * i, 8, rmr->lkey, 200 + i));
+        ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 8, smr->lkey, 200 + i))
+            << "the first half's slots are free: WR " << i;
+    }
+    EXPECT_EQ(ENOMEM, post_send(qpa, IBV_WR_SEND, sbuf, 8, smr->lkey, 101))
+        << "the second half is still held";
+
+    ASSERT_EQ(half + 1, poll(scqa, half + 1, wc.data()));
+    EXPECT_EQ((uint64_t)(n - 1), wc[0].wr_id);
+    ASSERT_EQ(half, poll(rcqb, half, wc.data()));
+}
+
 TEST_P(rc, rnr_retry_exceeded)
 {
     conn_opts_t o;
