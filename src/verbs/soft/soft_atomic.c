@@ -19,6 +19,8 @@
 #include "soft_mr.h"
 #include "soft_qp.h"
 
+#include <stdlib.h>
+
 
 uint8_t srq_soft_atomic_execute(srq_soft_qp_t *qp, uint8_t opcode,
                                 const srq_soft_pkt_atomic_t *req,
@@ -51,33 +53,40 @@ uint8_t srq_soft_atomic_execute(srq_soft_qp_t *qp, uint8_t opcode,
     return 0;
 }
 
-bool srq_soft_atomic_has_room(const srq_soft_qp_t *qp)
+bool srq_soft_atomic_has_room(srq_soft_qp_t *qp)
 {
-    return qp->atomic.next - qp->atomic.sent < SRQ_SOFT_MAX_RD_ATOMIC;
+    if (qp->atomic == NULL) {
+        /* most QPs never serve an atomic: the cache comes with the first */
+        qp->atomic = calloc(1, sizeof(*qp->atomic));
+        if (qp->atomic == NULL) {
+            return false;
+        }
+    }
+    return qp->atomic->next - qp->atomic->sent < SRQ_SOFT_MAX_RD_ATOMIC;
 }
 
 void srq_soft_atomic_save(srq_soft_qp_t *qp, uint32_t psn, uint64_t orig)
 {
     srq_soft_atomic_res_t *res;
 
-    res = &qp->atomic.res[qp->atomic.next % SRQ_SOFT_MAX_RD_ATOMIC];
+    res = &qp->atomic->res[qp->atomic->next % SRQ_SOFT_MAX_RD_ATOMIC];
     res->orig  = orig;
     res->psn   = psn;
     res->valid = true;
-    ++qp->atomic.next;
+    ++qp->atomic->next;
 }
 
 const srq_soft_atomic_res_t *srq_soft_atomic_unsent(const srq_soft_qp_t *qp)
 {
-    if (qp->atomic.sent == qp->atomic.next) {
+    if ((qp->atomic == NULL) || (qp->atomic->sent == qp->atomic->next)) {
         return NULL;
     }
-    return &qp->atomic.res[qp->atomic.sent % SRQ_SOFT_MAX_RD_ATOMIC];
+    return &qp->atomic->res[qp->atomic->sent % SRQ_SOFT_MAX_RD_ATOMIC];
 }
 
 void srq_soft_atomic_mark_sent(srq_soft_qp_t *qp)
 {
-    ++qp->atomic.sent;
+    ++qp->atomic->sent;
 }
 
 const srq_soft_atomic_res_t *srq_soft_atomic_find(const srq_soft_qp_t *qp,
@@ -85,12 +94,16 @@ const srq_soft_atomic_res_t *srq_soft_atomic_find(const srq_soft_qp_t *qp,
 {
     /* only sent results: an unsent one goes out in its turn anyway. The
      * slots before @sent that unsent ones have not taken over: */
-    uint32_t n = SRQ_SOFT_MAX_RD_ATOMIC - (qp->atomic.next - qp->atomic.sent);
+    const srq_soft_atomic_cache_t *c = qp->atomic;
     const srq_soft_atomic_res_t *res;
-    uint32_t i;
+    uint32_t i, n;
 
+    if (c == NULL) {
+        return NULL;
+    }
+    n = SRQ_SOFT_MAX_RD_ATOMIC - (c->next - c->sent);
     for (i = 1; i <= n; ++i) {
-        res = &qp->atomic.res[(qp->atomic.sent - i) % SRQ_SOFT_MAX_RD_ATOMIC];
+        res = &c->res[(c->sent - i) % SRQ_SOFT_MAX_RD_ATOMIC];
         if (res->valid && (res->psn == psn)) {
             return res;
         }

@@ -37,8 +37,10 @@ typedef struct srq_soft_atomic_cache {
 uint8_t srq_soft_atomic_execute(srq_soft_qp_t *qp, uint8_t opcode,
                                 const srq_soft_pkt_atomic_t *req,
                                 uint64_t *orig);
-/* Can a result be kept without dropping one not yet sent? */
-bool srq_soft_atomic_has_room(const srq_soft_qp_t *qp);
+/* Can a result be kept without dropping one not yet sent? The results
+ * are kept from the QP's first atomic on: false also when they cannot be
+ * (no memory; the request is dropped and resent) */
+bool srq_soft_atomic_has_room(srq_soft_qp_t *qp);
 /* Keep the result of the atomic of @psn (to be sent) */
 void srq_soft_atomic_save(srq_soft_qp_t *qp, uint32_t psn, uint64_t orig);
 /* The oldest result not sent yet, or NULL */

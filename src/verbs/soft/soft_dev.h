@@ -50,7 +50,7 @@
 
 /* Progress tuning */
 #define SRQ_SOFT_RX_BATCH      64        /* packets per progress call */
-#define SRQ_SOFT_SQ_INITIAL    4         /* send WQEs a QP starts with */
+#define SRQ_SOFT_SQ_INITIAL    1         /* send WQEs a QP starts with */
 #define SRQ_SOFT_PEER_CHECK_NS 100000000ull  /* liveness check period */
 #define SRQ_SOFT_TICK_NS       1000000ull    /* timer resolution */
 #define SRQ_SOFT_TICK_CALLS    128  /* progress calls between clock reads */

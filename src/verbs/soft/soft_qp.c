@@ -310,6 +310,7 @@ static void srq_soft_qp_free(srq_soft_qp_t *qp)
     free(qp->sq_inline);
     free(qp->rq);
     free(qp->rq_sge);
+    free(qp->atomic);
     free(qp);
 }
 

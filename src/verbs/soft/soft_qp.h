@@ -110,7 +110,8 @@ struct srq_soft_qp {
     bool                 ack_pending;
     uint8_t              nak;        /* SRQ_SOFT_NAK_* to send, 0: ACK */
     uint32_t             nak_psn;
-    srq_soft_atomic_cache_t atomic;  /* results of the last atomics */
+    srq_soft_atomic_cache_t *atomic; /* results of the last atomics, from
+                                        the first the QP served */
 
     /* own receive queue: posted [rq_ci, rq_pi), consumed up to rq_hw */
     srq_soft_rwqe_t     *rq;

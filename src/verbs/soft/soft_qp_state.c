@@ -17,6 +17,7 @@
 #include "soft_qp.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* IB spec table 45 (RNR NAK timer field), in units of 10 us */
@@ -174,7 +175,8 @@ static void srq_soft_qp_reset(srq_soft_qp_t *qp)
     qp->sq_pi = qp->sq_tx = qp->sq_ci = qp->sq_free = 0;
     qp->rq_pi = qp->rq_hw = qp->rq_ci = 0;
     /* the responder's atomic results belong to the old connection */
-    memset(&qp->atomic, 0, sizeof(qp->atomic));
+    free(qp->atomic);
+    qp->atomic = NULL;
     memset(&qp->attr, 0, sizeof(qp->attr));
     qp->attr_mask = 0;
     srq_soft_cq_forget_qp(srq_soft_cq(qp->ibv.recv_cq), qp);
