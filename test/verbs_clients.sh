@@ -74,9 +74,10 @@ for prog in ibv_rc_pingpong ibv_srq_pingpong ibv_ud_pingpong; do
         pair "$prog" -d soft0 -n 500 $opts
         rc=$?
         line=$(grep "iters in" <<<"$out")
-        result "$prog ${opts:-(LID, polling)}" \
-            "$([ $rc -eq 0 ] && [ -n "$line" ] && grep -q "iters in" <<<"$sout" && echo 1)" \
-            "${line:-rc=$rc $out $sout}"
+        ok=$([ $rc -eq 0 ] && [ -n "$line" ] && grep -q "iters in" <<<"$sout" && echo 1)
+        # on failure both sides' output, whatever the client printed
+        result "$prog ${opts:-(LID, polling)}" "$ok" \
+            "$([ "$ok" = 1 ] && echo "$line" || echo "rc=$rc client: $out server: $sout")"
     done
 done
 
