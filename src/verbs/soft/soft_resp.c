@@ -262,27 +262,35 @@ static int srq_soft_resp_atomic_flush(srq_soft_qp_t *qp)
     return 0;
 }
 
-/* Send the ACK/NAK each QP owes: one per QP per progress call */
+/*
+ * Send the ACK/NAK each QP owes: one per QP per progress call. A peer found
+ * gone fails all its QPs, which takes them off the list, possibly the very
+ * next one: so the list is taken whole and handled one head at a time, as
+ * the progress engine's lists are.
+ */
 void srq_soft_resp_send_acks(srq_soft_dev_t *dev)
 {
-    srq_soft_list_t *e, *next;
+    srq_soft_list_t todo, *e;
     srq_soft_qp_t *qp;
     uint32_t psn;
     int ret;
 
-    for (e = dev->ack_qps.next; e != &dev->ack_qps; e = next) {
-        next = e->next;
-        qp   = srq_soft_container_of(e, srq_soft_qp_t, ack_link);
-        psn  = qp->nak ? qp->nak_psn : srq_soft_psn_add(qp->epsn, 0xffffff);
+    srq_soft_list_take(&todo, &dev->ack_qps);
+    while (!srq_soft_list_empty(&todo)) {
+        e  = todo.next;
+        qp = srq_soft_container_of(e, srq_soft_qp_t, ack_link);
+        srq_soft_list_del(e);
+        psn = qp->nak ? qp->nak_psn : srq_soft_psn_add(qp->epsn, 0xffffff);
         /* atomic results first: their PSNs are older */
-        ret  = srq_soft_resp_atomic_flush(qp);
+        ret = srq_soft_resp_atomic_flush(qp);
         if (ret == 0) {
             ret = srq_soft_resp_ctrl(qp, qp->nak, psn);
         }
         if (ret == EAGAIN) {
-            continue; /* its queue is full: next time */
+            /* its queue is full: next time */
+            srq_soft_list_add_tail(&dev->ack_qps, e);
+            continue;
         }
-        srq_soft_list_del(&qp->ack_link);
         qp->ack_pending = false;
         qp->nak         = 0;
         if (ret != 0) {

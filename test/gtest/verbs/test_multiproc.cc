@@ -50,12 +50,7 @@ struct endpoint {
                                IBV_ACCESS_LOCAL_WRITE |
                                IBV_ACCESS_REMOTE_WRITE |
                                IBV_ACCESS_REMOTE_READ);
-        ibv_qp_init_attr attr = {};
-        attr.send_cq = attr.recv_cq = cq;
-        attr.qp_type = IBV_QPT_RC;
-        attr.cap.max_send_wr = attr.cap.max_recv_wr = 64;
-        attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
-        qp = (pd && cq && mr) ? srq_verbs_create_qp(dev, pd, &attr) : nullptr;
+        qp = (pd && cq && mr) ? new_qp() : nullptr;
         if (qp == nullptr) {
             return false;
         }
@@ -66,6 +61,17 @@ struct endpoint {
         info.len  = kBufLen;
         srq_soft_segment_name(dev, info.seg_name, sizeof(info.seg_name));
         return true;
+    }
+
+    /* An RC QP on our CQ: the endpoint's own, or another one */
+    ibv_qp *new_qp()
+    {
+        ibv_qp_init_attr attr = {};
+        attr.send_cq = attr.recv_cq = cq;
+        attr.qp_type = IBV_QPT_RC;
+        attr.cap.max_send_wr = attr.cap.max_recv_wr = 64;
+        attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
+        return srq_verbs_create_qp(dev, pd, &attr);
     }
 
     bool connect(const peer_info_t &peer, uint8_t rnr_retry = 7,
@@ -448,6 +454,72 @@ TEST_P(multiproc, peer_killed_flush_bounded)
     EXPECT_FALSE(mapped_here(name)) << "still mapped: " << name;
 }
 
+/*
+ * A peer that sent on two QPs and closed before we took the messages: one
+ * progress call takes both and owes two ACKs; the first finds the peer
+ * gone, which fails both QPs, so the ACK list loses the second while it is
+ * walked (it looped forever on the unlinked element, seen in
+ * ibv_srq_pingpong -e at exit). The child is the receiver: a hang is a
+ * child that does not end.
+ */
+TEST_P(multiproc, peer_gone_while_acks_owed_on_two_qps)
+{
+    SRQ_SKIP_UNLESS_SOFT(); /* the ACK list is soft's */
+    ASSERT_TRUE(me.open(GetParam()));
+    ibv_qp *qp2 = me.new_qp();
+    ASSERT_NE(nullptr, qp2);
+    m_cleanup.push_back([this, qp2]() { srq_verbs_destroy_qp(me.dev, qp2); });
+    pid_t pid = spawn([](endpoint &ep, int s) {
+        endpoint e2 = ep; /* the second QP of the same device */
+        peer_info_t peer2;
+        ibv_wc wc[4];
+        int got = 0;
+        char c;
+
+        e2.qp      = ep.new_qp();
+        e2.info.qpn = e2.qp ? e2.qp->qp_num : 0;
+        if (!e2.qp || !write_full(s, &e2.info, sizeof(e2.info)) ||
+            !read_full(s, &peer2, sizeof(peer2)) || !e2.connect(peer2) ||
+            ep.post_recv(0, 64, 1) || e2.post_recv(64, 64, 2)) {
+            return 40;
+        }
+        c = 'y';
+        /* no progress of ours until both messages wait in our queue */
+        if (!write_full(s, &c, 1) || !read_full(s, &c, 1, 30000)) {
+            return 41;
+        }
+        for (uint64_t end = now_ms() + 5000; (got < 2) && (now_ms() < end);) {
+            int n = ibv_poll_cq(ep.cq, 4 - got, wc + got);
+            got += (n > 0) ? n : 0;
+        }
+        srq_verbs_destroy_qp(ep.dev, e2.qp);
+        return ((got == 2) && (wc[0].status == IBV_WC_SUCCESS) &&
+                (wc[1].status == IBV_WC_SUCCESS)) ? 0 : 42;
+    });
+    ASSERT_TRUE(me.connect(child));
+    peer_info_t child2, me2 = me.info;
+    me2.qpn = qp2->qp_num;
+    ASSERT_TRUE(read_full(sv[0], &child2, sizeof(child2)));
+    ASSERT_TRUE(write_full(sv[0], &me2, sizeof(me2)));
+    endpoint e2 = me;
+    e2.qp = qp2;
+    ASSERT_TRUE(e2.connect(child2));
+    char c = 0;
+    ASSERT_TRUE(read_full(sv[0], &c, 1));
+    ASSERT_EQ(0, me.post(IBV_WR_SEND, 0, 16, 1));
+    ASSERT_EQ(0, e2.post(IBV_WR_SEND, 16, 16, 2));
+    e2 = endpoint(); /* not its own: nothing to close */
+    /* both are queued at the child once a progress call has run; then we
+     * go away with their ACKs owed */
+    ibv_wc wc;
+    ibv_poll_cq(me.cq, 0, &wc);
+    srq_verbs_destroy_qp(me.dev, qp2);
+    m_cleanup.pop_back();
+    me.close();
+    ASSERT_TRUE(write_full(sv[0], &c, 1));
+    EXPECT_EQ(0, wait_child(pid)) << "the receiver hung, or lost a message";
+}
+
 /* An owner killed with SIGKILL leaves nothing to reclaim: its memory is
  * gone with it, and a new instance has nothing to clean up */
 /* A sender pokes the wake pipe of a peer that asked for it; once the peer
@@ -630,12 +702,7 @@ TEST_P(multiproc, nothing_lands_after_dereg)
                 break;
             }
             srq_verbs_destroy_qp(ep.dev, ep.qp);
-            ibv_qp_init_attr attr = {};
-            attr.send_cq = attr.recv_cq = ep.cq;
-            attr.qp_type = IBV_QPT_RC;
-            attr.cap.max_send_wr = attr.cap.max_recv_wr = 64;
-            attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
-            ep.qp = srq_verbs_create_qp(ep.dev, ep.pd, &attr);
+            ep.qp = ep.new_qp();
             ep.info.qpn = ep.qp ? ep.qp->qp_num : 0;
             peer_info_t peer;
             if (!write_full(s, &ep.info, sizeof(ep.info)) ||
@@ -695,12 +762,7 @@ TEST_P(multiproc, nothing_lands_after_dereg)
             /* the child's QP is in error: connect its new one */
             ASSERT_TRUE(read_full(sv[0], &child, sizeof(child)));
             srq_verbs_destroy_qp(me.dev, me.qp);
-            ibv_qp_init_attr attr = {};
-            attr.send_cq = attr.recv_cq = me.cq;
-            attr.qp_type = IBV_QPT_RC;
-            attr.cap.max_send_wr = attr.cap.max_recv_wr = 64;
-            attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
-            me.qp = srq_verbs_create_qp(me.dev, me.pd, &attr);
+            me.qp = me.new_qp();
             ASSERT_NE(nullptr, me.qp);
             me.info.qpn = me.qp->qp_num;
             ASSERT_TRUE(write_full(sv[0], &me.info, sizeof(me.info)));
