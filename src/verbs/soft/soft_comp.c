@@ -34,6 +34,7 @@
 #include "soft_qp.h"
 #include "soft_qp_state.h"
 #include "soft_req.h"
+#include "soft_ring.h"
 #include "soft_shm.h"
 
 #include <string.h>
@@ -263,14 +264,11 @@ static void srq_soft_comp_fail_qp(srq_soft_qp_t *qp)
     }
 }
 
-/* The peer is gone: fail everything toward it, forget it */
-void srq_soft_comp_peer_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
+/* Fail everything toward a dead peer, forget it */
+static void srq_soft_comp_peer_fail(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
 {
     srq_soft_list_t *e, *next;
 
-    if (!srq_soft_peer_mark_dead(dev, peer)) {
-        return;
-    }
     /* its QPs may be flushed out of the list below: walk a safe way */
     for (e = peer->qps.next; e != &peer->qps; e = next) {
         next = e->next;
@@ -278,6 +276,47 @@ void srq_soft_comp_peer_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
                                                     peer_link));
     }
     srq_soft_peer_release_dead(dev, peer);
+}
+
+/*
+ * The peer is gone. What it sent before it went is in our queue, and an
+ * HCA would have taken it long before its timeouts told it the peer was
+ * gone: those ACKs complete our sends, those requests our receives. So its
+ * QPs fail once our queue is drained up to where it is now (at once when
+ * it is already), not before: a peer that ends right after its last
+ * exchange leaves nothing failed that it had answered.
+ */
+void srq_soft_comp_peer_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
+{
+    if (!srq_soft_peer_mark_dead(dev, peer)) {
+        return;
+    }
+    peer->dead_pos = srq_soft_ring_tail(dev);
+    if (srq_soft_ring_drained_to(dev, peer->dead_pos)) {
+        srq_soft_comp_peer_fail(dev, peer);
+    } else {
+        srq_soft_list_add_tail(&dev->dying_peers, &peer->dying_link);
+    }
+}
+
+void srq_soft_comp_dying_peers(srq_soft_dev_t *dev)
+{
+    srq_soft_list_t todo, *e;
+    srq_soft_peer_t *peer;
+
+    /* one at a time from todo: failing QPs frees nothing on it but the
+     * peer being handled */
+    srq_soft_list_take(&todo, &dev->dying_peers);
+    while (!srq_soft_list_empty(&todo)) {
+        e    = todo.next;
+        peer = srq_soft_container_of(e, srq_soft_peer_t, dying_link);
+        srq_soft_list_del(e);
+        if (srq_soft_ring_drained_to(dev, peer->dead_pos)) {
+            srq_soft_comp_peer_fail(dev, peer);
+        } else {
+            srq_soft_list_add_tail(&dev->dying_peers, e);
+        }
+    }
 }
 
 bool srq_soft_comp_peer_check(srq_soft_dev_t *dev, srq_soft_peer_t *peer)

@@ -31,7 +31,10 @@ bool srq_soft_comp_peer_check(srq_soft_dev_t *dev, srq_soft_peer_t *peer);
  * then): for back-pressure, which may last, and must cost no system call
  * per retry */
 bool srq_soft_comp_peer_check_due(srq_soft_dev_t *dev, srq_soft_peer_t *peer);
-/* @peer is known dead: fail its QPs, forget it */
+/* @peer is known dead: fail its QPs, forget it - once what it queued for
+ * us before it went is taken (srq_soft_comp_dying_peers) */
 void srq_soft_comp_peer_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer);
+/* Fail the QPs of dead peers whose last packets progress has now taken */
+void srq_soft_comp_dying_peers(srq_soft_dev_t *dev);
 
 #endif

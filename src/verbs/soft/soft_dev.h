@@ -106,6 +106,7 @@ struct srq_soft_dev {
     srq_soft_list_t     peers;
     srq_soft_list_t     cqs;
     srq_soft_list_t     busy_peers;   /* peers we have outstanding work to */
+    srq_soft_list_t     dying_peers;  /* dead, with packets still queued */
     srq_soft_list_t     busy_qps;     /* QPs with outstanding send work */
     srq_soft_list_t     ack_qps;
     srq_soft_list_t     sched_qps;

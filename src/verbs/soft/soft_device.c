@@ -64,6 +64,7 @@ static void srq_soft_dev_init_lists(srq_soft_dev_t *dev)
     srq_soft_list_init(&dev->peers);
     srq_soft_list_init(&dev->cqs);
     srq_soft_list_init(&dev->busy_peers);
+    srq_soft_list_init(&dev->dying_peers);
     srq_soft_list_init(&dev->busy_qps);
     srq_soft_list_init(&dev->ack_qps);
     srq_soft_list_init(&dev->sched_qps);

@@ -42,6 +42,7 @@ static void srq_soft_peer_init(srq_soft_peer_t *peer, const uint8_t *instance)
 {
     srq_soft_list_init(&peer->link);
     srq_soft_list_init(&peer->busy_link);
+    srq_soft_list_init(&peer->dying_link);
     srq_soft_list_init(&peer->qps);
     memcpy(peer->instance, instance, SRQ_SOFT_INST_LEN);
     peer->fifo_fd = -1;
@@ -98,6 +99,9 @@ static void srq_soft_peer_free(srq_soft_peer_t *peer)
     }
     if (srq_soft_list_linked(&peer->busy_link)) {
         srq_soft_list_del(&peer->busy_link);
+    }
+    if (srq_soft_list_linked(&peer->dying_link)) {
+        srq_soft_list_del(&peer->dying_link);
     }
     if (peer->fifo_fd >= 0) {
         close(peer->fifo_fd);

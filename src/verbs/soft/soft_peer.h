@@ -19,6 +19,7 @@ typedef struct srq_soft_peer srq_soft_peer_t;
 struct srq_soft_peer {
     srq_soft_list_t  link;         /* dev->peers */
     srq_soft_list_t  busy_link;    /* dev->busy_peers */
+    srq_soft_list_t  dying_link;   /* dev->dying_peers */
     srq_soft_list_t  qps;          /* RC QPs connected to it */
     uint8_t          instance[SRQ_SOFT_INST_LEN];
     srq_soft_seg_t   seg;
@@ -31,6 +32,7 @@ struct srq_soft_peer {
     unsigned         busy_qps;     /* QPs with outstanding send work */
     uint64_t         next_check_ns;
     uint64_t         cached_head;  /* its consumer's head, as last read */
+    uint64_t         dead_pos;     /* dead: our queue's tail when found so */
 };
 
 srq_soft_peer_t *srq_soft_peer_get(srq_soft_dev_t *dev,

@@ -5,7 +5,8 @@
  *   1. drain a bounded batch of the instance's one inbound queue, handing
  *      each frame to the responder (requests) or the completer (ACK/NAK):
  *      O(1) in the number of QPs when idle;
- *   2. send the ACK/NAK each touched QP owes (coalesced per batch);
+ *   2. send the ACK/NAK each touched QP owes (coalesced per batch), and
+ *      fail the QPs of dead peers whose last packets were in that batch;
  *   3. QPs with deferred send work (full target queue, RNR wait);
  *   4. on a coarse tick, and only while there is outstanding work: transport
  *      timeouts of QPs with unacknowledged packets, and liveness of the
@@ -206,6 +207,9 @@ void srq_soft_progress(srq_soft_dev_t *dev)
      * returning: a caller that got its message and then blocks elsewhere
      * must not leave the sender waiting */
     srq_soft_progress_acks(dev);
+    if (!srq_soft_list_empty(&dev->dying_peers)) {
+        srq_soft_comp_dying_peers(dev);
+    }
     if (srq_soft_list_empty(&dev->sched_qps) &&
         srq_soft_list_empty(&dev->busy_qps) &&
         srq_soft_list_empty(&dev->busy_peers)) {

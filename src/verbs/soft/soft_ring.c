@@ -216,6 +216,16 @@ bool srq_soft_ring_empty(srq_soft_dev_t *dev)
     return !srq_soft_frame_published(dev, dev->rx_head);
 }
 
+uint64_t srq_soft_ring_tail(srq_soft_dev_t *dev)
+{
+    return srq_soft_align_cell(srq_soft_load_acq(&dev->seg.hdr->tail));
+}
+
+bool srq_soft_ring_drained_to(srq_soft_dev_t *dev, uint64_t pos)
+{
+    return (int64_t)(dev->rx_head - pos) >= 0;
+}
+
 /* Framing is lost (corruption): drop everything published so far */
 static uint64_t srq_soft_ring_resync(srq_soft_dev_t *dev)
 {

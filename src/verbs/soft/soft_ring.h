@@ -46,6 +46,11 @@ unsigned srq_soft_ring_drain(srq_soft_dev_t *dev, unsigned max,
                              srq_soft_frame_cb_t handle);
 /* No published frame waits in our queue */
 bool srq_soft_ring_empty(srq_soft_dev_t *dev);
+/* How far our queue's producers have published: every frame queued so far
+ * lies before it */
+uint64_t srq_soft_ring_tail(srq_soft_dev_t *dev);
+/* Our consumer took everything before @pos (a srq_soft_ring_tail) */
+bool srq_soft_ring_drained_to(srq_soft_dev_t *dev, uint64_t pos);
 
 /* Take the producers' lock of the queue at @hdr, taking it over from a
  * dead holder */

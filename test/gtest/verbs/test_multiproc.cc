@@ -520,6 +520,34 @@ TEST_P(multiproc, peer_gone_while_acks_owed_on_two_qps)
     EXPECT_EQ(0, wait_child(pid)) << "the receiver hung, or lost a message";
 }
 
+/*
+ * A peer that took our message (and ACKed it) and then ended: its ACK is
+ * in our queue when we find it gone, as an HCA would have had it long
+ * before any timeout. The message it took completes successfully; only
+ * what it never answered fails.
+ */
+TEST_P(multiproc, peer_gone_after_answering_fails_only_the_rest)
+{
+    SRQ_SKIP_UNLESS_SOFT(); /* an HCA needs retry_cnt timeouts to say so */
+    ASSERT_TRUE(me.open(GetParam()));
+    pid_t pid = spawn(child_serve);
+    ASSERT_TRUE(me.connect(child));
+    ibv_wc wc;
+
+    ASSERT_EQ(0, me.post(IBV_WR_SEND, 0, 16, 1));
+    ASSERT_EQ('y', cmd('r')) << "the child took it";
+    char c = 'q';
+    ASSERT_TRUE(write_full(sv[0], &c, 1));
+    ASSERT_EQ(0, wait_child(pid));
+    /* we have not polled: its ACK waits in our queue. This one finds the
+     * peer gone as it is posted */
+    ASSERT_EQ(0, me.post(IBV_WR_SEND, 0, 16, 2));
+    ASSERT_EQ(IBV_WC_SUCCESS, me.wait(&wc)) << ibv_wc_status_str(wc.status);
+    EXPECT_EQ(1u, wc.wr_id);
+    EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, me.wait(&wc));
+    EXPECT_EQ(2u, wc.wr_id);
+}
+
 /* An owner killed with SIGKILL leaves nothing to reclaim: its memory is
  * gone with it, and a new instance has nothing to clean up */
 /* A sender pokes the wake pipe of a peer that asked for it; once the peer
