@@ -7,7 +7,10 @@
  *
  * In uverbs mode (srq_soft_open_params_t) libibverbs reads the events
  * itself from context->async_fd, as a kernel uverbs device writes them: one
- * struct ib_uverbs_async_event_desc each, into a pipe.
+ * struct ib_uverbs_async_event_desc each, into a pipe. As with the kernel,
+ * destroying an object drops its events the user has not read yet (taken
+ * back out of the pipe) and waits for the acks of those it has read: only
+ * those are counted in the object by libibverbs' ibv_ack_async_event.
  */
 #define _GNU_SOURCE /* pipe2 */
 #include "soft_async.h"
@@ -20,10 +23,24 @@
 #include <fcntl.h>
 #include <rdma/ib_user_verbs.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
+
+/* A second, non-blocking open of the pipe's read end: events are taken
+ * back through it while the user may block in read() on its own (whose
+ * flags are the user's to set). Without /proc, none: events are then not
+ * taken back, and a destroy waits (bounded) for their acks. */
+static void srq_soft_async_open_nb(srq_soft_dev_t *dev)
+{
+    char path[64];
+
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", dev->async_efd);
+    dev->async_nbfd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+}
 
 /* The read end is blocking, as a uverbs fd is until the user says not;
  * a writer never blocks (an event that finds the pipe full is dropped, as
@@ -42,6 +59,7 @@ static int srq_soft_async_pipe(srq_soft_dev_t *dev)
     }
     dev->async_efd = fds[0];
     dev->async_wfd = fds[1];
+    srq_soft_async_open_nb(dev);
     return 0;
 }
 
@@ -74,6 +92,10 @@ void srq_soft_async_cleanup(srq_soft_dev_t *dev)
     if (dev->async_wfd >= 0) {
         close(dev->async_wfd);
         dev->async_wfd = -1;
+    }
+    if (dev->async_nbfd >= 0) {
+        close(dev->async_nbfd);
+        dev->async_nbfd = -1;
     }
     pthread_mutex_destroy(&dev->async_lock);
 }
@@ -118,18 +140,52 @@ static uint64_t srq_soft_async_desc_element(const struct ibv_async_event *ev)
     }
 }
 
-static void srq_soft_async_write_desc(srq_soft_dev_t *dev,
+/* Under async_lock (srq_soft_async_take_back reorders nothing) */
+static bool srq_soft_async_write_desc(srq_soft_dev_t *dev,
                                       const struct ibv_async_event *ev)
 {
     struct ib_uverbs_async_event_desc desc;
-    ssize_t ret;
 
     memset(&desc, 0, sizeof(desc));
     desc.element    = srq_soft_async_desc_element(ev);
     desc.event_type = ev->event_type;
     /* one write of 16 bytes into a pipe is atomic (< PIPE_BUF) */
-    ret = write(dev->async_wfd, &desc, sizeof(desc));
-    (void)ret;
+    return write(dev->async_wfd, &desc, sizeof(desc)) == sizeof(desc);
+}
+
+/* The count of written events an object keeps, NULL for port events */
+static uint32_t *srq_soft_async_counter(enum ibv_event_type type,
+                                        void *element)
+{
+    switch (type) {
+    case IBV_EVENT_CQ_ERR:
+        return &((srq_soft_cq_t*)element)->events_written;
+    case IBV_EVENT_SRQ_LIMIT_REACHED:
+    case IBV_EVENT_SRQ_ERR:
+        return &((srq_soft_srq_t*)element)->events_written;
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_LAST_WQE_REACHED:
+    case IBV_EVENT_COMM_EST:
+        return &((srq_soft_qp_t*)element)->events_written;
+    default:
+        return NULL;
+    }
+}
+
+/* uverbs mode: into the pipe, counted in the object when it got there (a
+ * full pipe drops it, as a full event queue would) */
+static void srq_soft_async_write(srq_soft_dev_t *dev, enum ibv_event_type type,
+                                 void *element)
+{
+    struct ibv_async_event uev = { .event_type = type };
+    uint32_t *written = srq_soft_async_counter(type, element);
+
+    srq_soft_async_element(&uev, element);
+    pthread_mutex_lock(&dev->async_lock);
+    if (srq_soft_async_write_desc(dev, &uev) && (written != NULL)) {
+        ++*written;
+    }
+    pthread_mutex_unlock(&dev->async_lock);
 }
 
 void srq_soft_async_raise(srq_soft_dev_t *dev, enum ibv_event_type type,
@@ -140,19 +196,7 @@ void srq_soft_async_raise(srq_soft_dev_t *dev, enum ibv_event_type type,
     ssize_t ret;
 
     if (dev->params.uverbs_fds) {
-        struct ibv_async_event uev = { .event_type = type };
-
-        /* counted in the object: freeing it waits for the acks */
-        if ((type == IBV_EVENT_SRQ_LIMIT_REACHED) ||
-            (type == IBV_EVENT_SRQ_ERR)) {
-            ++((srq_soft_srq_t*)element)->events_reported;
-        } else if ((type == IBV_EVENT_QP_FATAL) ||
-                   (type == IBV_EVENT_QP_LAST_WQE_REACHED) ||
-                   (type == IBV_EVENT_COMM_EST)) {
-            ++((srq_soft_qp_t*)element)->events_reported;
-        }
-        srq_soft_async_element(&uev, element);
-        srq_soft_async_write_desc(dev, &uev);
+        srq_soft_async_write(dev, type, element);
         return;
     }
     ev = calloc(1, sizeof(*ev));
@@ -175,24 +219,92 @@ void srq_soft_async_raise(srq_soft_dev_t *dev, enum ibv_event_type type,
     pthread_mutex_unlock(&dev->async_lock);
 }
 
-int srq_soft_async_wait_acked(pthread_mutex_t *mutex, pthread_cond_t *cond,
-                              const uint32_t *completed, uint32_t reported)
+/* uverbs mode, under async_lock: take the events about @element the user
+ * has not read out of the pipe, the others go back in order; how many */
+static uint32_t srq_soft_async_take_back(srq_soft_dev_t *dev, uint64_t element)
+{
+    struct ib_uverbs_async_event_desc *desc;
+    size_t i, n, kept = 0;
+    uint32_t taken = 0;
+    ssize_t got, ret;
+    int avail = 0;
+
+    if ((dev->async_nbfd < 0) ||
+        (ioctl(dev->async_nbfd, FIONREAD, &avail) != 0) || (avail <= 0) ||
+        ((desc = malloc(avail)) == NULL)) {
+        return 0;
+    }
+    /* a reader of the user's may take some meanwhile: those were read */
+    got = read(dev->async_nbfd, desc, avail);
+    n   = (got > 0) ? (size_t)got / sizeof(*desc) : 0;
+    for (i = 0; i < n; ++i) {
+        if (desc[i].element == element) {
+            ++taken;
+        } else {
+            desc[kept++] = desc[i];
+        }
+    }
+    /* room for them: they were just in there, and writers wait for us */
+    ret = (kept > 0) ? write(dev->async_wfd, desc, kept * sizeof(*desc)) : 0;
+    (void)ret;
+    free(desc);
+    return taken;
+}
+
+/* Built-in mode, under async_lock: drop the queued events about @element */
+static void srq_soft_async_drop_queued(srq_soft_dev_t *dev, uint64_t element)
+{
+    srq_soft_async_ev_t **pp = &dev->async_head, *ev;
+    uint64_t cnt;
+    ssize_t ret;
+
+    dev->async_tail = NULL;
+    while ((ev = *pp) != NULL) {
+        if (srq_soft_async_desc_element(&ev->ev) == element) {
+            *pp = ev->next;
+            free(ev);
+            continue;
+        }
+        dev->async_tail = ev;
+        pp              = &ev->next;
+    }
+    if (dev->async_head == NULL) {
+        ret = read(dev->async_efd, &cnt, sizeof(cnt)); /* not readable */
+        (void)ret;
+    }
+}
+
+bool srq_soft_async_release(srq_soft_dev_t *dev, const void *ibv_obj,
+                            uint32_t written, pthread_mutex_t *mutex,
+                            pthread_cond_t *cond, const uint32_t *completed)
 {
     struct timespec deadline;
-    int ret = 0, acked;
+    uint32_t read_by_user;
+    int ret = 0;
+    bool acked;
 
-    if (reported == 0) {
-        return 1; /* built-in mode (nothing held), or none raised */
+    pthread_mutex_lock(&dev->async_lock);
+    if (dev->params.uverbs_fds) {
+        read_by_user = written - srq_soft_async_take_back(dev,
+                                                          (uintptr_t)ibv_obj);
+    } else {
+        srq_soft_async_drop_queued(dev, (uintptr_t)ibv_obj);
+        read_by_user = 0; /* nothing is held for an event once taken */
     }
-    /* the kernel waits for the events it reported; a program that reads
-     * none would wait forever, so the wait is bounded */
+    pthread_mutex_unlock(&dev->async_lock);
+    if (read_by_user == 0) {
+        return true;
+    }
+    /* the kernel waits for the acks of the events it handed out; a
+     * program that never acks would wait forever, so the wait is bounded */
     clock_gettime(CLOCK_REALTIME, &deadline);
     deadline.tv_sec += 1;
     pthread_mutex_lock(mutex);
-    while ((*(volatile const uint32_t*)completed != reported) && (ret == 0)) {
+    while ((*(volatile const uint32_t*)completed != read_by_user) &&
+           (ret == 0)) {
         ret = pthread_cond_timedwait(cond, mutex, &deadline);
     }
-    acked = (*completed == reported);
+    acked = (*completed == read_by_user);
     pthread_mutex_unlock(mutex);
     return acked;
 }

@@ -7,6 +7,10 @@
 
 #include "../srq_verbs.h"
 
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
 typedef struct srq_soft_dev srq_soft_dev_t;
 
 /* A pending asynchronous event */
@@ -20,12 +24,18 @@ void srq_soft_async_cleanup(srq_soft_dev_t *dev);
 /* @element: the soft CQ, SRQ or QP the event is about */
 void srq_soft_async_raise(srq_soft_dev_t *dev, enum ibv_event_type type,
                           void *element);
-/* Before an SRQ or QP is freed: in uverbs mode libibverbs acks its events
- * on the object itself (@mutex, @cond, @completed), as a kernel device's;
- * true once the @reported ones were acked, false if that did not happen
- * within a second (the caller must then keep the object allocated) */
-int  srq_soft_async_wait_acked(pthread_mutex_t *mutex, pthread_cond_t *cond,
-                               const uint32_t *completed, uint32_t reported);
+/*
+ * Before a CQ, SRQ or QP (@ibv_obj, as events name it) is freed, outside
+ * dev->lock: its events not taken by the user yet are dropped, as the
+ * kernel drops them; of the @written ones the user did take (uverbs mode),
+ * libibverbs acks each on the object itself (@mutex, @cond, @completed),
+ * and those acks are waited for. True once none is owed; false if they did
+ * not come within a second: the caller keeps the object allocated (an ack
+ * still to come writes into it).
+ */
+bool srq_soft_async_release(srq_soft_dev_t *dev, const void *ibv_obj,
+                            uint32_t written, pthread_mutex_t *mutex,
+                            pthread_cond_t *cond, const uint32_t *completed);
 int  srq_soft_async_fd(srq_verbs_dev_t *dev);
 int  srq_soft_get_async_event(srq_verbs_dev_t *dev,
                               struct ibv_async_event *event);

@@ -214,6 +214,11 @@ int srq_soft_destroy_cq(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq)
         --ch->refcnt;
     }
     srq_soft_dev_unlock(dev);
+    /* off the device's list and unreferenced: no event can come for it */
+    if (!srq_soft_async_release(dev, ibcq, cq->events_written, &ibcq->mutex,
+                                &ibcq->cond, &ibcq->async_events_completed)) {
+        return 0; /* an ack still to come writes here: kept allocated */
+    }
     pthread_mutex_destroy(&cq->ibv.mutex);
     pthread_cond_destroy(&cq->ibv.cond);
     free(cq->ring);

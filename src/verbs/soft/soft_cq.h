@@ -40,6 +40,8 @@ struct srq_soft_cq {
     srq_soft_list_t      ev_link;  /* channel->events */
     unsigned             events_delivered;
     unsigned             events_acked;
+    uint32_t             events_written; /* uverbs mode: async events to
+                                            the async fd (dev->async_lock) */
     int                  qp_refs;
     srq_soft_list_t      dev_link; /* dev->cqs */
 };

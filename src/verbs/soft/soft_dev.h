@@ -131,6 +131,8 @@ struct srq_soft_dev {
                                          the timer (the thread's own) */
     int                 thread_stop_fd;
     int                 async_wfd;
+    int                 async_nbfd;   /* the read end, non-blocking: to take
+                                         events back (soft_async.c) */
 
     /* srq_soft_test_fail_post: wr_index << 32 | (uint32_t)err, 0: none.
      * Atomic, without dev->lock: the SRQ post path does not take it */

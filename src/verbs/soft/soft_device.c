@@ -223,6 +223,7 @@ static srq_soft_dev_t *srq_soft_dev_alloc(const srq_soft_open_params_t *params)
         dev->timer_fd       = -1;
         dev->async_efd      = -1;
         dev->async_wfd      = -1;
+        dev->async_nbfd     = -1;
         dev->thread_stop_fd = -1;
     }
     return dev;

@@ -423,7 +423,6 @@ void srq_soft_qp_unpeer(srq_soft_qp_t *qp)
 int srq_soft_destroy_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp)
 {
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
-    uint32_t reported;
     srq_soft_qp_t *qp;
 
     if (srq_soft_dev_lock_obj(dev, ibqp) != 0) {
@@ -440,16 +439,15 @@ int srq_soft_destroy_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp)
     if (ibqp->srq != NULL) {
         --srq_soft_srq(ibqp->srq)->qp_refs;
     }
-    reported = qp->events_reported;
     srq_soft_dev_unlock(dev);
-    if (!srq_soft_async_wait_acked(&ibqp->mutex, &ibqp->cond,
-                                   &ibqp->events_completed, reported)) {
-        /* events not acked yet still point here: kept allocated */
-        return 0;
+    /* no event can be raised for it any more: it left the QP table */
+    srq_soft_pd_put(ibqp->pd);
+    if (!srq_soft_async_release(dev, ibqp, qp->events_written, &ibqp->mutex,
+                                &ibqp->cond, &ibqp->events_completed)) {
+        return 0; /* an ack still to come writes here: kept allocated */
     }
     pthread_mutex_destroy(&ibqp->mutex);
     pthread_cond_destroy(&ibqp->cond);
-    srq_soft_pd_put(ibqp->pd);
     srq_soft_qp_free(qp);
     return 0;
 }

@@ -119,7 +119,8 @@ struct srq_soft_qp {
     uint32_t             rq_mask;
     uint32_t             rq_pi, rq_hw, rq_ci;
 
-    uint32_t             events_reported; /* uverbs mode: on the async fd */
+    uint32_t             events_written; /* uverbs mode: to the async fd
+                                            (dev->async_lock) */
 };
 
 static inline srq_soft_qp_t *srq_soft_qp(struct ibv_qp *qp)

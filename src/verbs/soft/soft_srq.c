@@ -166,7 +166,6 @@ int srq_soft_query_srq(srq_verbs_dev_t *vdev, struct ibv_srq *ibsrq,
 int srq_soft_destroy_srq(srq_verbs_dev_t *vdev, struct ibv_srq *ibsrq)
 {
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
-    uint32_t reported;
     srq_soft_srq_t *srq;
 
     if (srq_soft_dev_lock_obj(dev, ibsrq) != 0) {
@@ -180,16 +179,15 @@ int srq_soft_destroy_srq(srq_verbs_dev_t *vdev, struct ibv_srq *ibsrq)
     /* completions still in CQs must not give WQEs back to a freed SRQ */
     srq_soft_cqs_forget_srq(dev, srq);
     srq->limit = 0; /* no event after this one */
-    reported   = srq->events_reported;
     srq_soft_dev_unlock(dev);
-    if (!srq_soft_async_wait_acked(&srq->ibv.mutex, &srq->ibv.cond,
-                                   &srq->ibv.events_completed, reported)) {
-        /* events not acked yet still point here: kept allocated */
-        return 0;
-    }
-    pthread_mutex_destroy(&srq->ibv.mutex);
-    pthread_cond_destroy(&srq->ibv.cond);
     srq_soft_pd_put(ibsrq->pd);
+    if (!srq_soft_async_release(dev, ibsrq, srq->events_written,
+                                &ibsrq->mutex, &ibsrq->cond,
+                                &ibsrq->events_completed)) {
+        return 0; /* an ack still to come writes here: kept allocated */
+    }
+    pthread_mutex_destroy(&ibsrq->mutex);
+    pthread_cond_destroy(&ibsrq->cond);
     srq_soft_srq_free(srq);
     return 0;
 }

@@ -40,8 +40,8 @@ struct srq_soft_srq {
     uint64_t             rnr_naks;    /* RNR NAKs sent because it was
                                          empty (srq_soft_stat_inc_shared) */
     int                  qp_refs;
-    uint32_t             events_reported; /* uverbs mode: events written to
-                                             the async fd (dev->lock) */
+    uint32_t             events_written; /* uverbs mode: to the async fd
+                                            (dev->async_lock) */
 };
 
 static inline srq_soft_srq_t *srq_soft_srq(struct ibv_srq *srq)

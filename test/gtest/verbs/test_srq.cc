@@ -206,6 +206,65 @@ TEST_P(srq, limit_event_one_shot)
     EXPECT_EQ(EINVAL, srq_verbs_modify_srq(b->dev, s, &attr, IBV_SRQ_LIMIT));
 }
 
+/*
+ * Destroying an object drops its events the user has not taken yet, as the
+ * kernel does (they would name freed memory), and keeps the others in
+ * order. Two SRQs each raise their limit event; the first is destroyed
+ * before either event is read: only the second's is left.
+ */
+TEST_P(srq, destroy_drops_its_events_not_taken)
+{
+    ibv_srq_init_attr init = {};
+    init.attr.max_wr  = 16;
+    init.attr.max_sge = 1;
+    ibv_srq *s1 = srq_verbs_create_srq(b->dev, b->pd, &init);
+    ASSERT_NE(nullptr, s1);
+    bool s1_live = true;
+    srq_verbs_dev_t *bdev = b->dev;
+    m_cleanup.push_back([bdev, s1, &s1_live]() {
+        if (s1_live) {
+            srq_verbs_destroy_srq(bdev, s1);
+        }
+    });
+    ibv_srq *s2 = make_srq(*b, 16, 1), *srqs[2] = { s1, s2 };
+    char *rbuf = (char*)alloc(64 * 4);
+    ibv_mr *rmr = reg(*b, rbuf, 64 * 4, IBV_ACCESS_LOCAL_WRITE);
+    ibv_qp *qa[2], *qb[2];
+    ibv_srq_attr attr = {};
+    struct pollfd pfd = { srq_verbs_async_fd(b->dev), POLLIN, 0 };
+    ibv_async_event ev;
+
+    for (int i = 0; i < 2; ++i) {
+        qa[i] = make_qp(*a, IBV_QPT_RC, scqa, rcqa);
+        qb[i] = make_qp(*b, IBV_QPT_RC, scqb, rcqb, srqs[i]);
+        connect_rc(*a, qa[i], *b, qb[i]);
+        ASSERT_EQ(0, post_srq_recv(srqs[i], rbuf + 128 * i, 64, rmr->lkey, 0));
+        ASSERT_EQ(0, post_srq_recv(srqs[i], rbuf + 128 * i + 64, 64,
+                                   rmr->lkey, 1));
+        attr.srq_limit = 2;
+        ASSERT_EQ(0, srq_verbs_modify_srq(b->dev, srqs[i], &attr,
+                                          IBV_SRQ_LIMIT));
+    }
+    for (int i = 0; i < 2; ++i) { /* one each: 1 left < 2 */
+        ASSERT_EQ(0, post_send(qa[i], IBV_WR_SEND, sbuf, 4, smr->lkey, i));
+        ASSERT_EQ(IBV_WC_SUCCESS, poll1(rcqb).status);
+    }
+    for (uint64_t end = now_ms() + 2000;
+         (::poll(&pfd, 1, 0) == 0) && (now_ms() < end);) {
+        pump_once();
+    }
+    ASSERT_EQ(1, ::poll(&pfd, 1, 0)) << "no limit event";
+
+    destroy_qp(*b, qb[0]);
+    ASSERT_EQ(0, srq_verbs_destroy_srq(b->dev, s1));
+    s1_live = false;
+    ASSERT_EQ(0, srq_verbs_get_async_event(b->dev, &ev)) << "both dropped";
+    EXPECT_EQ(IBV_EVENT_SRQ_LIMIT_REACHED, ev.event_type);
+    EXPECT_EQ(s2, ev.element.srq) << "the destroyed SRQ's event is left";
+    srq_verbs_ack_async_event(b->dev, &ev);
+    EXPECT_EQ(EAGAIN, srq_verbs_get_async_event(b->dev, &ev));
+}
+
 TEST_P(srq, many_qps_one_srq)
 {
     const int nqp = 8, per = 20;
