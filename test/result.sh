@@ -1,5 +1,5 @@
 # Sourced by the shell tests: result NAME OK DETAIL... prints one
-# "PASS: NAME: DETAIL" or "FAIL: NAME" line (with the end of DETAIL) and,
+# "PASS: NAME: DETAIL" or "FAIL: NAME" line (with the last 40 lines of DETAIL) and,
 # on failure, sets fail=1 for the caller's exit status.
 result() {
     local name=$1 ok=$2; shift 2
@@ -7,7 +7,7 @@ result() {
         echo "PASS: $name: $*"
     else
         echo "FAIL: $name"
-        echo "$*" | tail -20
+        echo "$*" | tail -40
         fail=1
     fi
 }

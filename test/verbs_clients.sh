@@ -45,24 +45,31 @@ result "ibv_devinfo -v" "$ok" \
 
 # A client pair: server CMD ARGS in the background, client CMD ARGS
 # localhost (retried while the server is not listening yet). Sets $out
-# (client output), $sout (server output) and returns the client's status.
+# (client output), $sout (server output) and returns the client's status,
+# or 99 when only the server failed. A port another program holds (the
+# server cannot listen) is no failure of ours: another port is tried.
 pair() {
-    local port=$(( 20000 + ($$ * 7 + RANDOM) % 30000 )) sfile rc attempt
+    local port sfile rc attempt tries
     sfile=$(mktemp)
-    "$run" --verbs timeout "$limit" "$@" -p "$port" >"$sfile" 2>&1 &
-    server=$!
-    for attempt in $(seq 1 20); do
-        out=$("$run" --verbs timeout "$limit" "$@" -p "$port" localhost 2>&1)
-        rc=$?
-        if [ $rc -eq 0 ] || ! grep -qiE "couldn't connect|connection refused|unable to (open|connect)" <<<"$out"; then
-            break
-        fi
-        sleep 0.3
+    for tries in 1 2 3; do
+        port=$(( 20000 + ($$ * 7 + RANDOM) % 30000 ))
+        "$run" --verbs timeout "$limit" "$@" -p "$port" >"$sfile" 2>&1 &
+        server=$!
+        for attempt in $(seq 1 20); do
+            out=$("$run" --verbs timeout "$limit" "$@" -p "$port" localhost 2>&1)
+            rc=$?
+            if [ $rc -eq 0 ] || ! grep -qiE "couldn't connect|connection refused|unable to (open|connect)" <<<"$out" ||
+               ! kill -0 "$server" 2>/dev/null; then
+                break
+            fi
+            sleep 0.3
+        done
+        wait "$server"
+        [ $? -ne 0 ] && [ $rc -eq 0 ] && rc=99
+        server=""
+        sout=$(cat "$sfile")
+        grep -qiE "couldn't listen|address already in use|unable to bind" <<<"$sout" || break
     done
-    wait "$server"
-    [ $? -ne 0 ] && [ $rc -eq 0 ] && rc=99
-    server=""
-    sout=$(cat "$sfile")
     rm -f "$sfile"
     return $rc
 }
@@ -77,7 +84,8 @@ for prog in ibv_rc_pingpong ibv_srq_pingpong ibv_ud_pingpong; do
         ok=$([ $rc -eq 0 ] && [ -n "$line" ] && grep -q "iters in" <<<"$sout" && echo 1)
         # on failure both sides' output, whatever the client printed
         result "$prog ${opts:-(LID, polling)}" "$ok" \
-            "$([ "$ok" = 1 ] && echo "$line" || echo "rc=$rc client: $out server: $sout")"
+            "$([ "$ok" = 1 ] && echo "$line" ||
+               printf 'client: %s\nserver: %s\nrc=%s' "$out" "$sout" "$rc")"
     done
 done
 
@@ -90,7 +98,7 @@ for t in "ib_send_lat" "ib_send_bw" "ib_write_lat" "ib_write_bw" \
     rc=$?
     line=$(grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' <<<"$out" | tail -1 | tr -s ' \t' ' ')
     result "$t" "$([ $rc -eq 0 ] && [ -n "$line" ] && echo 1)" \
-        "${line:-rc=$rc $out $sout}"
+        "${line:-$(printf 'client: %s\nserver: %s\nrc=%s' "$out" "$sout" "$rc")}"
 done
 
 exit $fail
