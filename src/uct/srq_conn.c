@@ -28,6 +28,7 @@
 #include <ucs/sys/math.h>
 #include <ucs/arch/cpu.h>
 #include <ucs/debug/memtrack.h>
+#include <ucs/async/async_fwd.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -38,6 +39,12 @@
 #define UCT_SRQ_HS_QKEY       0x1ee75a5cu
 #define UCT_SRQ_HS_GRH_LEN    40
 #define UCT_SRQ_HS_UD_TX_LEN  64
+/* Handshake completions per poll, and polls per look of the async thread
+ * (each also runs the built-in soft device: up to 64 packets) */
+#define UCT_SRQ_HS_POLL_BATCH  16
+/* wr_id of a handshake send (a receive's is its buffer's index) */
+#define UCT_SRQ_HS_SEND_WRID   UINT64_MAX
+#define UCT_SRQ_HS_ASYNC_POLLS 16
 #define UCT_SRQ_HS_MAX_RETRY  ucs_time_from_sec(1.0)
 
 typedef enum {
@@ -96,8 +103,22 @@ ucs_config_field_t uct_srq_hs_config_table[] = {
      "Receive buffers of the handshake (UD) QP (8..4096).",
      ucs_offsetof(uct_srq_hs_config_t, queue_len), UCS_CONFIG_TYPE_UINT},
 
+    {"ASYNC_INTERVAL", "10ms",
+     "How often UCX's async thread looks at an interface whose owner has not\n"
+     "progressed it since the last look (100us..60s). It then answers peers'\n"
+     "handshakes for it, so that a process busy elsewhere does not time its\n"
+     "peers out, and (on the built-in soft device) runs the device, which\n"
+     "serves one-sided operations targeting it, as an HCA does without the\n"
+     "host's CPU. An owner that progresses costs one counter comparison per\n"
+     "look. One timer per process, at the first interface's interval. Not\n"
+     "with SRQ=n: a QP's receive buffers come from the owner's pool.",
+     ucs_offsetof(uct_srq_hs_config_t, async_interval), UCS_CONFIG_TYPE_TIME},
+
     {NULL}
 };
+
+/* This thread is UCX's async thread, in uct_srq_hs_async_look */
+static __thread int uct_srq_hs_in_async;
 
 static const char *uct_srq_hs_msg_name(uint8_t type)
 {
@@ -134,8 +155,16 @@ static ucs_status_t uct_srq_hs_ud_qp_init(uct_srq_hs_t *hs,
     struct ibv_qp_attr attr      = {};
     int ret;
 
-    init.send_cq             = iface->send_cq;
-    init.recv_cq             = iface->recv_cq;
+    /* a CQ of its own: the async thread polls it, never the data CQs */
+    hs->cq = srq_verbs_create_cq(iface->dev,
+                                 hs->num_bufs + UCT_SRQ_HS_UD_TX_LEN, NULL,
+                                 NULL, 0);
+    if (hs->cq == NULL) {
+        ucs_error("srq: failed to create the handshake CQ: %m");
+        return UCS_ERR_IO_ERROR;
+    }
+    init.send_cq             = hs->cq;
+    init.recv_cq             = hs->cq;
     init.qp_type             = IBV_QPT_UD;
     init.cap.max_send_wr     = UCT_SRQ_HS_UD_TX_LEN;
     init.cap.max_recv_wr     = hs->num_bufs;
@@ -145,6 +174,7 @@ static ucs_status_t uct_srq_hs_ud_qp_init(uct_srq_hs_t *hs,
     hs->ud_qp = srq_verbs_create_qp(iface->dev, iface->pd, &init);
     if (hs->ud_qp == NULL) {
         ucs_error("srq: failed to create the handshake UD QP: %m");
+        srq_verbs_destroy_cq(iface->dev, hs->cq);
         return UCS_ERR_IO_ERROR;
     }
 
@@ -169,6 +199,7 @@ static ucs_status_t uct_srq_hs_ud_qp_init(uct_srq_hs_t *hs,
         ucs_error("srq: failed to bring up the handshake UD QP: %s",
                   strerror(ret));
         srq_verbs_destroy_qp(iface->dev, hs->ud_qp);
+        srq_verbs_destroy_cq(iface->dev, hs->cq);
         hs->ud_qp = NULL;
         return UCS_ERR_IO_ERROR;
     }
@@ -183,6 +214,8 @@ ucs_status_t uct_srq_hs_check_config(const uct_srq_hs_config_t *config)
     UCT_SRQ_CHECK_TIME_RANGE("CONN_TIMEOUT", config->timeout, 1e-3, 86400);
     UCT_SRQ_CHECK_TIME_RANGE("CONN_IDLE_CHECK", config->idle_check, 1e-3,
                              86400);
+    UCT_SRQ_CHECK_TIME_RANGE("ASYNC_INTERVAL", config->async_interval, 1e-4,
+                             60);
     /* the first retransmission comes before giving up */
     UCT_SRQ_CHECK_TIME_RANGE("CONN_RETRY", config->retry, 1e-6,
                              config->timeout);
@@ -193,6 +226,7 @@ ucs_status_t uct_srq_hs_init(uct_srq_hs_t *hs, uct_srq_iface_t *iface,
                              const uct_srq_hs_config_t *config,
                              const uct_srq_conn_hooks_t *hooks)
 {
+    pthread_mutexattr_t mattr;
     size_t size;
     ucs_status_t status;
     unsigned i;
@@ -200,6 +234,7 @@ ucs_status_t uct_srq_hs_init(uct_srq_hs_t *hs, uct_srq_iface_t *iface,
 
     /* the interface checked the config (uct_srq_hs_check_config) */
     memset(hs, 0, sizeof(*hs));
+    hs->config.async_interval = ucs_time_from_sec(config->async_interval);
     kh_init_inplace(uct_srq_conns, &hs->conns);
     ucs_list_head_init(&hs->connecting);
     ucs_list_head_init(&hs->dead);
@@ -213,6 +248,12 @@ ucs_status_t uct_srq_hs_init(uct_srq_hs_t *hs, uct_srq_iface_t *iface,
     hs->num_bufs       = config->queue_len;
     hs->ud_tx_avail    = UCT_SRQ_HS_UD_TX_LEN;
     hs->hooks          = hooks;
+    /* recursive: the owner's failing a connection may come from within
+     * the handshake's own code */
+    pthread_mutexattr_init(&mattr);
+    pthread_mutexattr_settype(&mattr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&hs->lock, &mattr);
+    pthread_mutexattr_destroy(&mattr);
 
     size     = (size_t)hs->num_bufs * UCT_SRQ_HS_BUF_LEN;
     hs->bufs = ucs_malloc(size, "srq handshake buffers");
@@ -245,11 +286,13 @@ ucs_status_t uct_srq_hs_init(uct_srq_hs_t *hs, uct_srq_iface_t *iface,
 
 err_qp:
     srq_verbs_destroy_qp(iface->dev, hs->ud_qp);
+    srq_verbs_destroy_cq(iface->dev, hs->cq);
 err_dereg:
     srq_verbs_dereg_mr(iface->dev, hs->mr);
 err_free:
     ucs_free(hs->bufs);
     kh_destroy_inplace(uct_srq_conns, &hs->conns);
+    pthread_mutex_destroy(&hs->lock);
     return status;
 }
 
@@ -344,8 +387,10 @@ void uct_srq_hs_cleanup(uct_srq_hs_t *hs, uct_srq_iface_t *iface)
     }
     kh_destroy_inplace(uct_srq_conns, &hs->conns);
     srq_verbs_destroy_qp(iface->dev, hs->ud_qp);
+    srq_verbs_destroy_cq(iface->dev, hs->cq);
     srq_verbs_dereg_mr(iface->dev, hs->mr);
     ucs_free(hs->bufs);
+    pthread_mutex_destroy(&hs->lock);
 }
 
 static ucs_status_t uct_srq_conn_create(uct_srq_iface_t *iface,
@@ -431,7 +476,7 @@ static void uct_srq_hs_send(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
     struct ibv_sge sge;
     int ret;
 
-    if ((hs->ud_tx_avail <= 0) || (iface->tx_cq_avail <= 0)) {
+    if (hs->ud_tx_avail <= 0) {
         return; /* the retry timer sends it later */
     }
     if (ucs_unlikely(hs->config.drop > 0) &&
@@ -451,7 +496,7 @@ static void uct_srq_hs_send(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
     sge.addr              = (uintptr_t)&msg;
     sge.length            = sizeof(msg);
     sge.lkey              = 0;
-    wr.wr_id              = 0; /* a handshake send: no connection */
+    wr.wr_id              = UCT_SRQ_HS_SEND_WRID;
     wr.next               = NULL;
     wr.sg_list            = &sge;
     wr.num_sge            = 1;
@@ -467,7 +512,6 @@ static void uct_srq_hs_send(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
         return;
     }
     --hs->ud_tx_avail;
-    --iface->tx_cq_avail;
     ++hs->stats.sent;
     ucs_trace("srq: sent %s to ud qpn 0x%x (rc qp 0x%x)",
               uct_srq_hs_msg_name(type), conn->key.ud_qpn, conn->qp->qp_num);
@@ -502,6 +546,13 @@ static void uct_srq_conn_post_queued(uct_srq_iface_t *iface,
 static void uct_srq_conn_established(uct_srq_iface_t *iface,
                                      uct_srq_conn_t *conn)
 {
+    if (uct_srq_hs_in_async) {
+        /* its queued sends and waiting endpoints are the owner's: it goes
+         * on from the owner's progress (still on the connecting list) */
+        conn->state = UCT_SRQ_CONN_READY;
+        __atomic_store_n(&iface->hs.async_left, 1, __ATOMIC_RELAXED);
+        return;
+    }
     uct_srq_conn_leave_connecting(&iface->hs, conn);
     conn->state = UCT_SRQ_CONN_CONNECTED;
     ucs_debug("srq: connection QP 0x%x <-> 0x%x is up", conn->qp->qp_num,
@@ -516,23 +567,23 @@ ucs_status_t uct_srq_hs_get_conn(uct_srq_iface_t *iface,
                                  const uct_srq_conn_key_t *key,
                                  uct_srq_conn_t **conn_p)
 {
+    ucs_status_t status = UCS_OK;
     uct_srq_conn_t *conn;
-    ucs_status_t status;
     khiter_t it;
 
+    pthread_mutex_lock(&iface->hs.lock);
     it = kh_get(uct_srq_conns, &iface->hs.conns, *key);
     if (it != kh_end(&iface->hs.conns)) {
         *conn_p = kh_value(&iface->hs.conns, it);
-        return UCS_OK;
+    } else {
+        status = uct_srq_conn_create(iface, key, &conn);
+        if (status == UCS_OK) {
+            uct_srq_hs_send(iface, conn, UCT_SRQ_HS_REQ);
+            *conn_p = conn;
+        }
     }
-
-    status = uct_srq_conn_create(iface, key, &conn);
-    if (status != UCS_OK) {
-        return status;
-    }
-    uct_srq_hs_send(iface, conn, UCT_SRQ_HS_REQ);
-    *conn_p = conn;
-    return UCS_OK;
+    pthread_mutex_unlock(&iface->hs.lock);
+    return status;
 }
 
 /* ---- receiving handshake datagrams ------------------------------------- */
@@ -613,6 +664,7 @@ static void uct_srq_hs_handle_req(uct_srq_iface_t *iface,
         }
         break;
     case UCT_SRQ_CONN_REP_SENT:
+    case UCT_SRQ_CONN_READY:
     case UCT_SRQ_CONN_CONNECTED:
         /* a retransmitted REQ: our REP was lost */
         uct_srq_hs_send(iface, conn, UCT_SRQ_HS_REP);
@@ -638,6 +690,7 @@ static void uct_srq_hs_handle_rep(uct_srq_iface_t *iface,
         uct_srq_hs_send(iface, conn, UCT_SRQ_HS_RTU);
         uct_srq_conn_established(iface, conn);
         break;
+    case UCT_SRQ_CONN_READY:
     case UCT_SRQ_CONN_CONNECTED:
         uct_srq_hs_send(iface, conn, UCT_SRQ_HS_RTU); /* our RTU was lost */
         break;
@@ -646,7 +699,8 @@ static void uct_srq_hs_handle_rep(uct_srq_iface_t *iface,
     }
 }
 
-void uct_srq_hs_handle_rx(uct_srq_iface_t *iface, const struct ibv_wc *wc)
+static void uct_srq_hs_handle_rx(uct_srq_iface_t *iface,
+                                 const struct ibv_wc *wc)
 {
     uct_srq_hs_t *hs = &iface->hs;
     unsigned index   = wc->wr_id;
@@ -826,17 +880,67 @@ static void uct_srq_hs_check_idle(uct_srq_iface_t *iface)
     });
 }
 
+/* Handshake datagrams in, handshake sends back: how many completions */
+static unsigned uct_srq_hs_poll(uct_srq_iface_t *iface)
+{
+    uct_srq_hs_t *hs = &iface->hs;
+    struct ibv_wc wc[UCT_SRQ_HS_POLL_BATCH];
+    int i, n;
+
+    n = ibv_poll_cq(hs->cq, UCT_SRQ_HS_POLL_BATCH, wc);
+    if (n < 0) {
+        ucs_error("srq: polling the handshake CQ failed: %s", strerror(-n));
+        return 0;
+    }
+    for (i = 0; i < n; ++i) {
+        if (wc[i].wr_id == UCT_SRQ_HS_SEND_WRID) {
+            ++hs->ud_tx_avail; /* a handshake datagram went out */
+        } else {
+            uct_srq_hs_handle_rx(iface, &wc[i]);
+        }
+    }
+    return n;
+}
+
+/* What the async thread left to the owner: connections it found up, or
+ * failed */
+static void uct_srq_hs_take_async_left(uct_srq_iface_t *iface)
+{
+    uct_srq_hs_t *hs = &iface->hs;
+    uct_srq_conn_t *conn;
+
+    __atomic_store_n(&hs->async_left, 0, __ATOMIC_RELAXED);
+    kh_foreach_value(&hs->conns, conn, {
+        if (conn->fail_deferred == 1) {
+            uct_srq_conn_fail(iface, conn, conn->fail_status,
+                              conn->fail_reason);
+        } else if (conn->fail_deferred == 2) {
+            uct_srq_conn_lost(iface, conn, conn->fail_status,
+                              conn->fail_reason);
+        } else if (conn->state == UCT_SRQ_CONN_READY) {
+            uct_srq_conn_established(iface, conn);
+        }
+    });
+}
+
 void uct_srq_hs_progress(uct_srq_iface_t *iface)
 {
     uct_srq_hs_t *hs = &iface->hs;
-    ucs_time_t now   = ucs_get_time();
     uct_srq_conn_t *conn, *tmp;
+    ucs_time_t now;
 
+    pthread_mutex_lock(&hs->lock);
     hs->polls = 0;
+    while (uct_srq_hs_poll(iface) == UCT_SRQ_HS_POLL_BATCH) {
+    }
+    if (__atomic_load_n(&hs->async_left, __ATOMIC_RELAXED)) {
+        uct_srq_hs_take_async_left(iface);
+    }
     if (!ucs_list_is_empty(&hs->dead)) {
         uct_srq_hs_reap(iface);
     }
 
+    now = ucs_get_time();
     ucs_list_for_each_safe(conn, tmp, &hs->connecting, list) {
         if (now >= conn->deadline) {
             uct_srq_conn_lost(iface, conn, UCS_ERR_UNREACHABLE,
@@ -857,6 +961,131 @@ void uct_srq_hs_progress(uct_srq_iface_t *iface)
     if (now >= hs->next_idle_check) {
         hs->next_idle_check = now + hs->config.idle_check;
         uct_srq_hs_check_idle(iface);
+    }
+    pthread_mutex_unlock(&hs->lock);
+}
+
+void uct_srq_hs_fence(uct_srq_iface_t *iface)
+{
+    uct_srq_conn_t *conn;
+
+    pthread_mutex_lock(&iface->hs.lock);
+    kh_foreach_value(&iface->hs.conns, conn, {
+        conn->send_flags |= IBV_SEND_FENCE;
+    });
+    pthread_mutex_unlock(&iface->hs.lock);
+}
+
+/* ---- the async thread's look ------------------------------------------- */
+
+/*
+ * One timer of UCX's async thread for all interfaces of the process (UCX
+ * bounds the timers of one interval), ticking at the ASYNC_INTERVAL of the
+ * first interface; each interface is looked at once per its own interval,
+ * at the tick after it is due. The list's lock is held through a tick: an
+ * interface that left the list is not looked at any more.
+ */
+static struct {
+    pthread_mutex_t  lock;
+    ucs_list_link_t  ifaces;     /* uct_srq_hs_t.async_link */
+    int              timer_id;   /* -1: none */
+} uct_srq_hs_async = {
+    .lock     = PTHREAD_MUTEX_INITIALIZER,
+    .ifaces   = UCS_LIST_INITIALIZER(&uct_srq_hs_async.ifaces,
+                                     &uct_srq_hs_async.ifaces),
+    .timer_id = -1
+};
+
+/*
+ * An owner that progressed since the last look answers its peers itself.
+ * Otherwise take the handshake's datagrams for it - polling a CQ also runs
+ * the built-in soft device, which serves one-sided operations at us -
+ * unless the owner holds the lock.
+ */
+static void uct_srq_hs_async_look(uct_srq_iface_t *iface)
+{
+    uct_srq_hs_t *hs    = &iface->hs;
+    unsigned long calls = __atomic_load_n(&iface->progress_calls,
+                                          __ATOMIC_RELAXED);
+    unsigned i;
+
+    if ((calls != hs->progress_seen) ||
+        (pthread_mutex_trylock(&hs->lock) != 0)) {
+        hs->progress_seen = calls;
+        return;
+    }
+    uct_srq_hs_in_async = 1;
+    for (i = 0; i < UCT_SRQ_HS_ASYNC_POLLS; ++i) {
+        uct_srq_hs_poll(iface);
+    }
+    uct_srq_hs_in_async = 0;
+    pthread_mutex_unlock(&hs->lock);
+}
+
+static void uct_srq_hs_async_tick(int id, ucs_event_set_types_t events,
+                                  void *arg)
+{
+    ucs_time_t now = ucs_get_time();
+    uct_srq_hs_t *hs;
+
+    pthread_mutex_lock(&uct_srq_hs_async.lock);
+    ucs_list_for_each(hs, &uct_srq_hs_async.ifaces, async_link) {
+        if (now >= hs->next_look) {
+            hs->next_look = now + hs->config.async_interval;
+            uct_srq_hs_async_look(ucs_container_of(hs, uct_srq_iface_t, hs));
+        }
+    }
+    pthread_mutex_unlock(&uct_srq_hs_async.lock);
+}
+
+void uct_srq_hs_async_start(uct_srq_iface_t *iface)
+{
+    uct_srq_hs_t *hs    = &iface->hs;
+    ucs_status_t status = UCS_OK;
+
+    /* per-QP receive queues come from the owner's pool: no answers from
+     * the async thread then */
+    if (iface->rx.srq == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&uct_srq_hs_async.lock);
+    if (uct_srq_hs_async.timer_id < 0) {
+        status = ucs_async_add_timer(UCS_ASYNC_MODE_THREAD_MUTEX,
+                                     hs->config.async_interval,
+                                     uct_srq_hs_async_tick, NULL, NULL,
+                                     &uct_srq_hs_async.timer_id);
+    }
+    if (status == UCS_OK) {
+        hs->next_look = ucs_get_time() + hs->config.async_interval;
+        ucs_list_add_tail(&uct_srq_hs_async.ifaces, &hs->async_link);
+        hs->async_on  = 1;
+    } else {
+        uct_srq_hs_async.timer_id = -1;
+        ucs_diag("srq: no async handshake answers (%s): an owner that does "
+                 "not progress leaves its peers waiting",
+                 ucs_status_string(status));
+    }
+    pthread_mutex_unlock(&uct_srq_hs_async.lock);
+}
+
+void uct_srq_hs_async_stop(uct_srq_iface_t *iface)
+{
+    int timer_id = -1;
+
+    if (!iface->hs.async_on) {
+        return;
+    }
+    pthread_mutex_lock(&uct_srq_hs_async.lock);
+    ucs_list_del(&iface->hs.async_link);
+    iface->hs.async_on = 0;
+    if (ucs_list_is_empty(&uct_srq_hs_async.ifaces)) {
+        timer_id                  = uct_srq_hs_async.timer_id;
+        uct_srq_hs_async.timer_id = -1;
+    }
+    pthread_mutex_unlock(&uct_srq_hs_async.lock);
+    /* outside the lock: a tick under way takes it */
+    if (timer_id >= 0) {
+        ucs_async_remove_handler(timer_id, 1);
     }
 }
 
@@ -980,14 +1209,35 @@ static void uct_srq_conn_set_failed(uct_srq_iface_t *iface,
     }
 }
 
+/* In the async thread: the owner fails @conn (@how: 1 as
+ * uct_srq_conn_fail, 2 as uct_srq_conn_lost) in its progress */
+static int uct_srq_conn_defer_fail(uct_srq_iface_t *iface,
+                                   uct_srq_conn_t *conn, int how,
+                                   ucs_status_t status, const char *reason)
+{
+    if (!uct_srq_hs_in_async) {
+        return 0;
+    }
+    if (!conn->fail_deferred) {
+        conn->fail_deferred = how;
+        conn->fail_status   = status;
+        conn->fail_reason   = reason;
+        __atomic_store_n(&iface->hs.async_left, 1, __ATOMIC_RELAXED);
+    }
+    return 1;
+}
+
 void uct_srq_conn_fail(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
                        ucs_status_t status, const char *reason)
 {
-    if (conn->state == UCT_SRQ_CONN_FAILED) {
+    if ((conn->state == UCT_SRQ_CONN_FAILED) ||
+        uct_srq_conn_defer_fail(iface, conn, 1, status, reason)) {
         return;
     }
+    pthread_mutex_lock(&iface->hs.lock);
     uct_srq_conn_set_failed(iface, conn, status, reason);
     uct_srq_conn_report(iface, conn);
+    pthread_mutex_unlock(&iface->hs.lock);
 }
 
 /*
@@ -1001,7 +1251,8 @@ static void uct_srq_conn_lost(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
 {
     int busy = (conn->sn_done != conn->sn_posted);
 
-    if (conn->state == UCT_SRQ_CONN_FAILED) {
+    if ((conn->state == UCT_SRQ_CONN_FAILED) ||
+        uct_srq_conn_defer_fail(iface, conn, 2, status, reason)) {
         return;
     }
     uct_srq_conn_set_failed(iface, conn, status, reason);

@@ -25,11 +25,15 @@
 #include <ucs/sys/math.h>
 #include <ucs/debug/log_def.h>
 
+#include <pthread.h>
+
 typedef struct uct_srq_iface uct_srq_iface_t;
 
 typedef enum uct_srq_conn_state {
     UCT_SRQ_CONN_CONNECTING,  /* REQ sent, waiting for the peer's QP */
     UCT_SRQ_CONN_REP_SENT,    /* QP connected, waiting for the peer's RTU */
+    UCT_SRQ_CONN_READY,       /* up, found so from UCX's async thread: the
+                                 owner's progress lets its sends go */
     UCT_SRQ_CONN_CONNECTED,   /* both QPs ready: data may flow */
     UCT_SRQ_CONN_FAILED       /* error: the QP is gone for good */
 } uct_srq_conn_state_t;
@@ -88,6 +92,8 @@ typedef struct uct_srq_conn {
     ucs_status_t          fail_status;  /* why it failed */
     const char           *fail_reason;
     int                   fail_reported; /* its endpoints were told */
+    int                   fail_deferred; /* failed in the async thread: the
+                                            owner's progress fails it */
     uint32_t              ka_sn;        /* sn_posted at the last idle check */
     ucs_list_link_t       eps;          /* uct_srq_ep_t on this connection */
     ucs_list_link_t       list;         /* in hs->connecting or hs->dead */
@@ -139,11 +145,29 @@ typedef struct uct_srq_hs_config {
     unsigned  queue_len;     /* handshake receive buffers */
     unsigned  drop;          /* debug: % of handshake datagrams dropped */
     unsigned  max_accepting; /* half-open connections peers asked for */
+    double    async_interval; /* the async thread's look at an idle owner */
 } uct_srq_hs_config_t;
 
 /* The handshake of an interface: its UD QP and buffers, and the connections
  * it set up (live, connecting, failed) */
 typedef struct uct_srq_hs {
+    /*
+     * What the handshake owns is also touched by UCX's async thread
+     * (uct_srq_hs_async_look), when the interface's owner has not
+     * progressed it for a while: it answers peers then, so that a process
+     * that waits elsewhere - or sends atomics from threads at a target it
+     * does not progress - does not time its peers out. Under @lock (the
+     * async thread only tries it); what only the owner may do (its sends,
+     * its endpoints' requests, failing a connection) the async thread
+     * leaves to the owner's progress: READY and fail_deferred connections.
+     */
+    pthread_mutex_t         lock;
+    int                     async_left;   /* it left work for the owner */
+    ucs_list_link_t         async_link;   /* on the async thread's list */
+    int                     async_on;     /* there */
+    ucs_time_t              next_look;
+    unsigned long           progress_seen; /* owner's progress calls then */
+    struct ibv_cq          *cq;           /* the UD QP's, send and receive */
     struct ibv_qp          *ud_qp;
     struct ibv_mr          *mr;
     void                   *bufs;         /* handshake receive buffers */
@@ -163,6 +187,7 @@ typedef struct uct_srq_hs {
         ucs_time_t          retry;
         unsigned            drop;
         unsigned            max_accepting;
+        ucs_time_t          async_interval;
     } config;
     unsigned                seed;         /* for config.drop */
     struct {
@@ -189,17 +214,33 @@ ucs_status_t uct_srq_hs_get_conn(uct_srq_iface_t *iface,
                                  const uct_srq_conn_key_t *key,
                                  uct_srq_conn_t **conn_p);
 
-/* A completion of the handshake QP (receive) */
-void uct_srq_hs_handle_rx(uct_srq_iface_t *iface, const struct ibv_wc *wc);
-
 /* Progress calls between looks at the clock when nothing else needs the
  * handshake's progress */
 #define UCT_SRQ_HS_POLLS_PER_LOOK 1024
 
-/* Retransmit and time out handshakes, report and free failed connections,
- * probe idle connections no endpoint uses: while handshakes run or failed
- * connections remain, and every UCT_SRQ_HS_POLLS_PER_LOOK calls */
+/* Take handshake datagrams, retransmit and time out handshakes, report
+ * and free failed connections, probe idle connections no endpoint uses:
+ * while handshakes run, failed connections remain or the async thread left
+ * work, and every UCT_SRQ_HS_POLLS_PER_LOOK calls */
 void uct_srq_hs_progress(uct_srq_iface_t *iface);
+
+/* Does the handshake need the owner's progress now? (read without the
+ * lock: a stale answer costs one call, or one call later) */
+static inline int uct_srq_hs_wants_progress(uct_srq_hs_t *hs)
+{
+    return !ucs_list_is_empty(&hs->connecting) ||
+           !ucs_list_is_empty(&hs->dead) ||
+           __atomic_load_n(&hs->async_left, __ATOMIC_RELAXED) ||
+           (++hs->polls >= UCT_SRQ_HS_POLLS_PER_LOOK);
+}
+
+/* Set IBV_SEND_FENCE on the next WR of every connection */
+void uct_srq_hs_fence(uct_srq_iface_t *iface);
+
+/* The async thread's looks (ASYNC_INTERVAL), from when the interface is
+ * complete until it starts to go */
+void uct_srq_hs_async_start(uct_srq_iface_t *iface);
+void uct_srq_hs_async_stop(uct_srq_iface_t *iface);
 
 /* A send failed on the connection: fail its operations, tell its
  * endpoints now */

@@ -198,7 +198,6 @@ static const uct_srq_conn_hooks_t uct_srq_iface_conn_hooks = {
 
 static unsigned uct_srq_iface_poll_rx(uct_srq_iface_t *iface)
 {
-    uint32_t ud_qpn = iface->hs.ud_qp->qp_num;
     struct ibv_wc wc[UCT_SRQ_POLL_BATCH];
     int i, n;
 
@@ -212,11 +211,7 @@ static unsigned uct_srq_iface_poll_rx(uct_srq_iface_t *iface)
     }
 
     for (i = 0; i < n; ++i) {
-        if (ucs_unlikely(wc[i].qp_num == ud_qpn)) {
-            uct_srq_hs_handle_rx(iface, &wc[i]);
-        } else {
-            uct_srq_rx_deliver(&iface->rx, iface, &wc[i]);
-        }
+        uct_srq_rx_deliver(&iface->rx, iface, &wc[i]);
     }
     uct_srq_rx_polled(&iface->rx, iface, n, UCT_SRQ_POLL_BATCH);
     return n;
@@ -238,9 +233,7 @@ static unsigned uct_srq_iface_poll_tx(uct_srq_iface_t *iface)
 
     for (i = 0; i < n; ++i) {
         conn = (uct_srq_conn_t*)(uintptr_t)wc[i].wr_id;
-        if (ucs_unlikely(conn == NULL)) {
-            ++iface->hs.ud_tx_avail; /* a handshake datagram went out */
-        } else if (ucs_unlikely(wc[i].wr_id == UCT_SRQ_RX_RETIRE_WRID)) {
+        if (ucs_unlikely(wc[i].wr_id == UCT_SRQ_RX_RETIRE_WRID)) {
             uct_srq_rx_retire_complete(&iface->rx, iface, &wc[i]);
         } else {
             --iface->tx_outstanding;
@@ -261,6 +254,8 @@ static unsigned uct_srq_iface_progress(uct_iface_h tl_iface)
     uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
     unsigned count;
 
+    __atomic_store_n(&iface->progress_calls, iface->progress_calls + 1,
+                     __ATOMIC_RELAXED);
     count = uct_srq_iface_poll_rx(iface);
     /* the send CQ only when the receive CQ gave less than a batch, when
      * send resources run low or requests wait for them, and at least once
@@ -274,9 +269,7 @@ static unsigned uct_srq_iface_progress(uct_iface_h tl_iface)
         iface->tx_poll_skips = 0;
         count               += uct_srq_iface_poll_tx(iface);
     }
-    if (ucs_unlikely(!ucs_list_is_empty(&iface->hs.connecting) ||
-                     !ucs_list_is_empty(&iface->hs.dead) ||
-                     (++iface->hs.polls >= UCT_SRQ_HS_POLLS_PER_LOOK))) {
+    if (ucs_unlikely(uct_srq_hs_wants_progress(&iface->hs))) {
         uct_srq_hs_progress(iface);
     }
     return count;
@@ -352,11 +345,8 @@ static ucs_status_t uct_srq_iface_flush(uct_iface_h tl_iface, unsigned flags,
 static ucs_status_t uct_srq_iface_fence(uct_iface_h tl_iface, unsigned flags)
 {
     uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
-    uct_srq_conn_t *conn;
 
-    kh_foreach_value(&iface->hs.conns, conn, {
-        conn->send_flags |= IBV_SEND_FENCE;
-    });
+    uct_srq_hs_fence(iface);
     return UCS_OK;
 }
 
@@ -804,6 +794,7 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
         status = UCS_ERR_NO_MEMORY;
         goto err_hs;
     }
+    uct_srq_hs_async_start(self);
     return UCS_OK;
 
 err_hs:
@@ -822,6 +813,7 @@ err_cqs:
 
 UCS_CLASS_CLEANUP_FUNC(uct_srq_iface_t)
 {
+    uct_srq_hs_async_stop(self);
     if (self->counters_file != NULL) {
         uct_srq_counters_dump(self, self->counters_file);
         ucs_free(self->counters_file);

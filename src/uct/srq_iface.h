@@ -61,6 +61,8 @@ typedef struct uct_srq_iface {
     unsigned                  tx_outstanding; /* WRs posted, not completed */
     unsigned                  tx_poll_skips;  /* progress calls since the
                                                  send CQ was last polled */
+    unsigned long             progress_calls; /* read by the async thread:
+                                                 is the owner progressing? */
     struct {
         uint64_t              wrs;      /* send WRs posted */
         uint64_t              bytes;    /* bytes they carried */

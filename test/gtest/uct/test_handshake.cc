@@ -388,3 +388,33 @@ TEST(rc_srq_handshake, datagram_naming_another_source_is_dropped)
         return receiver.counters().conns == 1;
     })) << "the same request from its own QP and port made no connection";
 }
+
+/*
+ * An owner that does not progress its interface (busy elsewhere, or waiting
+ * for threads that send atomics at it, as UCX's atomic tests do) still
+ * answers its peers: UCX's async thread takes its handshake datagrams
+ * (ASYNC_INTERVAL) and, on the built-in soft device, runs the device,
+ * which takes the message. Before, the request was never answered and the
+ * sender's flush waited for CONN_TIMEOUT.
+ */
+TEST(rc_srq_handshake, answered_while_the_owner_does_not_progress)
+{
+    entity receiver(config_t{{"ASYNC_INTERVAL", "1ms"}});
+    entity sender(config_t{{"CONN_TIMEOUT", "5s"}});
+    int received = 0;
+    ucs_status_t status;
+
+    ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(receiver.iface(), 1, count_am,
+                                               &received, 0));
+    uct_ep_h ep = sender.connect(receiver);
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, 1, 42, NULL, 0)); /* queued */
+    /* only the sender progresses */
+    EXPECT_TRUE(progress_until({&sender}, [&] {
+        status = uct_ep_flush(ep, 0, NULL);
+        return (status != UCS_INPROGRESS) && (status != UCS_ERR_NO_RESOURCE);
+    }, 4.0)) << "the receiver never answered";
+    EXPECT_EQ(UCS_OK, status);
+    EXPECT_EQ(0, received) << "its handler runs from its owner's progress";
+    /* the message waits for its owner */
+    EXPECT_TRUE(progress_until({&receiver}, [&] { return received == 1; }));
+}
