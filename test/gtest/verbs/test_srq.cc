@@ -4,6 +4,7 @@
  */
 #include "verbs_fixture.h"
 
+#include <memory>
 #include <poll.h>
 #include <string.h>
 
@@ -219,10 +220,11 @@ TEST_P(srq, destroy_drops_its_events_not_taken)
     init.attr.max_sge = 1;
     ibv_srq *s1 = srq_verbs_create_srq(b->dev, b->pd, &init);
     ASSERT_NE(nullptr, s1);
-    bool s1_live = true;
+    /* TearDown runs after this frame is gone: the flag lives on the heap */
+    auto s1_live = std::make_shared<bool>(true);
     srq_verbs_dev_t *bdev = b->dev;
-    m_cleanup.push_back([bdev, s1, &s1_live]() {
-        if (s1_live) {
+    m_cleanup.push_back([bdev, s1, s1_live]() {
+        if (*s1_live) {
             srq_verbs_destroy_srq(bdev, s1);
         }
     });
@@ -257,7 +259,7 @@ TEST_P(srq, destroy_drops_its_events_not_taken)
 
     destroy_qp(*b, qb[0]);
     ASSERT_EQ(0, srq_verbs_destroy_srq(b->dev, s1));
-    s1_live = false;
+    *s1_live = false;
     ASSERT_EQ(0, srq_verbs_get_async_event(b->dev, &ev)) << "both dropped";
     EXPECT_EQ(IBV_EVENT_SRQ_LIMIT_REACHED, ev.event_type);
     EXPECT_EQ(s2, ev.element.srq) << "the destroyed SRQ's event is left";
