@@ -142,6 +142,32 @@ void bench_tl_open(bench_tl_t *tl, const char *tl_name, const char *dev_name)
     bench_set_exit_hook(close_all);
 }
 
+void bench_opts_init(bench_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->tl_name  = "rc_srq";
+    o->dev_name = "soft0:1";
+}
+
+int bench_opts_take(bench_opts_t *o, int opt, const char *arg)
+{
+    switch (opt) {
+    case 't': o->tl_name  = arg; return 1;
+    case 'd': o->dev_name = arg; return 1;
+    case 'l': o->label    = arg; return 1;
+    case 'o':
+        if (o->num_config == BENCH_MAX_CONFIG) {
+            fprintf(stderr, "%s: at most %d -o settings\n", bench_prog,
+                    BENCH_MAX_CONFIG);
+            exit(2);
+        }
+        o->config[o->num_config++] = arg;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 void bench_tl_close(bench_tl_t *tl)
 {
     for (int i = tl->num_ifaces - 1; i >= 0; --i) {

@@ -59,6 +59,31 @@ struct bench_iface {
 };
 
 /*
+ * The options every UCT benchmark takes (getopt string BENCH_OPTS): -t TL
+ * (default rc_srq), -d DEV (soft0:1), -l LABEL (the transport's name), and
+ * -o KEY=VALUE, an interface setting for bench_iface_open (repeatable).
+ */
+#define BENCH_OPTS       "t:d:l:o:"
+#define BENCH_MAX_CONFIG 32
+
+typedef struct bench_opts {
+    const char *tl_name;
+    const char *dev_name;
+    const char *label;
+    const char *config[BENCH_MAX_CONFIG + 1]; /* NULL-terminated */
+    int         num_config;
+} bench_opts_t;
+
+void bench_opts_init(bench_opts_t *o);
+/* @opt (with @arg) if it is one of them: 1; 0 if not. Exits on too many -o */
+int bench_opts_take(bench_opts_t *o, int opt, const char *arg);
+
+static inline const char *bench_opts_label(const bench_opts_t *o)
+{
+    return (o->label != NULL) ? o->label : o->tl_name;
+}
+
+/*
  * Open @tl_name on @dev_name: the first component with a memory domain
  * that offers it there (under srq-run --verbs, md "soft0" is in both the
  * "srq" and UCX's "ib" component: rc_srq comes from one, rc_verbs and

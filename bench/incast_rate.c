@@ -32,7 +32,6 @@
 
 #include <string.h>
 
-#define INCAST_MAX_CONFIG 32
 #define INCAST_SETTLE_US  50000
 
 typedef struct {
@@ -93,10 +92,9 @@ static void usage(const char *prog)
 
 int main(int argc, char **argv)
 {
-    const char *config[INCAST_MAX_CONFIG + 1] = {};
-    const char *tl_name = "rc_srq", *dev_name = "soft0:1", *label = NULL;
+    bench_opts_t o;
     bench_peers_opts_t opts = {.server_eps = 0, .small_tx = 0, .block = 1};
-    int num_config = 0, opt, senders, failed;
+    int opt, senders, failed;
     unsigned long msgs;
     bench_iface_t receiver;
     incast_t in = {.receiver = &receiver};
@@ -107,18 +105,10 @@ int main(int argc, char **argv)
     if ((argc > 1) && !strcmp(argv[1], "--peer")) {
         return bench_peers_main(argc, argv);
     }
-    while ((opt = getopt(argc, argv, "t:d:l:o:")) != -1) {
-        switch (opt) {
-        case 't': tl_name = optarg; break;
-        case 'd': dev_name = optarg; break;
-        case 'l': label = optarg; break;
-        case 'o':
-            if (num_config == INCAST_MAX_CONFIG) {
-                usage(argv[0]);
-            }
-            config[num_config++] = optarg;
-            break;
-        default: usage(argv[0]);
+    bench_opts_init(&o);
+    while ((opt = getopt(argc, argv, BENCH_OPTS)) != -1) {
+        if (!bench_opts_take(&o, opt, optarg)) {
+            usage(argv[0]);
         }
     }
     if ((argc - optind != 2) || ((senders = atoi(argv[optind])) < 1) ||
@@ -127,8 +117,8 @@ int main(int argc, char **argv)
     }
     bench_catch_signals();
 
-    bench_tl_open(&tl, tl_name, dev_name);
-    bench_iface_open(&tl, config, &receiver);
+    bench_tl_open(&tl, o.tl_name, o.dev_name);
+    bench_iface_open(&tl, o.config, &receiver);
     opts.procs = senders;  /* one sender per process */
     bench_peers_start(&p, &receiver, senders, &opts);
 
@@ -136,7 +126,7 @@ int main(int argc, char **argv)
     bench_peers_flood(&p, msgs, sample_held, &in);
     bench_peers_flood_done(&p);
     settle(&tl, &in);
-    report((label != NULL) ? label : tl_name, &p, &in);
+    report(bench_opts_label(&o), &p, &in);
 
     failed = bench_peers_stop(&p);
     bench_tl_close(&tl);

@@ -26,7 +26,6 @@
 
 #include <string.h>
 
-#define PC_MAX_CONFIG 32
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -55,11 +54,10 @@ static void usage(const char *prog)
 
 int main(int argc, char **argv)
 {
-    const char *config[PC_MAX_CONFIG + 1] = {};
-    const char *tl_name = "rc_srq", *dev_name = "soft0:1", *label = NULL;
+    bench_opts_t o;
     bench_peers_opts_t opts = {.procs = 1, .server_eps = 1, .small_tx = 1,
                                .block = 1};
-    int num_config = 0, opt, peers, samples = 11, failed;
+    int opt, peers, samples = 11, failed;
     double sample_ms = 20, *ns, probe;
     uct_srq_iface_counters_t c;
     bench_iface_t server;
@@ -71,17 +69,12 @@ int main(int argc, char **argv)
     if ((argc > 1) && !strcmp(argv[1], "--peer")) {
         return bench_peers_main(argc, argv);
     }
-    while ((opt = getopt(argc, argv, "t:d:l:o:s:m:n")) != -1) {
+    bench_opts_init(&o);
+    while ((opt = getopt(argc, argv, BENCH_OPTS "s:m:n")) != -1) {
+        if (bench_opts_take(&o, opt, optarg)) {
+            continue;
+        }
         switch (opt) {
-        case 't': tl_name = optarg; break;
-        case 'd': dev_name = optarg; break;
-        case 'l': label = optarg; break;
-        case 'o':
-            if (num_config == PC_MAX_CONFIG) {
-                usage(argv[0]);
-            }
-            config[num_config++] = optarg;
-            break;
         case 's': samples = atoi(optarg); break;
         case 'm': sample_ms = atof(optarg); break;
         case 'n': opts.server_eps = 0; break;
@@ -94,8 +87,8 @@ int main(int argc, char **argv)
     }
     bench_catch_signals();
 
-    bench_tl_open(&tl, tl_name, dev_name);
-    bench_iface_open(&tl, config, &server);
+    bench_tl_open(&tl, o.tl_name, o.dev_name);
+    bench_iface_open(&tl, o.config, &server);
     bench_peers_start(&p, &server, peers, &opts);
 
     /* calls per sample from a probe; the warm-up is as long as the run */
@@ -115,8 +108,8 @@ int main(int argc, char **argv)
     }
     qsort(ns, samples, sizeof(*ns), cmp_double);
     printf("progress label=%s tl=%s component=%s conns=%d ns_median=%.1f "
-           "ns_min=%.1f calls=%lu", (label != NULL) ? label : tl_name,
-           tl_name, tl.component, peers, ns[samples / 2], ns[0], calls);
+           "ns_min=%.1f calls=%lu", bench_opts_label(&o),
+           o.tl_name, tl.component, peers, ns[samples / 2], ns[0], calls);
     if (bench_counters(&server, &c)) {
         printf(" srq_conns=%lu", (unsigned long)c.conns);
     }

@@ -50,7 +50,6 @@
 
 #include <string.h>
 
-#define RXM_MAX_CONFIG 32
 
 typedef struct {
     const char    *label;
@@ -145,13 +144,12 @@ static void usage(const char *prog)
 
 int main(int argc, char **argv)
 {
-    const char *config[RXM_MAX_CONFIG + 1] = {};
-    const char *tl_name = "rc_srq", *dev_name = "soft0:1";
+    bench_opts_t o;
     bench_peers_opts_t opts = {.procs = 1, .server_eps = 1, .small_tx = 1,
                                .block = 1};
     double stable_ms = 300, max_quiet_ms = 5000, start;
     unsigned long total = 20000, burst;
-    int num_config = 0, opt, failed;
+    int opt, failed;
     rxm_t r = {};
     bench_tl_t tl;
 
@@ -159,17 +157,12 @@ int main(int argc, char **argv)
     if ((argc > 1) && !strcmp(argv[1], "--peer")) {
         return bench_peers_main(argc, argv);
     }
-    while ((opt = getopt(argc, argv, "t:d:l:o:f:p:w:q:n")) != -1) {
+    bench_opts_init(&o);
+    while ((opt = getopt(argc, argv, BENCH_OPTS "f:p:w:q:n")) != -1) {
+        if (bench_opts_take(&o, opt, optarg)) {
+            continue;
+        }
         switch (opt) {
-        case 't': tl_name = optarg; break;
-        case 'd': dev_name = optarg; break;
-        case 'l': r.label = optarg; break;
-        case 'o':
-            if (num_config == RXM_MAX_CONFIG) {
-                usage(argv[0]);
-            }
-            config[num_config++] = optarg;
-            break;
         case 'f': total = strtoul(optarg, NULL, 0); break;
         case 'p': opts.procs = atoi(optarg); break;
         case 'w': stable_ms = atof(optarg); break;
@@ -181,15 +174,15 @@ int main(int argc, char **argv)
     if ((argc - optind != 1) || ((r.peers = atoi(argv[optind])) < 1)) {
         usage(argv[0]);
     }
-    r.label = (r.label != NULL) ? r.label : tl_name;
+    r.label = bench_opts_label(&o);
     bench_catch_signals();
 
     start = bench_now_us();
-    bench_tl_open(&tl, tl_name, dev_name);
+    bench_tl_open(&tl, o.tl_name, o.dev_name);
     r.tl = &tl;
     report(&r, "base", start);
     start = bench_now_us();
-    bench_iface_open(&tl, config, &r.server);
+    bench_iface_open(&tl, o.config, &r.server);
     report(&r, "open", start);
 
     start = bench_now_us();
