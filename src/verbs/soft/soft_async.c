@@ -100,19 +100,41 @@ void srq_soft_async_cleanup(srq_soft_dev_t *dev)
     pthread_mutex_destroy(&dev->async_lock);
 }
 
-static void srq_soft_async_element(struct ibv_async_event *ev, void *element)
+/* What an event is about: the one place that sorts event types */
+typedef enum {
+    SRQ_SOFT_EV_PORT,
+    SRQ_SOFT_EV_CQ,
+    SRQ_SOFT_EV_SRQ,
+    SRQ_SOFT_EV_QP
+} srq_soft_ev_obj_t;
+
+static srq_soft_ev_obj_t srq_soft_async_obj(enum ibv_event_type type)
 {
-    switch (ev->event_type) {
+    switch (type) {
     case IBV_EVENT_CQ_ERR:
-        ev->element.cq = &((srq_soft_cq_t*)element)->ibv;
-        break;
+        return SRQ_SOFT_EV_CQ;
     case IBV_EVENT_SRQ_LIMIT_REACHED:
     case IBV_EVENT_SRQ_ERR:
-        ev->element.srq = &((srq_soft_srq_t*)element)->ibv;
-        break;
+        return SRQ_SOFT_EV_SRQ;
     case IBV_EVENT_QP_FATAL:
     case IBV_EVENT_QP_LAST_WQE_REACHED:
     case IBV_EVENT_COMM_EST:
+        return SRQ_SOFT_EV_QP;
+    default:
+        return SRQ_SOFT_EV_PORT;
+    }
+}
+
+static void srq_soft_async_element(struct ibv_async_event *ev, void *element)
+{
+    switch (srq_soft_async_obj(ev->event_type)) {
+    case SRQ_SOFT_EV_CQ:
+        ev->element.cq = &((srq_soft_cq_t*)element)->ibv;
+        break;
+    case SRQ_SOFT_EV_SRQ:
+        ev->element.srq = &((srq_soft_srq_t*)element)->ibv;
+        break;
+    case SRQ_SOFT_EV_QP:
         ev->element.qp = &((srq_soft_qp_t*)element)->ibv;
         break;
     default:
@@ -125,15 +147,12 @@ static void srq_soft_async_element(struct ibv_async_event *ev, void *element)
  * (libibverbs hands it back as the object) or a port number */
 static uint64_t srq_soft_async_desc_element(const struct ibv_async_event *ev)
 {
-    switch (ev->event_type) {
-    case IBV_EVENT_CQ_ERR:
+    switch (srq_soft_async_obj(ev->event_type)) {
+    case SRQ_SOFT_EV_CQ:
         return (uintptr_t)ev->element.cq;
-    case IBV_EVENT_SRQ_LIMIT_REACHED:
-    case IBV_EVENT_SRQ_ERR:
+    case SRQ_SOFT_EV_SRQ:
         return (uintptr_t)ev->element.srq;
-    case IBV_EVENT_QP_FATAL:
-    case IBV_EVENT_QP_LAST_WQE_REACHED:
-    case IBV_EVENT_COMM_EST:
+    case SRQ_SOFT_EV_QP:
         return (uintptr_t)ev->element.qp;
     default:
         return (uint64_t)ev->element.port_num;
@@ -157,15 +176,12 @@ static bool srq_soft_async_write_desc(srq_soft_dev_t *dev,
 static uint32_t *srq_soft_async_counter(enum ibv_event_type type,
                                         void *element)
 {
-    switch (type) {
-    case IBV_EVENT_CQ_ERR:
+    switch (srq_soft_async_obj(type)) {
+    case SRQ_SOFT_EV_CQ:
         return &((srq_soft_cq_t*)element)->events_written;
-    case IBV_EVENT_SRQ_LIMIT_REACHED:
-    case IBV_EVENT_SRQ_ERR:
+    case SRQ_SOFT_EV_SRQ:
         return &((srq_soft_srq_t*)element)->events_written;
-    case IBV_EVENT_QP_FATAL:
-    case IBV_EVENT_QP_LAST_WQE_REACHED:
-    case IBV_EVENT_COMM_EST:
+    case SRQ_SOFT_EV_QP:
         return &((srq_soft_qp_t*)element)->events_written;
     default:
         return NULL;
