@@ -464,8 +464,11 @@ static int srq_soft_req_rc(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
     bool in_order = (qp->sq_ci == qp->sq_tx);
     int status;
 
-    if ((wqe->state == SRQ_SOFT_SWQE_POSTED) &&
-        (srq_soft_req_check_lkeys(qp, wqe) != 0)) {
+    /* Every transmission, a retransmission too, reads the local memory
+     * again: a region deregistered since (under the device lock, as this
+     * runs) is no longer read - as an HCA's invalidated key, it fails the
+     * WR (a program that freed the buffer of a WR still in flight) */
+    if (srq_soft_req_check_lkeys(qp, wqe) != 0) {
         return in_order ? srq_soft_req_fail(qp, wqe, IBV_WC_LOC_PROT_ERR) :
                           SRQ_SOFT_REQ_STALL;
     }

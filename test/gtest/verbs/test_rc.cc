@@ -403,6 +403,37 @@ TEST_P(rc, rnr_retry_succeeds_when_recv_posted_late)
 }
 
 /*
+ * A region deregistered while a SEND from it waits out RNR NAKs is not
+ * read again: an HCA's key is invalid once ibv_dereg_mr returns, so the
+ * retransmission fails the WR with a local protection error instead of
+ * sending what the program may already have freed (UCX's
+ * test_uct_ep.destroy_entity_after_send does just that).
+ */
+TEST_P(rc, rnr_retransmission_after_dereg_reads_nothing)
+{
+    conn_opts_t o;
+    o.rnr_retry = 7; /* forever: only the key can end it */
+    make_pair(o);
+    char *sbuf = (char*)alloc(64, 'r'), *rbuf = (char*)alloc(64, 0);
+    ibv_mr *smr = srq_verbs_reg_mr(a->dev, a->pd, sbuf, 64, 0);
+    ibv_mr *rmr = reg(*b, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_wc wc;
+
+    ASSERT_NE(nullptr, smr) << strerror(errno);
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 5));
+    pump(30); /* sent, refused: RNR NAKs */
+    ASSERT_EQ(0, poll(scqa, 1, &wc, 1)) << ibv_wc_status_str(wc.status);
+    ASSERT_EQ(0, srq_verbs_dereg_mr(a->dev, smr));
+    memset(sbuf, 'x', 64); /* what a retransmission must not carry */
+    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 6));
+    wc = poll1(scqa);
+    EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc.status) << ibv_wc_status_str(wc.status);
+    EXPECT_EQ(5u, wc.wr_id);
+    EXPECT_EQ(0, poll(rcqb, 1, &wc, 50)) << "a message arrived";
+    EXPECT_EQ(0, rbuf[0]);
+}
+
+/*
  * A sender whose peer's SRQ is dry probes with the refused WR alone: the
  * responder would drop the rest of the window behind it, and a dry
  * receiver is one short of CPU. Then all of it arrives, once, in order.
