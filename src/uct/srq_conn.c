@@ -414,6 +414,12 @@ static ucs_status_t uct_srq_conn_create(uct_srq_iface_t *iface,
     if (conn == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
+    if ((uintptr_t)conn & ~UCT_SRQ_WRID_CONN_MASK) {
+        /* its WRs' wr_id could not name it (uct_srq_conn_wr_id) */
+        ucs_error("srq: connection %p is above 2^48", conn);
+        ucs_free(conn);
+        return UCS_ERR_UNSUPPORTED;
+    }
     conn->key      = *key;
     conn->state    = UCT_SRQ_CONN_CONNECTING;
     conn->tx_avail = iface->config.tx_queue_len;
@@ -794,6 +800,37 @@ out:
     }
 }
 
+/*
+ * A failed connection's QP is in the error state: its WRs still in flight
+ * come back flushed, but an unsignaled tail that completed before gives no
+ * completion at all. A signaled marker behind it does (as the kernel
+ * drains a send queue), retiring the tail; it waits for a send slot and a
+ * send CQ slot (the reaper tries again). No WR is queued behind a tail of
+ * posted WRs: sends queue only while connecting, and a failed connection
+ * with WRs in flight has told its endpoints.
+ */
+static void uct_srq_conn_drain(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
+{
+    struct ibv_send_wr wr = {}, *bad_wr;
+    int ret;
+
+    if ((conn->tx_avail <= 0) || (iface->tx_cq_avail <= 0)) {
+        return;
+    }
+    conn->drain_pending = 0;
+    wr.wr_id      = uct_srq_conn_wr_id(conn, conn->sn_posted + 1);
+    wr.opcode     = IBV_WR_RDMA_WRITE; /* zero length: touches nothing */
+    wr.send_flags = IBV_SEND_SIGNALED;
+    ret           = ibv_post_send(conn->qp, &wr, &bad_wr);
+    if (ret != 0) {
+        ucs_error("srq: draining QP 0x%x failed: %s", conn->qp->qp_num,
+                  strerror(ret));
+        return;
+    }
+    conn->tx_unsignaled = 0;
+    uct_srq_iface_tx_count(iface, conn);
+}
+
 /* No WR of @conn in flight or waiting, and (per-QP mode) no receive WR
  * still to come back flushed: their completions point at it */
 static int uct_srq_conn_is_idle(const uct_srq_conn_t *conn)
@@ -828,6 +865,9 @@ static void uct_srq_hs_reap(uct_srq_iface_t *iface)
     uct_srq_conn_t *conn, *tmp;
 
     ucs_list_for_each_safe(conn, tmp, &iface->hs.dead, list) {
+        if (conn->drain_pending) {
+            uct_srq_conn_drain(iface, conn);
+        }
         if ((conn->num_queued > 0) &&
             (conn->sn_done + conn->num_queued == conn->sn_posted)) {
             uct_srq_conn_drop_queued(iface, conn, conn->fail_status);
@@ -860,7 +900,7 @@ static void uct_srq_conn_probe(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
     wr.opcode     = IBV_WR_SEND;
     wr.sg_list    = &sge;
     wr.num_sge    = 1;
-    wr.send_flags = IBV_SEND_INLINE;
+    wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED; /* its slot back */
     uct_srq_iface_post(iface, conn, &wr, NULL);
 }
 
@@ -1180,6 +1220,7 @@ void uct_srq_conn_cancel(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
 
 /* ---- failure ---------------------------------------------------------- */
 
+
 /* @conn failed: a new endpoint to the peer gets a new connection; WRs in
  * flight come back flushed; those waiting go at once if nothing is in
  * flight before them, else when it came back (uct_srq_hs_reap) */
@@ -1206,6 +1247,9 @@ static void uct_srq_conn_set_failed(uct_srq_iface_t *iface,
     srq_verbs_modify_qp(iface->dev, conn->qp, &attr, IBV_QP_STATE);
     if (conn->sn_done + conn->num_queued == conn->sn_posted) {
         uct_srq_conn_drop_queued(iface, conn, status);
+    } else if ((conn->tx_unsignaled > 0) && (conn->num_queued == 0)) {
+        conn->drain_pending = 1;
+        uct_srq_conn_drain(iface, conn);
     }
 }
 

@@ -82,6 +82,8 @@ typedef struct uct_srq_conn {
     int                   tx_avail;     /* free send queue slots */
     uint32_t              sn_posted;    /* WRs posted */
     uint32_t              sn_done;      /* WRs completed */
+    unsigned              tx_unsignaled; /* WRs posted since the last
+                                            signaled one */
     int                   send_flags;   /* IBV_SEND_FENCE once after a fence */
     int                   pending_desched; /* an endpoint waits for slots */
     unsigned              amo_looping;  /* emulated atomics still swapping */
@@ -94,6 +96,8 @@ typedef struct uct_srq_conn {
     int                   fail_reported; /* its endpoints were told */
     int                   fail_deferred; /* failed in the async thread: the
                                             owner's progress fails it */
+    int                   drain_pending; /* failed with an unsignaled tail:
+                                            a marker is to be posted */
     uint32_t              ka_sn;        /* sn_posted at the last idle check */
     ucs_list_link_t       eps;          /* uct_srq_ep_t on this connection */
     ucs_list_link_t       list;         /* in hs->connecting or hs->dead */
@@ -269,6 +273,35 @@ static inline int uct_srq_conn_accepts_tx(const uct_srq_conn_t *conn)
     return !conn->fail_reported;
 }
 
+/*
+ * A send WR's wr_id: its connection, and in the top 16 bits the low bits of
+ * its sequence number (sn_posted once it is counted). Sends are signaled
+ * one in TX_CQ_MODERATION (selective signaling, as UCX's rc_verbs): a
+ * completion retires every WR of its connection up to its own. A
+ * connection's WRs in flight are fewer than 2^16 (TX_QUEUE_LEN), and user
+ * space pointers fit in 48 bits (checked when a connection is made).
+ */
+#define UCT_SRQ_WRID_SN_SHIFT   48
+#define UCT_SRQ_WRID_CONN_MASK  ((UINT64_C(1) << UCT_SRQ_WRID_SN_SHIFT) - 1)
+
+static UCS_F_ALWAYS_INLINE uint64_t
+uct_srq_conn_wr_id(const uct_srq_conn_t *conn, uint32_t sn)
+{
+    return (uintptr_t)conn | ((uint64_t)(uint16_t)sn << UCT_SRQ_WRID_SN_SHIFT);
+}
+
+static UCS_F_ALWAYS_INLINE uct_srq_conn_t *uct_srq_wr_id_conn(uint64_t wr_id)
+{
+    return (uct_srq_conn_t*)(uintptr_t)(wr_id & UCT_SRQ_WRID_CONN_MASK);
+}
+
+/* WRs of @conn a completion with @wr_id retires: up to and including it */
+static UCS_F_ALWAYS_INLINE unsigned
+uct_srq_conn_wr_id_count(const uct_srq_conn_t *conn, uint64_t wr_id)
+{
+    return (uint16_t)((wr_id >> UCT_SRQ_WRID_SN_SHIFT) - conn->sn_done);
+}
+
 /* Complete every operation of @conn up to its completed WR count */
 static UCS_F_ALWAYS_INLINE void
 uct_srq_conn_complete_ops(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
@@ -283,13 +316,15 @@ uct_srq_conn_complete_ops(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
     }
 }
 
-/* A send completion of a connection's QP: the operations up to it done,
- * then a send slot back; an error fails the connection */
+/* A send completion of a connection's QP, retiring @count WRs: the
+ * operations up to it done, then their send slots back; an error fails the
+ * connection */
 static UCS_F_ALWAYS_INLINE void
 uct_srq_conn_tx_complete(uct_srq_iface_t *iface, uct_srq_hs_t *hs,
-                         uct_srq_conn_t *conn, const struct ibv_wc *wc)
+                         uct_srq_conn_t *conn, const struct ibv_wc *wc,
+                         unsigned count)
 {
-    ++conn->sn_done;
+    conn->sn_done += count;
 
     /* as UCX's rc transports, completion callbacks run before the slot
      * comes back: a send they make cannot overtake a pending request */
@@ -305,7 +340,7 @@ uct_srq_conn_tx_complete(uct_srq_iface_t *iface, uct_srq_hs_t *hs,
         uct_srq_conn_complete_ops(iface, conn, UCS_ERR_ENDPOINT_TIMEOUT);
     }
 
-    ++conn->tx_avail;
+    conn->tx_avail += count;
     if (ucs_unlikely(conn->pending_desched)) {
         /* endpoints that ran out of send slots may go on */
         conn->pending_desched = 0;

@@ -43,8 +43,8 @@ static void uct_srq_counters_fill(uct_srq_iface_t *iface,
     counters->conn_sent       = iface->hs.stats.sent;
     counters->conn_retries    = iface->hs.stats.retries;
     counters->conn_dropped    = iface->hs.stats.dropped;
-    counters->tx_wrs          = iface->tx_stats.wrs;
-    counters->tx_bytes        = iface->tx_stats.bytes;
+    counters->tx_wrs          = iface->tx_stats.retired +
+                                iface->tx_outstanding;
     counters->tx_outstanding  = iface->tx_outstanding;
     counters->conns_failed    = ucs_list_length(&iface->hs.dead);
     counters->rx_descs_in_use = iface->rx.pool.in_use;
@@ -52,6 +52,7 @@ static void uct_srq_counters_fill(uct_srq_iface_t *iface,
     counters->tx_atomic_retries = iface->tx_stats.atomic_retries;
     counters->rx_queue_demand = iface->rx.stats.target;
     counters->rx_saturated    = iface->rx.stats.starved_saturated;
+    counters->tx_completions  = iface->tx_stats.completions;
 }
 
 ucs_status_t uct_srq_iface_query_counters(uct_iface_h tl_iface,
@@ -83,13 +84,13 @@ void uct_srq_counters_dump(uct_srq_iface_t *iface, const char *file_template)
     }
     uct_srq_counters_fill(iface, &c);
     fprintf(f, "rc_srq %s:%d pid %d rx_msgs %lu rx_bytes %lu tx_wrs %lu "
-            "tx_bytes %lu conns %lu rx_refills %lu rx_queue %lu rx_bytes_held "
+            "conns %lu rx_refills %lu rx_queue %lu rx_bytes_held "
             "%lu rx_srq %lu rx_queue_peak %lu rx_limit_events %lu rx_rnr %lu "
             "rx_grows %lu rx_shrinks %lu rx_retired %lu rx_starved %lu "
             "tx_atomics %lu tx_atomic_retries %lu rx_demand %lu "
             "rx_saturated %lu path %s\n",
             srq_verbs_dev_name(iface->dev), iface->port_num, (int)getpid(),
-            c.rx_consumed, c.rx_bytes, c.tx_wrs, c.tx_bytes, c.conns,
+            c.rx_consumed, c.rx_bytes, c.tx_wrs, c.conns,
             c.rx_refills, c.rx_queue_target, c.rx_bytes_held, c.rx_srq,
             c.rx_queue_peak, c.rx_limit_events, c.rx_rnr, c.rx_grows,
             c.rx_shrinks, c.rx_retired, c.rx_starved, c.tx_atomics,

@@ -106,8 +106,12 @@ uct_srq_ep_post_op(uct_srq_iface_t *iface, uct_srq_ep_t *ep,
                    struct ibv_send_wr *wr, uct_srq_op_t *op,
                    uct_srq_op_cb_t cb, uct_completion_t *comp)
 {
-    ucs_status_t status = uct_srq_ep_post(iface, ep, wr);
+    ucs_status_t status;
 
+    if (comp != NULL) {
+        wr->send_flags |= IBV_SEND_SIGNALED; /* the caller waits for it */
+    }
+    status = uct_srq_ep_post(iface, ep, wr);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -129,6 +133,8 @@ uct_srq_ep_tx_desc(uct_srq_iface_t *iface, uct_srq_ep_t *ep,
     }
     *desc_p = ucs_mpool_get_inline(&iface->tx_mp);
     if (ucs_unlikely(*desc_p == NULL)) {
+        /* descriptors held by unsignaled WRs come back with a completion */
+        uct_srq_iface_signal_tails(iface);
         return UCS_ERR_NO_RESOURCE;
     }
     return UCS_OK;
@@ -500,6 +506,7 @@ ucs_status_t uct_srq_ep_get_bcopy(uct_ep_h tl_ep, uct_unpack_callback_t unpack_c
     uct_srq_tx_desc_sge(&sge, desc, length);
     uct_srq_rdma_wr(&wr, IBV_WR_RDMA_READ, &sge, length ? 1 : 0, remote_addr,
                     rkey);
+    wr.send_flags = IBV_SEND_SIGNALED; /* the data is unpacked then */
     status = uct_srq_ep_post_desc(iface, ep, &wr, desc, uct_srq_get_bcopy_done,
                                   comp);
     return (status == UCS_OK) ? UCS_INPROGRESS : status;
@@ -528,6 +535,7 @@ ucs_status_t uct_srq_ep_flush(uct_ep_h tl_ep, unsigned flags,
     uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
     uct_srq_conn_t *conn   = ep->conn;
     uct_srq_flush_op_t *flush;
+    ucs_status_t status;
 
     if ((conn == NULL) || !uct_srq_conn_accepts_tx(conn)) {
         /* nothing of this endpoint can complete any more */
@@ -541,6 +549,10 @@ ucs_status_t uct_srq_ep_flush(uct_ep_h tl_ep, unsigned flags,
     }
     if (conn->sn_done == conn->sn_posted) {
         return UCS_OK;
+    }
+    status = uct_srq_iface_signal_tail(iface, conn);
+    if (status != UCS_OK) {
+        return status;
     }
 
     /* UCT_FLUSH_FLAG_CANCEL waits as well: the connection is shared with
@@ -799,7 +811,7 @@ uct_srq_amo_wr(struct ibv_send_wr *wr, struct ibv_sge *sge,
     wr->opcode                = opcode;
     wr->sg_list               = sge;
     wr->num_sge               = 1;
-    wr->send_flags            = 0;
+    wr->send_flags            = IBV_SEND_SIGNALED; /* a result waits */
     wr->wr.atomic.remote_addr = remote_addr;
     wr->wr.atomic.compare_add = compare_add;
     wr->wr.atomic.swap        = swap;

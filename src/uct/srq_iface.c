@@ -48,8 +48,16 @@ ucs_config_field_t uct_srq_iface_config_table[] = {
 
     {"TX_QUEUE_LEN", "256",
      "Send queue length of each RC connection: WRs in flight per peer\n"
-     "before new sends wait in the pending queue (16..device max_qp_wr).",
+     "before new sends wait in the pending queue (16..device max_qp_wr,\n"
+     "at most 32768).",
      ucs_offsetof(uct_srq_iface_config_t, tx_queue_len), UCS_CONFIG_TYPE_UINT},
+
+    {"TX_CQ_MODERATION", "64",
+     "One send WR in so many is signaled (its completion retires those before\n"
+     "it); also every one that completes an operation or returns a result,\n"
+     "and every one while send slots run low (1..65535; 1: all). At most\n"
+     "TX_QUEUE_LEN/4 is used: a connection's slots are not all unsignaled.",
+     ucs_offsetof(uct_srq_iface_config_t, tx_moderation), UCS_CONFIG_TYPE_UINT},
 
     {"TX_CQ_LEN", "4096",
      "Send completion queue length of the interface: WRs in flight on all\n"
@@ -220,6 +228,7 @@ static unsigned uct_srq_iface_poll_rx(uct_srq_iface_t *iface)
 static unsigned uct_srq_iface_poll_tx(uct_srq_iface_t *iface)
 {
     struct ibv_wc wc[UCT_SRQ_POLL_BATCH];
+    unsigned count, retired = 0, completions = 0;
     uct_srq_conn_t *conn;
     int i, n;
 
@@ -232,16 +241,22 @@ static unsigned uct_srq_iface_poll_tx(uct_srq_iface_t *iface)
     }
 
     for (i = 0; i < n; ++i) {
-        conn = (uct_srq_conn_t*)(uintptr_t)wc[i].wr_id;
         if (ucs_unlikely(wc[i].wr_id == UCT_SRQ_RX_RETIRE_WRID)) {
             uct_srq_rx_retire_complete(&iface->rx, iface, &wc[i]);
-        } else {
-            --iface->tx_outstanding;
-            uct_srq_conn_tx_complete(iface, &iface->hs, conn, &wc[i]);
+            ++iface->tx_cq_avail; /* a WR of the send CQ, not of a QP */
+            continue;
         }
+        conn  = uct_srq_wr_id_conn(wc[i].wr_id);
+        count = uct_srq_conn_wr_id_count(conn, wc[i].wr_id);
+        uct_srq_conn_tx_complete(iface, &iface->hs, conn, &wc[i], count);
+        retired += count;
+        ++completions;
     }
     /* after the completion callbacks, as the connections' slots */
-    iface->tx_cq_avail += n;
+    iface->tx_cq_avail       += retired;
+    iface->tx_outstanding    -= retired;
+    iface->tx_stats.retired  += retired;
+    iface->tx_stats.completions += completions;
 
     if (!ucs_arbiter_is_empty(&iface->arbiter)) {
         uct_srq_iface_dispatch_pending(iface);
@@ -339,7 +354,39 @@ static ucs_status_t uct_srq_iface_flush(uct_iface_h tl_iface, unsigned flags,
     if (comp != NULL) {
         return UCS_ERR_UNSUPPORTED;
     }
-    return (iface->tx_outstanding == 0) ? UCS_OK : UCS_INPROGRESS;
+    if (iface->tx_outstanding == 0) {
+        return UCS_OK;
+    }
+    uct_srq_iface_signal_tails(iface);
+    return UCS_INPROGRESS;
+}
+
+ucs_status_t uct_srq_iface_signal_tail(uct_srq_iface_t *iface,
+                                       uct_srq_conn_t *conn)
+{
+    struct ibv_send_wr wr = {};
+
+    if (conn->tx_unsignaled == 0) {
+        return UCS_OK; /* the last WR is signaled, or there is none */
+    }
+    if ((conn->tx_avail <= 0) || (iface->tx_cq_avail <= 0)) {
+        return UCS_ERR_NO_RESOURCE; /* then the last WR is signaled */
+    }
+    /* a zero-length RDMA write touches no memory and needs no key */
+    wr.opcode     = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    return uct_srq_iface_post(iface, conn, &wr, NULL);
+}
+
+void uct_srq_iface_signal_tails(uct_srq_iface_t *iface)
+{
+    uct_srq_conn_t *conn;
+
+    kh_foreach_value(&iface->hs.conns, conn, {
+        if (conn->state != UCT_SRQ_CONN_FAILED) {
+            (void)uct_srq_iface_signal_tail(iface, conn);
+        }
+    });
 }
 
 static ucs_status_t uct_srq_iface_fence(uct_iface_h tl_iface, unsigned flags)
@@ -504,8 +551,11 @@ static ucs_status_t uct_srq_iface_check_config(uct_srq_iface_t *iface,
 {
     ucs_status_t status;
 
+    /* fewer than 2^16 WRs of a QP in flight: see uct_srq_conn_wr_id() */
     UCT_SRQ_CHECK_RANGE("TX_QUEUE_LEN", config->tx_queue_len, 16,
-                        iface->dev_attr.max_qp_wr);
+                        ucs_min(iface->dev_attr.max_qp_wr, 32768));
+    UCT_SRQ_CHECK_RANGE("TX_CQ_MODERATION", config->tx_moderation, 1,
+                        UINT16_MAX);
     UCT_SRQ_CHECK_RANGE("TX_CQ_LEN", config->tx_cq_len, config->tx_queue_len,
                         iface->dev_attr.max_cqe);
     UCT_SRQ_CHECK_RANGE("SEG_SIZE", config->seg_size, 256, UCS_MBYTE);
@@ -747,6 +797,8 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
     }
 
     self->config.tx_queue_len = config->tx_queue_len;
+    self->config.tx_moderation = ucs_min(config->tx_moderation,
+                                         config->tx_queue_len / 4);
     self->config.seg_size     = config->seg_size;
     self->config.max_inline   = config->max_inline;
     self->config.max_send_sge = ucs_min(self->dev_attr.max_sge, 8);

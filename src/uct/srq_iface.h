@@ -29,6 +29,7 @@
 typedef struct uct_srq_iface_config {
     uct_iface_config_t  super;
     unsigned            tx_queue_len;  /* send queue length of a QP */
+    unsigned            tx_moderation; /* one signaled send WR in so many */
     unsigned            tx_cq_len;     /* send CQ length */
     unsigned            tx_max_bufs;   /* send descriptors, at most */
     unsigned            tx_bufs_grow;  /* send descriptors per pool chunk */
@@ -64,15 +65,18 @@ typedef struct uct_srq_iface {
     unsigned long             progress_calls; /* read by the async thread:
                                                  is the owner progressing? */
     struct {
-        uint64_t              wrs;      /* send WRs posted */
-        uint64_t              bytes;    /* bytes they carried */
-        uint64_t              atomics;  /* of them, IB atomic WRs */
+        uint64_t              retired;  /* send WRs completed or dropped:
+                                           with tx_outstanding, the WRs
+                                           posted (nothing counted per post) */
+        uint64_t              completions; /* send CQ entries of QP WRs */
+        uint64_t              atomics;  /* IB atomic WRs posted */
         uint64_t              atomic_retries; /* compare-and-swaps that
                                            found another value */
     } tx_stats;
     char                     *counters_file;
     struct {
         unsigned              tx_queue_len;
+        unsigned              tx_moderation;
         size_t                seg_size;
         size_t                max_inline;
         unsigned              max_send_sge;
@@ -90,22 +94,42 @@ typedef struct uct_srq_iface_addr {
 extern ucs_config_field_t uct_srq_iface_config_table[];
 
 /* A send WR was posted on @conn, or queued there until the connection is
- * up: it holds a send slot of the connection and of the send CQ until its
- * completion (or, queued, until it is posted or dropped) */
+ * up: it holds a send slot of the connection and of the send CQ until a
+ * completion retires it (or, queued, until it is posted or dropped) */
 static UCS_F_ALWAYS_INLINE void
-uct_srq_iface_tx_count(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
-                       const struct ibv_send_wr *wr)
+uct_srq_iface_tx_count(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
 {
-    ++iface->tx_stats.wrs;
-    iface->tx_stats.bytes += srq_verbs_sge_len(wr->sg_list, wr->num_sge);
     ++conn->sn_posted;
     --conn->tx_avail;
     --iface->tx_cq_avail;
     ++iface->tx_outstanding;
 }
 
-/* Post @wr on @conn (signaled, wr_id = the connection), or keep it there
- * until the connection is up; @owner: the endpoint, if any */
+/*
+ * Is the WR about to be posted on @conn signaled? When asked (a completion
+ * or a result waits on it), one in TX_CQ_MODERATION, and every one while
+ * the send CQ's slots run low. So a completion always comes to give slots
+ * back: a connection out of slots has TX_QUEUE_LEN >= 4 * moderation WRs
+ * in flight, a signaled one among them; the WR that takes the send CQ's
+ * last slot is signaled (many connections may each hold a few unsignaled
+ * ones). A tail left unsignaled is signaled by a flush, or when the send
+ * descriptors run out.
+ */
+static UCS_F_ALWAYS_INLINE int
+uct_srq_iface_tx_signal(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                        int send_flags)
+{
+    if ((send_flags & IBV_SEND_SIGNALED) ||
+        (++conn->tx_unsignaled >= iface->config.tx_moderation) ||
+        (iface->tx_cq_avail <= (int)iface->config.tx_moderation)) {
+        conn->tx_unsignaled = 0;
+        return IBV_SEND_SIGNALED;
+    }
+    return 0;
+}
+
+/* Post @wr on @conn (wr_id: the connection and the WR's number), or keep
+ * it there until the connection is up; @owner: the endpoint, if any */
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_srq_iface_post(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
                    struct ibv_send_wr *wr, void *owner)
@@ -114,9 +138,10 @@ uct_srq_iface_post(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
     ucs_status_t status;
     int ret;
 
-    wr->wr_id       = (uintptr_t)conn;
+    wr->wr_id       = uct_srq_conn_wr_id(conn, conn->sn_posted + 1);
     wr->next        = NULL;
-    wr->send_flags |= IBV_SEND_SIGNALED | conn->send_flags;
+    wr->send_flags |= conn->send_flags;
+    wr->send_flags |= uct_srq_iface_tx_signal(iface, conn, wr->send_flags);
     if (ucs_likely(conn->state == UCT_SRQ_CONN_CONNECTED)) {
         ret = ibv_post_send(conn->qp, wr, &bad_wr);
         if (ucs_unlikely(ret != 0)) {
@@ -132,7 +157,7 @@ uct_srq_iface_post(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
     }
 
     conn->send_flags = 0;
-    uct_srq_iface_tx_count(iface, conn, wr);
+    uct_srq_iface_tx_count(iface, conn);
     return UCS_OK;
 }
 
@@ -144,7 +169,17 @@ uct_srq_iface_tx_uncount(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
     ++conn->tx_avail;
     ++iface->tx_cq_avail;
     --iface->tx_outstanding;
+    ++iface->tx_stats.retired;
 }
+
+/* A flush of @conn waits for its last WR: if that one is not signaled,
+ * post a signaled no-op behind it (as UCX's rc_verbs) */
+ucs_status_t uct_srq_iface_signal_tail(uct_srq_iface_t *iface,
+                                       uct_srq_conn_t *conn);
+
+/* ... of every connection (the send descriptors run out, the interface is
+ * flushed) */
+void uct_srq_iface_signal_tails(uct_srq_iface_t *iface);
 
 
 #endif

@@ -35,8 +35,10 @@ typedef struct uct_srq_iface_counters {
     uint64_t  conn_retries;     /* of them, retransmissions */
     uint64_t  conn_dropped;     /* malformed/unexpected datagrams dropped */
     /* sends */
-    uint64_t  tx_wrs;           /* send WRs posted (sends, RDMA writes/reads) */
-    uint64_t  tx_bytes;         /* bytes they carried */
+    uint64_t  tx_wrs;           /* send WRs posted (sends, RDMA writes/reads;
+                                   a flush's no-ops too) */
+    uint64_t  reserved1;        /* was tx_bytes (it cost a loop over the
+                                   gather list per post): 0 */
     uint64_t  tx_outstanding;   /* WRs posted and not completed */
     /* receive-queue management (appended: older fields keep their place) */
     uint64_t  rx_srq;           /* 1: one shared queue; 0: per-QP queues */
@@ -67,6 +69,9 @@ typedef struct uct_srq_iface_counters {
                                    event) met while the receiver was
                                    saturated, which did not grow the queue:
                                    RNR is then the flow control */
+    uint64_t  tx_completions;   /* send completions of the connections' WRs:
+                                   each retires every WR of its connection
+                                   up to its own (UCX_RC_SRQ_TX_CQ_MODERATION) */
 } uct_srq_iface_counters_t;
 
 /*

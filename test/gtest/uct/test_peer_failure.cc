@@ -305,3 +305,47 @@ TEST(rc_srq_peer, server_reclaims_connection_of_killed_peer)
               << server.counters().conns << " live, "
               << server.counters().conns_failed << " failed";
 }
+
+/*
+ * Sends delivered but unsignaled (TX_CQ_MODERATION) when the peer goes:
+ * the QP in error gives no completion for WRs that completed before, so
+ * the failed connection posts a signaled marker behind them. The error is
+ * reported, and the interface's flush ends with nothing outstanding.
+ */
+TEST(rc_srq_peer, closed_peer_leaves_no_unsignaled_tail)
+{
+    err_count errors;
+    entity_params params;
+    params.err_handler = err_count::cb;
+    params.err_arg     = &errors;
+    entity sender(params);
+    std::unique_ptr<entity> receiver(new entity());
+    std::atomic<int> got{0};
+    ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(receiver->iface(), 1,
+                              [](void *arg, void*, size_t, unsigned) {
+                                  ++*static_cast<std::atomic<int>*>(arg);
+                                  return UCS_OK;
+                              }, &got, 0));
+    uct_ep_h ep = sender.connect(*receiver);
+
+    for (uint64_t i = 0; i < 3; ++i) {
+        ASSERT_TRUE(progress_until({&sender, receiver.get()}, [&] {
+            return uct_ep_am_short(ep, 1, i, NULL, 0) == UCS_OK;
+        }));
+    }
+    ASSERT_TRUE(progress_until({&sender, receiver.get()},
+                               [&] { return got == 3; }));
+    for (int i = 0; i < 100; ++i) {
+        sender.progress();
+    }
+    ASSERT_EQ(3u, sender.counters().tx_outstanding) << "the tail is signaled: "
+                                                       "nothing to test";
+
+    receiver.reset(); /* it tells us at once */
+    EXPECT_TRUE(progress_until({&sender}, [&] { return errors.count > 0; }))
+            << "the closed peer was not reported";
+    EXPECT_TRUE(progress_until({&sender}, [&] {
+        return uct_iface_flush(sender.iface(), 0, NULL) == UCS_OK;
+    })) << sender.counters().tx_outstanding << " WRs never completed";
+    EXPECT_EQ(0u, sender.counters().tx_outstanding);
+}

@@ -662,6 +662,133 @@ TEST_F(rc_srq, flush_and_iface_flush)
 }
 
 /*
+ * Selective signaling: a stream of sends without completions is signaled
+ * one WR in TX_CQ_MODERATION, so the send CQ carries a few completions,
+ * each retiring many WRs; everything still arrives, in order, and the
+ * flush still ends. With a moderation of 1 every WR is signaled.
+ */
+TEST_F(rc_srq, sends_signaled_one_in_moderation)
+{
+    const unsigned count = 1000;
+
+    for (const char *moderation : {"64", "1"}) {
+        std::unique_ptr<entity> sender(new entity(config_t{
+                {"TX_CQ_MODERATION", moderation}}));
+        std::unique_ptr<entity> receiver(new entity());
+        am_log log;
+        ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(receiver->iface(), 1,
+                                                   am_log::cb, &log, 0));
+        uct_ep_h ep = sender->connect(*receiver);
+        std::vector<entity*> both = {sender.get(), receiver.get()};
+
+        for (unsigned i = 0; i < count; ++i) {
+            ASSERT_TRUE(progress_until(both, [&] {
+                return uct_ep_am_short(ep, 1, i, NULL, 0) == UCS_OK;
+            })) << "send " << i;
+        }
+        test_comp comp;
+        ucs_status_t status = UCS_ERR_NO_RESOURCE;
+        ASSERT_TRUE(progress_until(both, [&] {
+            status = uct_ep_flush(ep, 0, &comp.comp);
+            return status != UCS_ERR_NO_RESOURCE;
+        }));
+        if (status == UCS_INPROGRESS) {
+            ASSERT_TRUE(progress_until(both, [&] { return comp.done > 0; }));
+        }
+        ASSERT_TRUE(progress_until(both, [&] {
+            return log.msgs.size() == count;
+        }));
+        for (unsigned i = 0; i < count; ++i) {
+            uint64_t h;
+            ASSERT_EQ(sizeof(h), log.msgs[i].size());
+            memcpy(&h, log.msgs[i].data(), sizeof(h));
+            ASSERT_EQ(i, h) << "out of order";
+        }
+
+        uct_srq_iface_counters_t c = sender->counters();
+        EXPECT_EQ(0u, c.tx_outstanding);
+        if (!strcmp(moderation, "1")) {
+            EXPECT_EQ(c.tx_wrs, c.tx_completions);
+        } else {
+            /* one in 64, and the ones taken while slots ran low */
+            EXPECT_LT(c.tx_completions, c.tx_wrs / 8)
+                    << c.tx_wrs << " WRs, " << c.tx_completions
+                    << " completions";
+            EXPECT_GE(c.tx_completions, count / 64);
+        }
+        sender.reset();
+        receiver.reset();
+    }
+}
+
+/*
+ * A flush ends although the last WRs are unsignaled: it posts a signaled
+ * no-op behind them (once, however often it is asked), and so does an
+ * interface flush.
+ */
+TEST_F(rc_srq, flush_signals_an_unsignaled_tail)
+{
+    flush_ep(); /* the connection is up */
+    uct_srq_iface_counters_t before = m_sender->counters();
+
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(m_ep, 1, 1, NULL, 0));
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(m_ep, 1, 2, NULL, 0));
+    ASSERT_TRUE(wait([&] { return m_log.msgs.size() == 2; }));
+    /* delivered, but nothing told the sender: the WRs are unsignaled */
+    for (int i = 0; i < 100; ++i) {
+        m_sender->progress();
+    }
+    EXPECT_EQ(2u, m_sender->counters().tx_outstanding);
+
+    test_comp comp;
+    ASSERT_EQ(UCS_INPROGRESS, uct_ep_flush(m_ep, 0, &comp.comp));
+    EXPECT_EQ(UCS_INPROGRESS, uct_ep_flush(m_ep, 0, NULL));
+    ASSERT_TRUE(wait([&] { return comp.done > 0; }));
+    EXPECT_EQ(UCS_OK, comp.status);
+    uct_srq_iface_counters_t c = m_sender->counters();
+    EXPECT_EQ(before.tx_wrs + 3, c.tx_wrs) << "two sends and one no-op";
+    EXPECT_EQ(before.tx_completions + 1, c.tx_completions);
+
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(m_ep, 1, 3, NULL, 0));
+    ASSERT_TRUE(wait([&] { return m_log.msgs.size() == 3; }));
+    EXPECT_EQ(UCS_INPROGRESS, uct_iface_flush(m_sender->iface(), 0, NULL));
+    ASSERT_TRUE(wait([&] {
+        return uct_iface_flush(m_sender->iface(), 0, NULL) == UCS_OK;
+    }));
+}
+
+/*
+ * Send descriptors held by unsignaled WRs come back: with fewer of them
+ * than TX_CQ_MODERATION, the sender that ran out gets them again by
+ * progress alone (no other send signals for it).
+ */
+TEST_F(rc_srq, descriptors_of_unsignaled_sends_come_back)
+{
+    std::unique_ptr<entity> sender(new entity(config_t{
+            {"TX_MAX_BUFS", "8"}, {"TX_BUFS_GROW", "8"}}));
+    uct_ep_h ep = sender->connect(*m_receiver);
+    std::vector<entity*> both = {sender.get(), m_receiver.get()};
+    std::string p = pattern(100, 3);
+    pack_arg arg  = {&p};
+    ssize_t len;
+    unsigned sent = 0;
+
+    ASSERT_TRUE(progress_until(both, [&] {
+        return uct_ep_am_short(ep, 1, 0, NULL, 0) == UCS_OK;
+    }));
+    while ((len = uct_ep_am_bcopy(ep, 1, pack_cb, &arg, 0)) >= 0) {
+        ASSERT_LT(++sent, 100u) << "TX_MAX_BUFS is not kept";
+    }
+    ASSERT_EQ(UCS_ERR_NO_RESOURCE, (ucs_status_t)len);
+    EXPECT_EQ(8u, sent);
+    ASSERT_TRUE(progress_until(both, [&] {
+        return uct_ep_am_bcopy(ep, 1, pack_cb, &arg, 0) >= 0;
+    }, 5.0)) << "the descriptors never came back";
+    ASSERT_TRUE(wait([&] { return m_log.msgs.size() == sent + 2; }));
+    sender.reset();
+}
+
+/*
  * uct_ep_fence puts IBV_SEND_FENCE on the next WR of the connection, and
  * only on that one. (soft0 runs the RDMA operations of a QP in order, so
  * whether a get after a fence sees the put before it says nothing about
