@@ -261,9 +261,17 @@ void fz_send_wc(fz_t *fz, fz_qp_t *q, const struct ibv_wc *wc)
     if (q->sq_error || (q->state == IBV_QPS_ERR)) {
         if (wc->status != IBV_WC_WR_FLUSH_ERR) {
             /* an error already moved the QP to ERR: the rest flushes, but
-             * a WR the peer already took may still report success */
+             * a WR the peer already took may still report success, and
+             * the one whose receive failed its error (the receiver's
+             * completion, which put both ends in ERR here, may be polled
+             * first: two CQs have no order between them) */
             fz_post(fz, FZ_P(ibv_post_send, error_then_flush),
-                    (wc->status == IBV_WC_SUCCESS) && !q->sq_error && (rs >= 0),
+                    !q->sq_error &&
+                    (((wc->status == IBV_WC_SUCCESS) && (rs >= 0)) ||
+                     ((wc->status == IBV_WC_REM_OP_ERR) &&
+                      (rs == IBV_WC_LOC_PROT_ERR)) ||
+                     ((wc->status == IBV_WC_REM_INV_REQ_ERR) &&
+                      (rs == IBV_WC_LOC_LEN_ERR))),
                     "%s: wr_id 0x%llx completed with %s after the QP went to error",
                     q->name, (unsigned long long)wc->wr_id,
                     ibv_wc_status_str(wc->status));

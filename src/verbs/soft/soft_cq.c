@@ -187,6 +187,7 @@ struct ibv_cq *srq_soft_create_cq(srq_verbs_dev_t *vdev, int cqe,
         ++ch->refcnt;
     }
     srq_soft_list_add_tail(&dev->cqs, &cq->dev_link);
+    cq->progress_seen = dev->stats.progress_calls; /* its first poll runs it */
     srq_soft_dev_unlock(dev);
     return &cq->ibv;
 }

@@ -44,6 +44,8 @@ struct srq_soft_cq {
                                             the async fd (dev->async_lock) */
     int                  qp_refs;
     srq_soft_list_t      dev_link; /* dev->cqs */
+    uint64_t             progress_seen; /* the device's progress_calls when
+                                           this CQ was last polled */
 };
 
 struct srq_soft_channel {

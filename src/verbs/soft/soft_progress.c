@@ -239,17 +239,21 @@ int srq_soft_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
     /* read without the lock by the progress thread (soft_wait.c) */
     srq_soft_stat_inc_shared(&dev->user_polls);
     n = srq_soft_cq_pop(cq, num, wc);
-    if ((n < num) || (num == 0)) {
+    if (((n < num) && (cq->progress_seen == dev->stats.progress_calls)) ||
+        (num == 0)) {
         /* the device's work runs on the caller's CPU, only when the CQ
-         * cannot satisfy it (a poll of none is a call for progress): a
-         * caller polling two CQs, or one with completions waiting, does
-         * not run it again for nothing. An overrun CQ (n < 0) satisfies
-         * none: the device still moves, the poll still fails */
+         * cannot satisfy it (a poll of none is a call for progress), and
+         * not if it ran since this CQ's last poll (for all CQs alike): a
+         * caller polling two CQs in turn, as UCX's progress does, runs it
+         * once per round, and one with completions waiting not at all.
+         * An overrun CQ (n < 0) satisfies none: the device still moves,
+         * the poll still fails */
         srq_soft_progress(dev);
         if (n >= 0) {
             n += srq_soft_cq_pop(cq, num - n, wc + n);
         }
     }
+    cq->progress_seen = dev->stats.progress_calls;
     srq_soft_dev_unlock(dev);
     return n;
 }

@@ -509,6 +509,40 @@ TEST_P(rc, poll_satisfied_from_the_cq_runs_no_progress)
 }
 
 /*
+ * A consumer polling two empty CQs in turn, as UCX's progress polls its
+ * receive and send CQs, runs the device once per round, not once per
+ * poll: a poll skips it if it ran (for every CQ) since that CQ's last
+ * poll. A CQ polled alone runs it every time; a poll of none always does.
+ */
+TEST_P(rc, two_cqs_polled_in_turn_run_the_device_once_a_round)
+{
+    SRQ_SKIP_UNLESS_SOFT(); /* the device's statistics */
+    make_pair();
+    srq_soft_stats_t st;
+    ibv_wc wc;
+
+    EXPECT_EQ(0, ibv_poll_cq(rcqb, 1, &wc)); /* each CQ polled once */
+    EXPECT_EQ(0, ibv_poll_cq(scqb, 1, &wc));
+    ASSERT_EQ(0, srq_soft_query_stats(b->dev, &st));
+    uint64_t before = st.progress_calls;
+    for (int i = 0; i < 10; ++i) {
+        EXPECT_EQ(0, ibv_poll_cq(rcqb, 1, &wc));
+        EXPECT_EQ(0, ibv_poll_cq(scqb, 1, &wc));
+    }
+    ASSERT_EQ(0, srq_soft_query_stats(b->dev, &st));
+    EXPECT_EQ(before + 10, st.progress_calls) << "10 rounds of two polls";
+
+    before = st.progress_calls;
+    for (int i = 0; i < 10; ++i) {
+        EXPECT_EQ(0, ibv_poll_cq(rcqb, 1, &wc));
+    }
+    EXPECT_EQ(0, ibv_poll_cq(rcqb, 0, &wc));
+    ASSERT_EQ(0, srq_soft_query_stats(b->dev, &st));
+    EXPECT_EQ(before + 11, st.progress_calls) << "one CQ, 10 polls and one "
+                                                 "of none";
+}
+
+/*
  * A send queue full to max_send_wr with WRs in flight (a dry receiver: RNR),
  * half of them inline (their data copied at post time, the buffer reused
  * at once): every one arrives, once, in order, with its data. On soft0 the
