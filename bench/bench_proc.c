@@ -1,11 +1,13 @@
 /*
  * What the benchmark programs share that is not UCX (see bench_proc.h).
  */
+#define _GNU_SOURCE /* sched_setaffinity */
 #include "bench_proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -315,4 +317,16 @@ uint64_t bench_read_u64(int fd, void (*idle)(void *arg), void *arg,
 
     bench_read_all(fd, &value, sizeof(value), idle, arg, what);
     return value;
+}
+
+void bench_pin(pid_t pid, int cpu)
+{
+    cpu_set_t set;
+
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(pid, sizeof(set), &set) != 0) {
+        bench_die("sched_setaffinity(%d, CPU %d): %s", (int)pid, cpu,
+                  strerror(errno));
+    }
 }

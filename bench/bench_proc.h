@@ -69,6 +69,9 @@ pid_t bench_spawn(char *const argv[], int *fd);
  * when it is already gone */
 void bench_watch_parent(pid_t parent);
 
+/* Run @pid (0: this process) on CPU @cpu only; dies if it cannot */
+void bench_pin(pid_t pid, int cpu);
+
 /* Append this process's pid to the file BENCH_PID_LOG names, when set: a
  * script that runs the benchmark removes what a killed process of its own
  * left behind, and nobody else's (bench/lib.sh) */

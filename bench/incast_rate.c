@@ -4,13 +4,17 @@
  * its memory and (rc_srq) its receive queue. Any transport (rc_srq with
  * any depth, UCX's rc_verbs as the reference, ...).
  *
- *   incast_rate [-t TL] [-d DEV] [-l LABEL] [-o KEY=VALUE]... SENDERS MSGS
+ *   incast_rate [-t TL] [-d DEV] [-l LABEL] [-o KEY=VALUE]... [-P]
+ *               SENDERS MSGS
  *
  *   -t, -d  transport and device (default rc_srq on soft0:1)
  *   -l      a label for the output line (default: the transport)
  *   -o      a setting of the receiver's interface (repeatable), e.g.
  *           -o RX_QUEUE_MIN=128 -o RX_QUEUE_MAX=128; the senders get the
  *           smallest receive queue (they receive nothing)
+ *   -P      pin: the receiver alone on CPU 0, the senders on the other
+ *           CPUs in turn (with more busy processes than cores, where the
+ *           scheduler puts the receiver would otherwise decide the rate)
  *
  * The receiver spawns the senders (this program, bench_peers.h: one
  * process, interface and endpoint each), connects them, has each say hello
@@ -31,6 +35,7 @@
 #include "bench_peers.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #define INCAST_SETTLE_US  50000
 
@@ -86,7 +91,7 @@ static void report(const char *label, bench_peers_t *p, incast_t *in)
 static void usage(const char *prog)
 {
     fprintf(stderr, "usage: %s [-t TL] [-d DEV] [-l LABEL] [-o KEY=VALUE]... "
-            "SENDERS MSGS\n", prog);
+            "[-P] SENDERS MSGS\n", prog);
     exit(2);
 }
 
@@ -94,7 +99,7 @@ int main(int argc, char **argv)
 {
     bench_opts_t o;
     bench_peers_opts_t opts = {.server_eps = 0, .small_tx = 0, .block = 1};
-    int opt, senders, failed;
+    int opt, senders, failed, pin = 0, i, ncpu;
     unsigned long msgs;
     bench_iface_t receiver;
     incast_t in = {.receiver = &receiver};
@@ -106,8 +111,10 @@ int main(int argc, char **argv)
         return bench_peers_main(argc, argv);
     }
     bench_opts_init(&o);
-    while ((opt = getopt(argc, argv, BENCH_OPTS)) != -1) {
-        if (!bench_opts_take(&o, opt, optarg)) {
+    while ((opt = getopt(argc, argv, BENCH_OPTS "P")) != -1) {
+        if (opt == 'P') {
+            pin = 1;
+        } else if (!bench_opts_take(&o, opt, optarg)) {
             usage(argv[0]);
         }
     }
@@ -121,6 +128,13 @@ int main(int argc, char **argv)
     bench_iface_open(&tl, o.config, &receiver);
     opts.procs = senders;  /* one sender per process */
     bench_peers_start(&p, &receiver, senders, &opts);
+    ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (pin && (ncpu >= 2)) {
+        bench_pin(0, 0);
+        for (i = 0; i < p.num_procs; ++i) {
+            bench_pin(p.pids[i], 1 + i % (ncpu - 1));
+        }
+    }
 
     bench_mem_reset_peak();
     bench_peers_flood(&p, msgs, sample_held, &in);
