@@ -1164,7 +1164,7 @@ ucs_status_t uct_srq_conn_queue_wr(uct_srq_conn_t *conn,
         cwr->sge[0].length = length;
         cwr->sge[0].lkey   = 0;
         cwr->wr.num_sge    = (length > 0) ? 1 : 0;
-    } else {
+    } else if (wr->num_sge > 0) { /* a flush's no-op has no list at all */
         memcpy(cwr->sge, wr->sg_list, wr->num_sge * sizeof(struct ibv_sge));
     }
     ucs_queue_push(&conn->queued, &cwr->queue);
