@@ -1096,7 +1096,10 @@ void uct_srq_hs_async_start(uct_srq_iface_t *iface)
                                      &uct_srq_hs_async.timer_id);
     }
     if (status == UCS_OK) {
-        hs->next_look = ucs_get_time() + hs->config.async_interval;
+        hs->next_look     = ucs_get_time() + hs->config.async_interval;
+        /* the first look compares with the owner's calls until now */
+        hs->progress_seen = __atomic_load_n(&iface->progress_calls,
+                                            __ATOMIC_RELAXED);
         ucs_list_add_tail(&uct_srq_hs_async.ifaces, &hs->async_link);
         hs->async_on  = 1;
     } else {

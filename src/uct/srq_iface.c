@@ -810,6 +810,7 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
     self->tx_cq_avail         = config->tx_cq_len;
     self->tx_outstanding      = 0;
     self->tx_poll_skips       = 0;
+    self->progress_calls      = 0;
     self->counters_file       = NULL;
     memset(&self->tx_stats, 0, sizeof(self->tx_stats));
 
