@@ -66,7 +66,11 @@ int main(int argc, char **argv)
             }
         }
     }
-    /* fetch-and-op under a lock */
+    /* fetch-and-op under a lock, once rank 0 has checked the sums: a
+     * passive-target epoch needs nothing from the target, so without the
+     * barrier another rank's fetch-and-op could land on acc[1] while rank 0
+     * still reads it (CI saw accumulate[1] = 4 of 3) */
+    MPI_Barrier(MPI_COMM_WORLD);
     long one = 1, old;
     MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, acc_win);
     MPI_Fetch_and_op(&one, &old, MPI_LONG, 0, 1, MPI_SUM, acc_win);
