@@ -385,6 +385,23 @@ static int srq_soft_ah_attr(srq_verbs_dev_t *dev, uint8_t port_num,
     return 0;
 }
 
+/* ibv_query_srq answers as of now: the device first takes in what has
+ * arrived, as a poll of none would. Otherwise the limit it reports would
+ * depend on whether some CQ's last poll happened to run the device
+ * (srq_soft_poll_cq runs it once a round) */
+static int srq_soft_query_srq_now(srq_verbs_dev_t *vdev, struct ibv_srq *srq,
+                                  struct ibv_srq_attr *attr)
+{
+    srq_soft_dev_t *dev = srq_soft_dev(vdev);
+
+    if (srq_soft_dev_lock_obj(dev, srq) != 0) {
+        return EINVAL;
+    }
+    srq_soft_progress(dev);
+    srq_soft_dev_unlock(dev);
+    return srq_soft_query_srq(vdev, srq, attr);
+}
+
 /* Cheap enough for a progress path: no syscall, no lock (soft_dev.h) */
 static int srq_soft_query_srq_rnr(srq_verbs_dev_t *dev, struct ibv_srq *srq,
                                   uint64_t *count_p)
@@ -438,7 +455,7 @@ static const srq_verbs_dev_ops_t srq_soft_ops = {
     .ack_cq_events        = srq_soft_ack_cq_events,
     .create_srq           = srq_soft_create_srq,
     .modify_srq           = srq_soft_modify_srq,
-    .query_srq            = srq_soft_query_srq,
+    .query_srq            = srq_soft_query_srq_now,
     .destroy_srq          = srq_soft_destroy_srq,
     .create_qp            = srq_soft_create_qp,
     .modify_qp            = srq_soft_modify_qp,

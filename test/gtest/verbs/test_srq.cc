@@ -208,6 +208,33 @@ TEST_P(srq, limit_event_one_shot)
 }
 
 /*
+ * soft0's ibv_query_srq answers as of now: a message that reached the
+ * device before the query counts, whether or not a CQ poll has run the
+ * device since (a poll runs it once per round of CQs), so the answer does
+ * not depend on the caller's polling pattern.
+ */
+TEST_P(srq, query_counts_what_arrived_before_it)
+{
+    SRQ_SKIP_UNLESS_SOFT(); /* an HCA takes messages in on its own time */
+    ibv_srq *s = make_srq(*b, 16, 1);
+    char *rbuf = (char*)alloc(64 * 4);
+    ibv_mr *rmr = reg(*b, rbuf, 64 * 4, IBV_ACCESS_LOCAL_WRITE);
+    ibv_srq_attr attr = {};
+
+    make_pair(s);
+    for (int i = 0; i < 4; ++i) {
+        ASSERT_EQ(0, post_srq_recv(s, rbuf + 64 * i, 64, rmr->lkey, i));
+    }
+    attr.srq_limit = 4;
+    ASSERT_EQ(0, srq_verbs_modify_srq(b->dev, s, &attr, IBV_SRQ_LIMIT));
+    send_seq(0); /* in b's inbound queue: nothing has polled b since */
+    ASSERT_EQ(0, srq_verbs_query_srq(b->dev, s, &attr));
+    EXPECT_EQ(0u, attr.srq_limit) << "the message that arrived was not "
+                                     "taken: 4 still posted";
+    EXPECT_EQ(IBV_WC_SUCCESS, poll1(rcqb).status);
+}
+
+/*
  * Destroying an object drops its events the user has not taken yet, as the
  * kernel does (they would name freed memory), and keeps the others in
  * order. Two SRQs each raise their limit event; the first is destroyed
