@@ -811,17 +811,16 @@ out:
  */
 static void uct_srq_conn_drain(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
 {
-    struct ibv_send_wr wr = {}, *bad_wr;
+    struct ibv_send_wr wr, *bad_wr;
     int ret;
 
     if ((conn->tx_avail <= 0) || (iface->tx_cq_avail <= 0)) {
         return;
     }
     conn->drain_pending = 0;
-    wr.wr_id      = uct_srq_conn_wr_id(conn, conn->sn_posted + 1);
-    wr.opcode     = IBV_WR_RDMA_WRITE; /* zero length: touches nothing */
-    wr.send_flags = IBV_SEND_SIGNALED;
-    ret           = ibv_post_send(conn->qp, &wr, &bad_wr);
+    uct_srq_conn_marker_wr(&wr);
+    wr.wr_id = uct_srq_conn_wr_id(conn, conn->sn_posted + 1);
+    ret      = ibv_post_send(conn->qp, &wr, &bad_wr);
     if (ret != 0) {
         ucs_error("srq: draining QP 0x%x failed: %s", conn->qp->qp_num,
                   strerror(ret));
@@ -1222,7 +1221,6 @@ void uct_srq_conn_cancel(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
 }
 
 /* ---- failure ---------------------------------------------------------- */
-
 
 /* @conn failed: a new endpoint to the peer gets a new connection; WRs in
  * flight come back flushed; those waiting go at once if nothing is in

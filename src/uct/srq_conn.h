@@ -26,6 +26,7 @@
 #include <ucs/debug/log_def.h>
 
 #include <pthread.h>
+#include <string.h>
 
 typedef struct uct_srq_iface uct_srq_iface_t;
 
@@ -293,6 +294,16 @@ uct_srq_conn_wr_id(const uct_srq_conn_t *conn, uint32_t sn)
 static UCS_F_ALWAYS_INLINE uct_srq_conn_t *uct_srq_wr_id_conn(uint64_t wr_id)
 {
     return (uct_srq_conn_t*)(uintptr_t)(wr_id & UCT_SRQ_WRID_CONN_MASK);
+}
+
+/* A marker: a signaled zero-length RDMA write, which touches no memory and
+ * needs no key; its completion retires the WRs before it (an unsignaled
+ * tail a flush waits for, or a failed QP's) */
+static inline void uct_srq_conn_marker_wr(struct ibv_send_wr *wr)
+{
+    memset(wr, 0, sizeof(*wr));
+    wr->opcode     = IBV_WR_RDMA_WRITE;
+    wr->send_flags = IBV_SEND_SIGNALED;
 }
 
 /* WRs of @conn a completion with @wr_id retires: up to and including it */

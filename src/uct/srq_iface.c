@@ -55,7 +55,7 @@ ucs_config_field_t uct_srq_iface_config_table[] = {
     {"TX_CQ_MODERATION", "64",
      "One send WR in so many is signaled (its completion retires those before\n"
      "it); also every one that completes an operation or returns a result,\n"
-     "and every one while send slots run low (1..65535; 1: all). At most\n"
+     "and every one while the send CQ runs low (1..65535; 1: all). At most\n"
      "TX_QUEUE_LEN/4 is used: a connection's slots are not all unsignaled.",
      ucs_offsetof(uct_srq_iface_config_t, tx_moderation), UCS_CONFIG_TYPE_UINT},
 
@@ -364,7 +364,7 @@ static ucs_status_t uct_srq_iface_flush(uct_iface_h tl_iface, unsigned flags,
 ucs_status_t uct_srq_iface_signal_tail(uct_srq_iface_t *iface,
                                        uct_srq_conn_t *conn)
 {
-    struct ibv_send_wr wr = {};
+    struct ibv_send_wr wr;
 
     if (conn->tx_unsignaled == 0) {
         return UCS_OK; /* the last WR is signaled, or there is none */
@@ -372,9 +372,7 @@ ucs_status_t uct_srq_iface_signal_tail(uct_srq_iface_t *iface,
     if ((conn->tx_avail <= 0) || (iface->tx_cq_avail <= 0)) {
         return UCS_ERR_NO_RESOURCE; /* then the last WR is signaled */
     }
-    /* a zero-length RDMA write touches no memory and needs no key */
-    wr.opcode     = IBV_WR_RDMA_WRITE;
-    wr.send_flags = IBV_SEND_SIGNALED;
+    uct_srq_conn_marker_wr(&wr);
     return uct_srq_iface_post(iface, conn, &wr, NULL);
 }
 
