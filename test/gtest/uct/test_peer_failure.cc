@@ -184,7 +184,10 @@ TEST(rc_srq_peer, killed_peer_reported_within_bound)
     uct_ep_h ep;
     ASSERT_EQ(UCS_OK, peer->connect(self, &ep));
 
-    /* traffic flows */
+    /* traffic flows: sent and acknowledged. Sends accepted while the
+     * connection is still being set up wait in it; killed then, the peer
+     * is one that never answered, reported only after CONN_TIMEOUT (30 s,
+     * the bound below) - not what this test is about */
     uint64_t sent = 0;
     ASSERT_TRUE(progress_until({&self}, [&] {
         if (uct_ep_am_short(ep, 1, sent, NULL, 0) == UCS_OK) {
@@ -192,6 +195,9 @@ TEST(rc_srq_peer, killed_peer_reported_within_bound)
         }
         return sent >= 100;
     }));
+    ASSERT_TRUE(progress_until({&self}, [&] {
+        return uct_ep_flush(ep, 0, NULL) == UCS_OK;
+    })) << "the peer did not take the messages";
     /* we map the peer's memory: its instance is the one we talk to */
     std::string shm = peer->shm_name();
     EXPECT_TRUE(maps_contain(shm)) << shm << " should be mapped while alive";
