@@ -7,7 +7,9 @@
 
 #include <verbs/srq_verbs.h>
 
+#include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <vector>
 
 using namespace srq_test;
@@ -417,4 +419,29 @@ TEST(rc_srq_handshake, answered_while_the_owner_does_not_progress)
     EXPECT_EQ(0, received) << "its handler runs from its owner's progress";
     /* the message waits for its owner */
     EXPECT_TRUE(progress_until({&receiver}, [&] { return received == 1; }));
+}
+
+/*
+ * The async thread's look at an idle interface (ASYNC_INTERVAL, 10 ms by
+ * default) lets the process sleep in between. It was one of UCX's own
+ * timers, and UCX 1.13's async thread spins (epoll_wait with a timeout of
+ * 0) through the last millisecond before each of them: an interface that
+ * nobody used cost its process a tenth of a core, an idle MPI rank too.
+ * The bound leaves room for a slow machine's wakeups: 100 looks a second
+ * cost a few milliseconds of CPU, the spin about 95.
+ */
+TEST(rc_srq_handshake, async_looks_let_an_idle_process_sleep)
+{
+    entity idle;
+    struct timespec cpu0, cpu1, nap = {1, 0};
+
+    ASSERT_EQ(0, clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu0));
+    while (nanosleep(&nap, &nap) != 0) {
+        ASSERT_EQ(EINTR, errno);
+    }
+    ASSERT_EQ(0, clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu1));
+    double ms = (cpu1.tv_sec - cpu0.tv_sec) * 1e3 +
+                (cpu1.tv_nsec - cpu0.tv_nsec) / 1e6;
+    EXPECT_LT(ms, 40.0) << "the process used " << ms << " ms of CPU in 1 s "
+                           "with its only thread asleep";
 }
