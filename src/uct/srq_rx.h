@@ -77,12 +77,19 @@ typedef struct uct_srq_rx {
         volatile uint32_t limit_events; /* counted by the async handler */
         uint32_t          limit_seen;
         int               limit_armed;
+        unsigned          limit_drawdown; /* what the armed limit's event
+                                             means: filled - watermark */
         int               rnr_ok;       /* the device counts RNR NAKs */
         uint64_t          rnr_last;
+        unsigned          rnr_depth;    /* the depth at the last look */
         ucs_time_t        last_tick;
         ucs_time_t        next_tick;
         unsigned          drawdown;     /* the period's largest, at a refill */
-        int               pressure;     /* the period's strongest, waiting */
+        unsigned          filled;       /* posted when the last refill was
+                                           done: what the drawdown counts
+                                           from (a depth grown since is no
+                                           consumption) */
+        int               pressure;     /* ran dry again this period */
         int               relieved;     /* grown for pressure this period */
         int               was_saturated;/* the last period's verdict */
         unsigned          polls;        /* receive-CQ polls, empty or not */
@@ -132,12 +139,6 @@ extern ucs_config_field_t uct_srq_rx_config_table[];
 #define UCT_SRQ_RX_SATURATED            90
 #define UCT_SRQ_RX_SATURATED_MIN_POLLS  16
 
-/* Pressure on the queue in a period, weakest first */
-enum {
-    UCT_SRQ_RX_PRESSURE_NONE  = 0,
-    UCT_SRQ_RX_PRESSURE_LIMIT = 1,  /* an SRQ limit event: grow by half */
-    UCT_SRQ_RX_PRESSURE_DRY   = 2   /* it ran dry, RNR: double */
-};
 
 /* Check the receive configuration against the device, before anything is
  * created: UCS_ERR_INVALID_PARAM with an error naming the variable */

@@ -5,8 +5,9 @@
  * depth between RX_QUEUE_MIN and that ceiling. The control law:
  *
  *  Measured, per adaptation period (RX_ADAPT_INTERVAL):
- *   - the drawdown: at each refill, the buffers consumed since the queue
- *     was last full (depth - posted); the period keeps the largest, D;
+ *   - the drawdown: at each refill, the buffers consumed since the last
+ *     refill filled it (a depth grown since is no consumption); the period
+ *     keeps the largest, D;
  *   - this SRQ's RNR NAKs (where the device counts them per SRQ), SRQ
  *     limit events, and refills that found the queue empty;
  *   - how saturated the receiver is: the share of receive-CQ polls that
@@ -20,14 +21,17 @@
  *   - the target above the depth: grow to it at once;
  *   - starvation (an RNR NAK, or a refill finding the queue empty: the
  *     drawdown is then censored at the depth, the demand unseen): double,
- *     at once - unless the receiver is saturated (at least
+ *     at once (RNR NAKs read after a growth are taken as the shorter
+ *     queue's, answered by that growth) - unless the receiver is saturated (at least
  *     UCT_SRQ_RX_SATURATED of its polls full): then the queue runs dry
  *     because the receiver cannot take the messages any faster, a deeper
  *     queue only holds a longer backlog (measured: 16 senders into a queue
  *     of 4096 ran slower than into one of 128), and RNR is the flow
  *     control that makes the senders wait;
  *   - an SRQ limit event (the device saw fewer than the low watermark
- *     posted): an early warning, grow by half;
+ *     posted): an early warning, and a drawdown the refills may have
+ *     missed - beyond (posted - watermark) when it was armed - that goes
+ *     into D as any other;
  *   - the target at or below half the depth for RX_SHRINK_DELAY: shrink in
  *     one step to the largest target seen meanwhile. Growing is immediate
  *     and shrinking slow and only below half: that is the hysteresis.
@@ -63,19 +67,26 @@ void uct_srq_rx_set_depth(uct_srq_rx_t *rx, unsigned depth)
 /* RNR NAKs the device sent for this interface's SRQ since the last look:
  * this interface's own starvation, never another's (the device counts
  * them per SRQ, or not at all: then the limit event and an SRQ found empty
- * at refill are the signals) */
-static void uct_srq_rx_read_rnr(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
-                                uint64_t *delta_p)
+ * at refill are the signals). Only those that may have come at today's
+ * depth count: after a growth since the last look they may all be the
+ * shorter queue's, which the growth answered already - doubling the new
+ * depth for them would overshoot; if the queue still runs dry, the next
+ * look sees more. */
+static uint64_t uct_srq_rx_read_rnr(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
 {
-    uint64_t count;
+    uint64_t count, delta;
+    int grown;
 
-    *delta_p = 0;
-    if (rx->adapt.rnr_ok &&
-        (srq_verbs_query_srq_rnr(iface->dev, rx->srq, &count) == 0)) {
-        *delta_p          = count - rx->adapt.rnr_last;
-        rx->adapt.rnr_last = count;
-        rx->stats.rnr     += *delta_p;
+    if (!rx->adapt.rnr_ok ||
+        (srq_verbs_query_srq_rnr(iface->dev, rx->srq, &count) != 0)) {
+        return 0;
     }
+    delta               = count - rx->adapt.rnr_last;
+    grown               = rx->depth > rx->adapt.rnr_depth;
+    rx->adapt.rnr_last  = count;
+    rx->adapt.rnr_depth = rx->depth;
+    rx->stats.rnr      += delta;
+    return grown ? 0 : delta;
 }
 
 /* The md's async handler (any thread): the SRQ reached its limit; the
@@ -96,6 +107,7 @@ void uct_srq_rx_adapt_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
                             (srq_verbs_query_srq_rnr(iface->dev, rx->srq,
                                                      &count) == 0);
     rx->adapt.rnr_last    = rx->adapt.rnr_ok ? count : 0;
+    rx->adapt.rnr_depth   = rx->depth;
     rx->adapt.last_tick   = ucs_get_time();
     rx->adapt.next_tick   = rx->adapt.last_tick + rx->config.interval;
     if (rx->srq != NULL) {
@@ -172,69 +184,74 @@ static int uct_srq_rx_saturated(const uct_srq_rx_t *rx)
     return rx->adapt.full_polls * 100 >= rx->adapt.polls * UCT_SRQ_RX_SATURATED;
 }
 
-/* Grow by the pressure @level (UCT_SRQ_RX_PRESSURE_*) */
-static void uct_srq_rx_relieve(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
-                               int level)
+/* The queue ran dry: the demand is unseen (censored at the depth) */
+static void uct_srq_rx_relieve(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
 {
-    if (level == UCT_SRQ_RX_PRESSURE_DRY) {
-        uct_srq_rx_grow(rx, iface, 2ull * rx->depth, "ran dry");
-    } else {
-        uct_srq_rx_grow(rx, iface, rx->depth + rx->depth / 2,
-                        "SRQ limit event");
-    }
+    uct_srq_rx_grow(rx, iface, 2ull * rx->depth, "ran dry");
 }
 
 /*
- * Starvation (the queue ran dry: the drawdown is censored at the depth) or
- * its early warning. A receiver with time to spare grows at once, once a
- * period (the next growth waits for the period's verdict: its end); one
- * with none is the bottleneck, and a deeper queue would only hold a longer
- * backlog: it does not grow.
+ * Starvation: the queue ran dry, the drawdown is censored at the depth. A
+ * receiver with time to spare doubles at once, once a period (the next
+ * growth waits for the period's verdict: its end); one with none is the
+ * bottleneck, and a deeper queue would only hold a longer backlog: it does
+ * not grow.
  */
-static void uct_srq_rx_pressed(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
-                               int level)
+static void uct_srq_rx_pressed(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
 {
     if (uct_srq_rx_saturated(rx)) {
         ++rx->stats.starved_saturated; /* flow control, not a short queue */
     } else if (!rx->adapt.relieved) {
         rx->adapt.relieved = 1;
-        uct_srq_rx_relieve(rx, iface, level);
+        uct_srq_rx_relieve(rx, iface);
     } else {
-        rx->adapt.pressure = ucs_max(rx->adapt.pressure, level);
+        rx->adapt.pressure = 1;
     }
+}
+
+/* A drawdown of @drawdown buffers was seen: the period keeps the largest,
+ * and the depth grows at once to cover it */
+static void uct_srq_rx_demand(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
+                              unsigned drawdown, const char *why)
+{
+    rx->adapt.drawdown = ucs_max(rx->adapt.drawdown, drawdown);
+    uct_srq_rx_grow(rx, iface, uct_srq_rx_target(rx, drawdown), why);
 }
 
 void uct_srq_rx_adapt_pressure(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
 {
     uint32_t events = rx->adapt.limit_events;
     unsigned drawdown;
-    uint64_t rnr;
 
     if (rx->stats.posted == 0) {
         return; /* the first fill: nothing was consumed */
     }
     /* RNR NAKs belong to the period they happened in: read at each refill
      * (a load, where the device counts them per SRQ) */
-    uct_srq_rx_read_rnr(rx, iface, &rnr);
-    if (rnr > 0) {
-        uct_srq_rx_pressed(rx, iface, UCT_SRQ_RX_PRESSURE_DRY);
+    if (uct_srq_rx_read_rnr(rx, iface) > 0) {
+        uct_srq_rx_pressed(rx, iface);
     }
     /* the drawdown is the traffic's, not the retiring's (which consumes
      * buffers on purpose) */
     if ((rx->retire.pending == 0) && (rx->retire.outstanding == 0)) {
-        drawdown           = rx->depth - ucs_min(rx->posted, rx->depth);
-        rx->adapt.drawdown = ucs_max(rx->adapt.drawdown, drawdown);
-        uct_srq_rx_grow(rx, iface, uct_srq_rx_target(rx, drawdown), "demand");
+        drawdown = rx->adapt.filled - ucs_min(rx->posted, rx->adapt.filled);
+        uct_srq_rx_demand(rx, iface, drawdown, "demand");
     }
     if (events != rx->adapt.limit_seen) {
         rx->stats.limit_events += (uint32_t)(events - rx->adapt.limit_seen);
         rx->adapt.limit_seen    = events;
         rx->adapt.limit_armed   = 0; /* one shot: re-armed after the refill */
-        uct_srq_rx_pressed(rx, iface, UCT_SRQ_RX_PRESSURE_LIMIT);
+        /* the early warning is a measurement the refills may have missed
+         * (the queue dipped between two of them): the device saw fewer
+         * than the watermark posted, a drawdown beyond depth - watermark
+         * at the depth it was armed at - not at today's, which may have
+         * grown since the event was raised */
+        uct_srq_rx_demand(rx, iface, rx->adapt.limit_drawdown,
+                          "SRQ limit event");
     } else if ((rx->posted == 0) && (rx->depth > rx->batch)) {
         /* ran dry: whatever arrives now is refused (a queue of one batch
          * is empty at every refill by the refill rule itself) */
-        uct_srq_rx_pressed(rx, iface, UCT_SRQ_RX_PRESSURE_DRY);
+        uct_srq_rx_pressed(rx, iface);
     }
 }
 
@@ -248,7 +265,8 @@ static void uct_srq_rx_arm_limit(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
     attr.srq_limit = rx->low;
     ret = srq_verbs_modify_srq(iface->dev, rx->srq, &attr, IBV_SRQ_LIMIT);
     if (ret == 0) {
-        rx->adapt.limit_armed = 1;
+        rx->adapt.limit_armed    = 1;
+        rx->adapt.limit_drawdown = rx->posted - rx->low + 1;
     } else {
         ucs_debug("srq: %s cannot arm the SRQ limit: %s",
                   srq_verbs_dev_name(iface->dev), strerror(ret));
@@ -258,6 +276,7 @@ static void uct_srq_rx_arm_limit(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
 
 void uct_srq_rx_adapt_refilled(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
 {
+    rx->adapt.filled = rx->posted;
     /* at the ceiling an event would change nothing, and each costs the
      * device an interrupt and the async thread a wake-up */
     if ((rx->adapt.limit_armed == 0) && (rx->depth < rx->config.max) &&
@@ -419,20 +438,20 @@ void uct_srq_rx_tick(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
 
     rx->adapt.last_tick = now;
     rx->adapt.next_tick = now + rx->config.interval;
-    uct_srq_rx_read_rnr(rx, iface, &rnr);
+    rnr                 = uct_srq_rx_read_rnr(rx, iface);
     if (rx->srq != NULL) {
         target = uct_srq_rx_target(rx, rx->adapt.drawdown);
         rx->stats.target = target;
         if (rnr > 0) {
             rx->adapt.relieved = 0; /* the period's end: its verdict */
-            uct_srq_rx_pressed(rx, iface, UCT_SRQ_RX_PRESSURE_DRY);
-        } else if (rx->adapt.pressure != UCT_SRQ_RX_PRESSURE_NONE) {
-            /* pressure that came after this period's growth: what the
-             * period says of it */
+            uct_srq_rx_pressed(rx, iface);
+        } else if (rx->adapt.pressure) {
+            /* ran dry again after this period's growth: what the period
+             * says of it */
             if (uct_srq_rx_saturated(rx)) {
                 ++rx->stats.starved_saturated;
             } else {
-                uct_srq_rx_relieve(rx, iface, rx->adapt.pressure);
+                uct_srq_rx_relieve(rx, iface);
             }
         } else if (target > rx->depth) {
             uct_srq_rx_grow(rx, iface, target, "demand");
@@ -444,7 +463,7 @@ void uct_srq_rx_tick(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
     /* a new period */
     rx->adapt.was_saturated = uct_srq_rx_saturated(rx);
     rx->adapt.relieved   = 0;
-    rx->adapt.pressure   = UCT_SRQ_RX_PRESSURE_NONE;
+    rx->adapt.pressure   = 0;
     rx->adapt.drawdown   = 0;
     rx->adapt.polls      = 0;
     rx->adapt.full_polls = 0;
