@@ -5,7 +5,7 @@
  * any depth, UCX's rc_verbs as the reference, ...).
  *
  *   incast_rate [-t TL] [-d DEV] [-l LABEL] [-o KEY=VALUE]... [-P]
- *               SENDERS MSGS
+ *               [-Q SECONDS] SENDERS MSGS
  *
  *   -t, -d  transport and device (default rc_srq on soft0:1)
  *   -l      a label for the output line (default: the transport)
@@ -15,6 +15,10 @@
  *   -P      pin: the receiver alone on CPU 0, the senders on the other
  *           CPUs in turn (with more busy processes than cores, where the
  *           scheduler puts the receiver would otherwise decide the rate)
+ *   -Q      after the flood, keep progressing the quiet receiver for up to
+ *           SECONDS, until its receive queue is back at its floor: depth
+ *           RX_QUEUE_MIN and no more registered receive memory than before
+ *           the flood (rc_srq)
  *
  * The receiver spawns the senders (this program, bench_peers.h: one
  * process, interface and endpoint each), connects them, has each say hello
@@ -26,7 +30,8 @@
  *   incast label=<l> tl=<tl> senders=<n> msgs=<total> us=<first to last>
  *     rate=<msg/s> rss=<B> hwm=<B: the flood's peak>
  *     [held=<B> held_peak=<B> depth=<bufs> peak=<bufs> rnr=<n> grows=<n>
- *      limit=<n>]
+ *      limit=<n> [floor_ms=<ms from the last flood message to the floor,
+ *      -1: not within -Q>]]
  *
  * held_peak is the most registered receive memory seen, sampled every ms.
  * It measures, never judges. Run it under srq-run (rc_srq; --verbs for
@@ -42,6 +47,9 @@
 typedef struct {
     bench_iface_t *receiver;
     uint64_t      held_peak;
+    uint64_t      held_floor;  /* registered before the flood */
+    int           quiet;       /* -Q given */
+    double        floor_ms;    /* back to the floor after; -1: not */
 } incast_t;
 
 static void sample_held(void *arg)
@@ -64,6 +72,31 @@ static void settle(bench_tl_t *tl, incast_t *in)
     sample_held(in);
 }
 
+static int at_floor(const incast_t *in)
+{
+    uct_srq_iface_counters_t c;
+
+    return bench_counters(in->receiver, &c) &&
+           (c.rx_queue_target == c.rx_queue_min) &&
+           (c.rx_bytes_held <= in->held_floor);
+}
+
+/* Quiet: progress until the queue is back at its floor, for at most
+ * @seconds after the last flood message */
+static void quiet(bench_tl_t *tl, bench_peers_t *p, incast_t *in,
+                  double seconds)
+{
+    double end = p->last_flood_us + seconds * 1e6, now;
+
+    while ((now = bench_now_us()) < end) {
+        if (at_floor(in)) {
+            in->floor_ms = (now - p->last_flood_us) / 1e3;
+            return;
+        }
+        uct_worker_progress(tl->worker);
+    }
+}
+
 static void report(const char *label, bench_peers_t *p, incast_t *in)
 {
     uint64_t total = p->floods;
@@ -83,6 +116,9 @@ static void report(const char *label, bench_peers_t *p, incast_t *in)
                (unsigned long)in->held_peak, (unsigned long)c.rx_queue_target,
                (unsigned long)c.rx_queue_peak, (unsigned long)c.rx_rnr,
                (unsigned long)c.rx_grows, (unsigned long)c.rx_limit_events);
+        if (in->quiet) {
+            printf(" floor_ms=%.0f", in->floor_ms);
+        }
     }
     printf("\n");
     fflush(stdout);
@@ -91,7 +127,7 @@ static void report(const char *label, bench_peers_t *p, incast_t *in)
 static void usage(const char *prog)
 {
     fprintf(stderr, "usage: %s [-t TL] [-d DEV] [-l LABEL] [-o KEY=VALUE]... "
-            "[-P] SENDERS MSGS\n", prog);
+            "[-P] [-Q SECONDS] SENDERS MSGS\n", prog);
     exit(2);
 }
 
@@ -100,6 +136,8 @@ int main(int argc, char **argv)
     bench_opts_t o;
     bench_peers_opts_t opts = {.server_eps = 0, .small_tx = 0, .block = 1};
     int opt, senders, failed, pin = 0, i, ncpu;
+    double quiet_s = 0;
+    uct_srq_iface_counters_t c0;
     unsigned long msgs;
     bench_iface_t receiver;
     incast_t in = {.receiver = &receiver};
@@ -111,9 +149,11 @@ int main(int argc, char **argv)
         return bench_peers_main(argc, argv);
     }
     bench_opts_init(&o);
-    while ((opt = getopt(argc, argv, BENCH_OPTS "P")) != -1) {
+    while ((opt = getopt(argc, argv, BENCH_OPTS "PQ:")) != -1) {
         if (opt == 'P') {
             pin = 1;
+        } else if (opt == 'Q') {
+            quiet_s = atof(optarg);
         } else if (!bench_opts_take(&o, opt, optarg)) {
             usage(argv[0]);
         }
@@ -136,10 +176,16 @@ int main(int argc, char **argv)
         }
     }
 
+    in.held_floor = bench_counters(&receiver, &c0) ? c0.rx_bytes_held : 0;
     bench_mem_reset_peak();
     bench_peers_flood(&p, msgs, sample_held, &in);
     bench_peers_flood_done(&p);
     settle(&tl, &in);
+    if (quiet_s > 0) {
+        in.quiet    = 1;
+        in.floor_ms = -1;
+        quiet(&tl, &p, &in, quiet_s);
+    }
     report(bench_opts_label(&o), &p, &in);
 
     failed = bench_peers_stop(&p);

@@ -96,6 +96,8 @@ typedef struct uct_srq_rx {
         unsigned          full_polls;   /* of them, a full batch */
         ucs_time_t        shrink_since; /* target <= depth/2 since, or 0 */
         unsigned          shrink_to;    /* the largest target since then */
+        ucs_time_t        shrink_to_at; /* when it was last seen */
+        unsigned          shrink_after; /* the largest target after that */
         unsigned          idle_polls;
         int               starved;      /* reported; until refilled */
     } adapt;

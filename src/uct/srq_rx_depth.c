@@ -33,8 +33,11 @@
  *     missed - beyond (posted - watermark) when it was armed - that goes
  *     into D as any other;
  *   - the target at or below half the depth for RX_SHRINK_DELAY: shrink in
- *     one step to the largest target seen meanwhile. Growing is immediate
- *     and shrinking slow and only below half: that is the hysteresis.
+ *     one step to the largest target seen meanwhile (and, if the targets
+ *     after that largest one were at most half the new depth, once more
+ *     at the next period: they were a window of their own). Growing is
+ *     immediate and shrinking slow and only below half: that is the
+ *     hysteresis.
  *
  * Verbs cannot take back a posted WR, so a shrink retires the surplus: the
  * interface sends itself empty messages over a QP connected to itself,
@@ -403,24 +406,58 @@ static void uct_srq_rx_shrink(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
     uct_srq_rx_retire_progress(rx, iface);
 }
 
-/* A period's target at or below half the depth, for RX_SHRINK_DELAY in a
- * row: shrink to the largest target of that time */
+/* A shrink window starts at @since with the target @target */
+static void uct_srq_rx_shrink_window(uct_srq_rx_t *rx, ucs_time_t since,
+                                     unsigned target, ucs_time_t now)
+{
+    rx->adapt.shrink_since = since;
+    rx->adapt.shrink_to    = target;
+    rx->adapt.shrink_to_at = now;
+    rx->adapt.shrink_after = 0;
+}
+
+/*
+ * A period's target at or below half the depth, for RX_SHRINK_DELAY in a
+ * row: shrink to the largest target of that time. The window also keeps
+ * the largest target seen after that largest one: the tail of a flood
+ * followed by quiet shrinks to the tail's need first, and the quiet that
+ * followed the tail is then already a window of its own - the floor comes
+ * one RX_SHRINK_DELAY after the quiet began, not two.
+ */
 static void uct_srq_rx_consider_shrink(uct_srq_rx_t *rx,
                                        uct_srq_iface_t *iface,
                                        unsigned target, ucs_time_t now)
 {
-    if ((target * 2 > rx->depth) || (rx->retire.pending > 0)) {
+    ucs_time_t quiet_since;
+    unsigned after;
+
+    if (target * 2 > rx->depth) {
         rx->adapt.shrink_since = 0;
         return;
     }
+    if (rx->retire.pending > 0) {
+        return; /* the last shrink's surplus still goes: the window runs */
+    }
     if (rx->adapt.shrink_since == 0) {
-        rx->adapt.shrink_since = now;
-        rx->adapt.shrink_to    = target;
+        uct_srq_rx_shrink_window(rx, now, target, now);
         return;
     }
-    rx->adapt.shrink_to = ucs_max(rx->adapt.shrink_to, target);
-    if (now - rx->adapt.shrink_since >= rx->config.shrink_delay) {
-        uct_srq_rx_shrink(rx, iface, rx->adapt.shrink_to);
+    if (target >= rx->adapt.shrink_to) {
+        rx->adapt.shrink_to    = target;
+        rx->adapt.shrink_to_at = now;
+        rx->adapt.shrink_after = 0;
+    } else {
+        rx->adapt.shrink_after = ucs_max(rx->adapt.shrink_after, target);
+    }
+    if (now - rx->adapt.shrink_since < rx->config.shrink_delay) {
+        return;
+    }
+    quiet_since = rx->adapt.shrink_to_at;
+    after       = rx->adapt.shrink_after;
+    uct_srq_rx_shrink(rx, iface, rx->adapt.shrink_to);
+    if ((quiet_since < now) && (after * 2 <= rx->depth)) {
+        /* since the largest, all at most @after: a window already */
+        uct_srq_rx_shrink_window(rx, quiet_since, after, now);
     }
 }
 
