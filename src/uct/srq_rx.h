@@ -89,7 +89,8 @@ typedef struct uct_srq_rx {
                                            done: what the drawdown counts
                                            from (a depth grown since is no
                                            consumption) */
-        int               pressure;     /* ran dry again this period */
+        unsigned          pressure;     /* ran dry again this period: the
+                                           largest depth it did at; 0 no */
         int               relieved;     /* grown for pressure this period */
         int               was_saturated;/* the last period's verdict */
         unsigned          polls;        /* receive-CQ polls, empty or not */

@@ -187,10 +187,12 @@ static int uct_srq_rx_saturated(const uct_srq_rx_t *rx)
     return rx->adapt.full_polls * 100 >= rx->adapt.polls * UCT_SRQ_RX_SATURATED;
 }
 
-/* The queue ran dry: the demand is unseen (censored at the depth) */
-static void uct_srq_rx_relieve(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
+/* The queue ran dry at the depth @depth: the demand is unseen (censored
+ * at that depth); no growth if the depth is twice that already */
+static void uct_srq_rx_relieve(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
+                               unsigned depth)
 {
-    uct_srq_rx_grow(rx, iface, 2ull * rx->depth, "ran dry");
+    uct_srq_rx_grow(rx, iface, 2ull * depth, "ran dry");
 }
 
 /*
@@ -206,9 +208,11 @@ static void uct_srq_rx_pressed(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
         ++rx->stats.starved_saturated; /* flow control, not a short queue */
     } else if (!rx->adapt.relieved) {
         rx->adapt.relieved = 1;
-        uct_srq_rx_relieve(rx, iface);
+        uct_srq_rx_relieve(rx, iface, rx->depth);
     } else {
-        rx->adapt.pressure = 1;
+        /* for the period's end: doubles the depth it happened at, not the
+         * one that may have grown by then */
+        rx->adapt.pressure = ucs_max(rx->adapt.pressure, rx->depth);
     }
 }
 
@@ -488,7 +492,7 @@ void uct_srq_rx_tick(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
             if (uct_srq_rx_saturated(rx)) {
                 ++rx->stats.starved_saturated;
             } else {
-                uct_srq_rx_relieve(rx, iface);
+                uct_srq_rx_relieve(rx, iface, rx->adapt.pressure);
             }
         } else if (target > rx->depth) {
             uct_srq_rx_grow(rx, iface, target, "demand");
