@@ -421,13 +421,21 @@ static void uct_srq_rx_shrink_window(uct_srq_rx_t *rx, ucs_time_t since,
 }
 
 /*
- * A period's target at or below half the depth, for RX_SHRINK_DELAY in a
- * row: shrink to the largest target of that time. The window also keeps
+ * A period's target at or below half the depth (or at the floor), for
+ * RX_SHRINK_DELAY in a row: shrink to the largest target of that time. The window also keeps
  * the largest target seen after that largest one: the tail of a flood
  * followed by quiet shrinks to the tail's need first, and the quiet that
  * followed the tail is then already a window of its own - the floor comes
  * one RX_SHRINK_DELAY after the quiet began, not two.
  */
+/* Would @target let the depth come down: at most half of it, or the
+ * floor (no demand: a depth below twice the floor still goes back) */
+static int uct_srq_rx_shrinkable(const uct_srq_rx_t *rx, unsigned target)
+{
+    return (target < rx->depth) &&
+           ((target * 2 <= rx->depth) || (target <= rx->config.min));
+}
+
 static void uct_srq_rx_consider_shrink(uct_srq_rx_t *rx,
                                        uct_srq_iface_t *iface,
                                        unsigned target, ucs_time_t now)
@@ -435,7 +443,7 @@ static void uct_srq_rx_consider_shrink(uct_srq_rx_t *rx,
     ucs_time_t quiet_since;
     unsigned after;
 
-    if (target * 2 > rx->depth) {
+    if (!uct_srq_rx_shrinkable(rx, target)) {
         rx->adapt.shrink_since = 0;
         return;
     }
@@ -459,7 +467,8 @@ static void uct_srq_rx_consider_shrink(uct_srq_rx_t *rx,
     quiet_since = rx->adapt.shrink_to_at;
     after       = rx->adapt.shrink_after;
     uct_srq_rx_shrink(rx, iface, rx->adapt.shrink_to);
-    if ((quiet_since < now) && (after * 2 <= rx->depth)) {
+    if ((quiet_since < now) && (after > 0) &&
+        uct_srq_rx_shrinkable(rx, after)) {
         /* since the largest, all at most @after: a window already */
         uct_srq_rx_shrink_window(rx, quiet_since, after, now);
     }
