@@ -169,26 +169,40 @@ static void srq_soft_comp_nak(srq_soft_qp_t *qp, uint32_t psn, uint32_t aux)
     }
 }
 
-/* The RC QP a response packet is for, if it comes from the QP's peer and
- * answers something sent (else NULL: dropped) */
-static srq_soft_qp_t *srq_soft_comp_qp(srq_soft_dev_t *dev,
-                                       const srq_soft_pkt_t *pkt)
+/* The RC QP of our side of the connection @pkt comes from (NULL: none) */
+static srq_soft_qp_t *srq_soft_comp_conn_qp(srq_soft_dev_t *dev,
+                                            const srq_soft_pkt_t *pkt)
 {
     srq_soft_qp_t *qp = srq_soft_qp_lookup(dev, pkt->dst_qpn);
 
     if ((qp == NULL) || (qp->ibv.qp_type != IBV_QPT_RC) ||
         (qp->peer == NULL) || (pkt->src_qpn != qp->attr.dest_qp_num) ||
         memcmp(pkt->src_inst, qp->peer->instance, SRQ_SOFT_INST_LEN)) {
+        return NULL;
+    }
+    return qp;
+}
+
+/* Does acknowledging @psn answer something @qp sent? (else garbage) */
+static bool srq_soft_comp_psn_sent(const srq_soft_qp_t *qp, uint32_t psn)
+{
+    return (qp->ibv.state == IBV_QPS_RTS) &&
+           (srq_soft_psn_diff(psn, qp->next_psn) < 0);
+}
+
+/* The RC QP a response packet is for, if it comes from the QP's peer and
+ * answers something sent (else NULL: dropped) */
+static srq_soft_qp_t *srq_soft_comp_qp(srq_soft_dev_t *dev,
+                                       const srq_soft_pkt_t *pkt)
+{
+    srq_soft_qp_t *qp = srq_soft_comp_conn_qp(dev, pkt);
+
+    if (qp == NULL) {
         ++dev->stats.rx_dropped;
         return NULL;
     }
     ++dev->stats.rx_packets;
-    /* acknowledging what was never sent: garbage */
-    if ((qp->ibv.state != IBV_QPS_RTS) ||
-        (srq_soft_psn_diff(pkt->psn, qp->next_psn) >= 0)) {
-        return NULL;
-    }
-    return qp;
+    return srq_soft_comp_psn_sent(qp, pkt->psn) ? qp : NULL;
 }
 
 /* Write an atomic's original value to its scatter list (ours; its lkeys
@@ -243,6 +257,20 @@ void srq_soft_comp_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt)
         srq_soft_comp_nak(qp, pkt->psn, pkt->aux);
     }
     /* acknowledged sends may unblock one-sided WQEs behind them */
+    srq_soft_req_progress(qp);
+}
+
+/* The ACK a request carries (SRQ_SOFT_PKT_F_ACK: every PSN up to aux).
+ * Counted as nothing: the request itself is the packet, judged by the
+ * responder; an ACK that does not check out is ignored */
+void srq_soft_comp_carried_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt)
+{
+    srq_soft_qp_t *qp = srq_soft_comp_conn_qp(dev, pkt);
+
+    if ((qp == NULL) || !srq_soft_comp_psn_sent(qp, pkt->aux)) {
+        return;
+    }
+    srq_soft_comp_acked(qp, pkt->aux);
     srq_soft_req_progress(qp);
 }
 

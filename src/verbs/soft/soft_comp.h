@@ -17,6 +17,8 @@ typedef struct srq_soft_swqe srq_soft_swqe_t;
 
 /* An ACK/NAK packet from the inbound queue */
 void srq_soft_comp_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt);
+/* The ACK an RC request carries (SRQ_SOFT_PKT_F_ACK), before the request */
+void srq_soft_comp_carried_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt);
 /* An ATOMIC_ACK packet (the original value in @payload) */
 void srq_soft_comp_atomic_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
                               const uint8_t *payload);

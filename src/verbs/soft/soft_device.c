@@ -402,6 +402,35 @@ static int srq_soft_query_srq_now(srq_verbs_dev_t *vdev, struct ibv_srq *srq,
     return srq_soft_query_srq(vdev, srq, attr);
 }
 
+/* The ACKs owed, sent before a QP changes state or goes: an ACK waiting
+ * for a reply to carry it (soft_resp.c) must not go with the QP - a
+ * program that takes its last message and destroys its QP leaves its
+ * peer's send acknowledged, as an HCA would */
+static int srq_soft_acks_before(srq_soft_dev_t *dev, struct ibv_qp *qp)
+{
+    if (srq_soft_dev_lock_obj(dev, qp) != 0) {
+        return EINVAL;
+    }
+    srq_soft_progress_acks(dev);
+    srq_soft_dev_unlock(dev);
+    return 0;
+}
+
+static int srq_soft_modify_qp_acked(srq_verbs_dev_t *vdev, struct ibv_qp *qp,
+                                    struct ibv_qp_attr *attr, int attr_mask)
+{
+    int ret = srq_soft_acks_before(srq_soft_dev(vdev), qp);
+
+    return (ret != 0) ? ret : srq_soft_modify_qp(vdev, qp, attr, attr_mask);
+}
+
+static int srq_soft_destroy_qp_acked(srq_verbs_dev_t *vdev, struct ibv_qp *qp)
+{
+    int ret = srq_soft_acks_before(srq_soft_dev(vdev), qp);
+
+    return (ret != 0) ? ret : srq_soft_destroy_qp(vdev, qp);
+}
+
 /* Cheap enough for a progress path: no syscall, no lock (soft_dev.h) */
 static int srq_soft_query_srq_rnr(srq_verbs_dev_t *dev, struct ibv_srq *srq,
                                   uint64_t *count_p)
@@ -458,9 +487,9 @@ static const srq_verbs_dev_ops_t srq_soft_ops = {
     .query_srq            = srq_soft_query_srq_now,
     .destroy_srq          = srq_soft_destroy_srq,
     .create_qp            = srq_soft_create_qp,
-    .modify_qp            = srq_soft_modify_qp,
+    .modify_qp            = srq_soft_modify_qp_acked,
     .query_qp             = srq_soft_query_qp,
-    .destroy_qp           = srq_soft_destroy_qp,
+    .destroy_qp           = srq_soft_destroy_qp_acked,
     .create_ah            = srq_soft_create_ah,
     .destroy_ah           = srq_soft_destroy_ah,
     .async_fd             = srq_soft_async_fd,

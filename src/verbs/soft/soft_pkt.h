@@ -33,7 +33,9 @@ enum {
     SRQ_SOFT_PKT_F_IMM    = 1u << 0,
     SRQ_SOFT_PKT_F_PULL   = 1u << 1,  /* payload: remote iovecs to pull */
     SRQ_SOFT_PKT_F_UD     = 1u << 2,
-    SRQ_SOFT_PKT_F_SE     = 1u << 3   /* solicited event */
+    SRQ_SOFT_PKT_F_SE     = 1u << 3,  /* solicited event */
+    SRQ_SOFT_PKT_F_ACK    = 1u << 4   /* RC request that also acknowledges
+                                         every PSN up to aux the other way */
 };
 
 enum {
@@ -56,7 +58,8 @@ typedef struct srq_soft_pkt {
     uint32_t  psn;         /* ACK/NAK: the PSN acknowledged / refused */
     uint32_t  imm;         /* as given by the user (network order) */
     uint32_t  length;      /* message length */
-    uint32_t  aux;         /* UD: qkey; NAK: syndrome | rnr timer << 8 */
+    uint32_t  aux;         /* UD: qkey; NAK: syndrome | rnr timer << 8;
+                              RC request with F_ACK: the PSN acknowledged */
     uint8_t   src_inst[12];
     uint16_t  nsge;        /* F_PULL: number of srq_soft_pkt_iov_t */
     uint16_t  src_lid;     /* the sender's LID (wc.slid) */

@@ -43,6 +43,12 @@ static void srq_soft_progress_frame(srq_soft_dev_t *dev,
     case SRQ_SOFT_OP_CMP_SWAP:
     case SRQ_SOFT_OP_FETCH_ADD:
     case SRQ_SOFT_OP_ACCESS_ERR:
+        /* the ACK it carries first, as the ACK frame it saved would
+         * have come before it */
+        if ((pkt->flags & (SRQ_SOFT_PKT_F_ACK | SRQ_SOFT_PKT_F_UD)) ==
+            SRQ_SOFT_PKT_F_ACK) {
+            srq_soft_comp_carried_ack(dev, pkt);
+        }
         srq_soft_resp_recv(dev, pkt, payload);
         break;
     case SRQ_SOFT_OP_ATOMIC_ACK:
@@ -203,10 +209,12 @@ void srq_soft_progress(srq_soft_dev_t *dev)
     }
 
     srq_soft_ring_drain(dev, SRQ_SOFT_RX_BATCH, srq_soft_progress_frame);
-    /* ACK (coalesced: one per QP per call) what this call took in, before
-     * returning: a caller that got its message and then blocks elsewhere
-     * must not leave the sender waiting */
-    srq_soft_progress_acks(dev);
+    /* ACK (coalesced: one per QP per call) what this call took in, but for
+     * ACKs a reply may carry: they wait one call (soft_resp.c). A caller
+     * about to sleep sends them all first (srq_soft_progress_acks) */
+    if (!srq_soft_list_empty(&dev->ack_qps)) {
+        srq_soft_resp_send_acks(dev, false);
+    }
     if (!srq_soft_list_empty(&dev->dying_peers)) {
         srq_soft_comp_dying_peers(dev);
     }
@@ -218,11 +226,12 @@ void srq_soft_progress(srq_soft_dev_t *dev)
     srq_soft_progress_timed(dev);
 }
 
-/* Send the ACKs owed now (before a caller may sleep) */
+/* Send every ACK owed now (before a caller may sleep, before a QP is
+ * modified or destroyed) */
 void srq_soft_progress_acks(srq_soft_dev_t *dev)
 {
     if (!srq_soft_list_empty(&dev->ack_qps)) {
-        srq_soft_resp_send_acks(dev);
+        srq_soft_resp_send_acks(dev, true);
     }
 }
 

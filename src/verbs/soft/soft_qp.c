@@ -398,6 +398,8 @@ void srq_soft_qp_detach(srq_soft_qp_t *qp)
         srq_soft_list_del(&qp->sched_link);
     }
     qp->ack_pending = false;
+    qp->ack_defer   = false;
+    qp->ack_call    = 0;
     qp->nak         = 0;
     qp->wait        = SRQ_SOFT_WAIT_NONE;
     qp->rnr_streak  = 0;

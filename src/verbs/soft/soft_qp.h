@@ -108,6 +108,12 @@ struct srq_soft_qp {
     /* responder */
     uint32_t             epsn;
     bool                 ack_pending;
+    bool                 ack_defer;  /* a reply carried the last ACK: the
+                                        next may wait one progress call
+                                        for one (soft_resp.c) */
+    uint64_t             ack_call;   /* the progress call it became owed
+                                        in; 0: not to wait */
+    uint64_t             rx_call;    /* ... the last request was taken in */
     uint8_t              nak;        /* SRQ_SOFT_NAK_* to send, 0: ACK */
     uint32_t             nak_psn;
     srq_soft_atomic_cache_t *atomic; /* results of the last atomics, from

@@ -333,6 +333,28 @@ static void srq_soft_req_access_notice(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
     srq_soft_ring_commit(qp->dev, &tx);
 }
 
+/*
+ * An RC request carries the ACK its QP owes the other way (soft_resp.c),
+ * unless a NAK or atomic results must go first: the ACK frame is saved,
+ * and a reply right after a request tells the responder that the next
+ * ACK may wait a call for one.
+ */
+static void srq_soft_req_carry_ack(srq_soft_qp_t *qp, srq_soft_pkt_t *pkt)
+{
+    if (qp->rx_call == qp->dev->stats.progress_calls) {
+        qp->ack_defer = true; /* a reply to what the last call took in */
+    }
+    if (!qp->ack_pending || qp->nak || (srq_soft_atomic_unsent(qp) != NULL)) {
+        return;
+    }
+    pkt->flags     |= SRQ_SOFT_PKT_F_ACK;
+    pkt->aux        = srq_soft_psn_add(qp->epsn, 0xffffff); /* epsn - 1 */
+    qp->ack_pending = false;
+    qp->ack_call    = 0;
+    srq_soft_list_del(&qp->ack_link);
+    ++qp->dev->stats.acks_carried;
+}
+
 /* Queue the WQE's packet at @peer: 0, EAGAIN (no room) or EPIPE (gone) */
 static int srq_soft_req_transmit(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
                                  srq_soft_peer_t *peer)
@@ -359,6 +381,9 @@ static int srq_soft_req_transmit(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
     }
     srq_soft_req_pkt_hdr(qp, wqe, tx.pkt);
     srq_soft_req_pkt_payload(qp, wqe, tx.pkt, pull);
+    if (qp->ibv.qp_type == IBV_QPT_RC) {
+        srq_soft_req_carry_ack(qp, tx.pkt);
+    }
     srq_soft_ring_commit(qp->dev, &tx);
     qp->tx_pos = tx.end;
     return 0;

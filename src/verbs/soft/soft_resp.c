@@ -177,14 +177,54 @@ static bool srq_soft_rview_pull(const srq_soft_rview_t *v, pid_t pid,
     return process_vm_readv(pid, local, n, remote, nsge, 0) == (ssize_t)len;
 }
 
-/* ---- ACK / NAK -------------------------------------------------------- */
+/* ---- ACK / NAK --------------------------------------------------------
+ *
+ * What a QP owes is on dev->ack_qps, sent at the end of the progress call
+ * (coalesced: one per QP), or carried by the next request the QP sends
+ * the other way (soft_req.c: a reply). On a QP whose last reply followed
+ * its request at once, the ACK of a message just placed waits one more
+ * progress call for such a reply (built-in instances only); sent on its own after all, it ends that (the next
+ * ACKs go at once) until a reply comes right after a request again. A
+ * one-way stream so waits once; NAKs, duplicates' ACKs and atomic results
+ * never wait; everything owed goes before the device's owner may sleep
+ * (soft_wait.c) and before a QP is modified or destroyed (soft_device.c).
+ */
 
+/* Owed now: sent at the end of this progress call */
 static void srq_soft_resp_sched_ack(srq_soft_qp_t *qp)
 {
+    qp->ack_call    = 0;
     qp->ack_pending = true;
     if (!srq_soft_list_linked(&qp->ack_link)) {
         srq_soft_list_add_tail(&qp->dev->ack_qps, &qp->ack_link);
     }
+}
+
+/* A request was placed: its ACK may wait one call for a reply to carry
+ * it, if one did the last time (never longer: the call it became owed in
+ * is kept while it is pending). Not in uverbs mode: a program behind
+ * libibverbs may stop polling after its last message, and the progress
+ * thread would only wake for the sender's retransmission; the built-in
+ * owner (rc_srq) progresses, or UCX's async thread runs the device for it
+ * (ASYNC_INTERVAL) */
+static void srq_soft_resp_sched_ack_placed(srq_soft_qp_t *qp)
+{
+    srq_soft_dev_t *dev = qp->dev;
+    uint64_t call       = dev->stats.progress_calls;
+
+    qp->rx_call = call;
+    if (qp->ack_pending) {
+        return; /* owed since an earlier call, or now */
+    }
+    srq_soft_resp_sched_ack(qp);
+    qp->ack_call = (qp->ack_defer && !dev->params.uverbs_fds) ? call : 0;
+}
+
+/* Does the ACK @qp owes wait for the next call? */
+static bool srq_soft_resp_ack_waits(const srq_soft_qp_t *qp, bool all)
+{
+    return !all && !qp->nak && (qp->ack_call != 0) &&
+           (qp->ack_call == qp->dev->stats.progress_calls);
 }
 
 static void srq_soft_resp_sched_nak(srq_soft_qp_t *qp, uint8_t nak,
@@ -263,12 +303,13 @@ static int srq_soft_resp_atomic_flush(srq_soft_qp_t *qp)
 }
 
 /*
- * Send the ACK/NAK each QP owes: one per QP per progress call. A peer found
- * gone fails all its QPs, which takes them off the list, possibly the very
- * next one: so the list is taken whole and handled one head at a time, as
- * the progress engine's lists are.
+ * Send the ACK/NAK each QP owes: one per QP per progress call; with @all
+ * false, not those that wait one call for a reply. A peer found gone
+ * fails all its QPs, which takes them off the list, possibly the very next
+ * one: so the list is taken whole and handled one head at a time, as the
+ * progress engine's lists are.
  */
-void srq_soft_resp_send_acks(srq_soft_dev_t *dev)
+void srq_soft_resp_send_acks(srq_soft_dev_t *dev, bool all)
 {
     srq_soft_list_t todo, *e;
     srq_soft_qp_t *qp;
@@ -280,6 +321,10 @@ void srq_soft_resp_send_acks(srq_soft_dev_t *dev)
         e  = todo.next;
         qp = srq_soft_container_of(e, srq_soft_qp_t, ack_link);
         srq_soft_list_del(e);
+        if (srq_soft_resp_ack_waits(qp, all)) {
+            srq_soft_list_add_tail(&dev->ack_qps, e);
+            continue;
+        }
         psn = qp->nak ? qp->nak_psn : srq_soft_psn_add(qp->epsn, 0xffffff);
         /* atomic results first: their PSNs are older */
         ret = srq_soft_resp_atomic_flush(qp);
@@ -291,7 +336,14 @@ void srq_soft_resp_send_acks(srq_soft_dev_t *dev)
             srq_soft_list_add_tail(&dev->ack_qps, e);
             continue;
         }
+        if (ret == 0) {
+            dev->stats.acks_sent += !qp->nak;
+            if (qp->ack_call != 0) {
+                qp->ack_defer = false; /* waited, and no reply came */
+            }
+        }
         qp->ack_pending = false;
+        qp->ack_call    = 0;
         qp->nak         = 0;
         if (ret != 0) {
             srq_soft_comp_peer_check(dev, qp->peer);
@@ -515,7 +567,7 @@ static void srq_soft_resp_rc(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
         if (qp->nak == SRQ_SOFT_NAK_RNR) {
             qp->nak = 0; /* the refused PSN arrived again and was taken */
         }
-        srq_soft_resp_sched_ack(qp);
+        srq_soft_resp_sched_ack_placed(qp);
     }
 }
 

@@ -7,6 +7,7 @@
 
 #include "soft_pkt.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct srq_soft_dev srq_soft_dev_t;
@@ -14,7 +15,8 @@ typedef struct srq_soft_dev srq_soft_dev_t;
 /* A request packet from the inbound queue (checked here, trusted nowhere) */
 void srq_soft_resp_recv(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
                         const uint8_t *payload);
-/* Send the ACK/NAK every QP on dev->ack_qps owes */
-void srq_soft_resp_send_acks(srq_soft_dev_t *dev);
+/* Send the ACK/NAK every QP on dev->ack_qps owes; @all false: not the
+ * ACKs that wait one more progress call for a reply to carry them */
+void srq_soft_resp_send_acks(srq_soft_dev_t *dev, bool all);
 
 #endif

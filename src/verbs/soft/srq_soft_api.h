@@ -38,6 +38,10 @@ typedef struct srq_soft_stats {
                                    that a user's fencing can be checked) */
     uint64_t  liveness_checks;  /* a peer's liveness asked of the kernel
                                    (kill(), /proc/<pid>/stat) */
+    uint64_t  acks_sent;        /* ACK packets of their own (the responder's;
+                                   NAKs and atomic results not counted) */
+    uint64_t  acks_carried;     /* ACKs carried by a request of the same QP
+                                   going the other way */
 } srq_soft_stats_t;
 
 /*

@@ -5,6 +5,7 @@
  */
 #include "verbs_fixture.h"
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -839,3 +840,111 @@ TEST_P(rc, rnr_with_srq)
 }
 
 SRQ_INSTANTIATE(rc);
+
+/*
+ * Request and reply: the reply carries the ACK of the request. The ACK of
+ * a message placed on a QP whose last reply followed its request at once
+ * waits one progress call; the reply posted meanwhile carries it, and the
+ * ACK frame is saved. Each side polls only its own CQs here (each poll
+ * runs only that device): a requester whose ACK did not come with the
+ * reply would wait for the responder's device to run again, which nothing
+ * here does, and its send would never complete.
+ */
+class rc_reply : public rc {
+protected:
+    /* Poll @cq alone (it runs that CQ's device only) until one completion */
+    ibv_wc spin(ibv_cq *cq)
+    {
+        auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        ibv_wc wc{};
+        int n;
+
+        while ((n = ibv_poll_cq(cq, 1, &wc)) == 0) {
+            if (std::chrono::steady_clock::now() > until) {
+                ADD_FAILURE() << "no completion within 5 s";
+                wc.status = IBV_WC_GENERAL_ERR;
+                return wc;
+            }
+        }
+        EXPECT_EQ(1, n);
+        return wc;
+    }
+
+    void SetUp() override
+    {
+        rc::SetUp();
+        if (IsSkipped()) {
+            return;
+        }
+        make_pair();
+        sbuf = (char*)alloc(128, 'q');
+        rbuf = (char*)alloc(128);
+        smra = reg(*a, sbuf, 128, 0);
+        smrb = reg(*b, sbuf, 128, 0);
+    }
+
+    char   *sbuf = nullptr, *rbuf = nullptr;
+    ibv_mr *smra = nullptr, *smrb = nullptr;
+};
+
+TEST_P(rc_reply, reply_carries_the_ack)
+{
+    if (!is_soft()) {
+        GTEST_SKIP() << "counts ACKs of the soft device";
+    }
+    srq_soft_stats_t before{}, after{};
+    /* both QPs receive into rbuf: a on a's MR, b on b's */
+    ibv_mr *rmra = reg(*a, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *rmrb = reg(*b, rbuf + 64, 64, IBV_ACCESS_LOCAL_WRITE);
+    ASSERT_EQ(0, srq_soft_query_stats(b->dev, &before));
+    for (int r = 0; r < 4; ++r) {
+        ASSERT_EQ(0, post_recv(qpb, rbuf + 64, 64, rmrb->lkey, 100 + r));
+        ASSERT_EQ(0, post_recv(qpa, rbuf, 64, rmra->lkey, 200 + r));
+        ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 8, smra->lkey, r));
+        ASSERT_EQ(IBV_WC_SUCCESS, spin(rcqb).status);
+        ASSERT_EQ(0, post_send(qpb, IBV_WR_SEND, sbuf + 64, 8, smrb->lkey,
+                               300 + r));
+        ASSERT_EQ(IBV_WC_SUCCESS, spin(rcqa).status);
+        ibv_wc wc = spin(scqa);
+        ASSERT_EQ(IBV_WC_SUCCESS, wc.status) << "round " << r;
+        EXPECT_EQ((uint64_t)r, wc.wr_id);
+        EXPECT_EQ(IBV_WC_SUCCESS, poll1(scqb).status); /* both progress */
+    }
+    ASSERT_EQ(0, srq_soft_query_stats(b->dev, &after));
+    /* the first ACK went on its own (no reply had followed a request yet);
+     * the next three rode on the replies */
+    EXPECT_GE(after.acks_carried - before.acks_carried, 3u);
+    EXPECT_LE(after.acks_sent - before.acks_sent, 1u);
+}
+
+/*
+ * The ACK waiting for a reply is not lost when the program destroys its
+ * QP instead: it goes first, and the peer's send completes successfully,
+ * as it would on an HCA (which acknowledges on arrival).
+ */
+TEST_P(rc_reply, destroy_sends_the_ack_a_reply_would_have_carried)
+{
+    ibv_mr *rmra = reg(*a, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *rmrb = reg(*b, rbuf + 64, 64, IBV_ACCESS_LOCAL_WRITE);
+
+    /* one request and reply: b's next ACK waits for a reply */
+    ASSERT_EQ(0, post_recv(qpb, rbuf + 64, 64, rmrb->lkey, 100));
+    ASSERT_EQ(0, post_recv(qpa, rbuf, 64, rmra->lkey, 200));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 8, smra->lkey, 1));
+    ASSERT_EQ(IBV_WC_SUCCESS, spin(rcqb).status);
+    ASSERT_EQ(0, post_send(qpb, IBV_WR_SEND, sbuf + 64, 8, smrb->lkey, 300));
+    ASSERT_EQ(IBV_WC_SUCCESS, spin(rcqa).status);
+    ASSERT_EQ(IBV_WC_SUCCESS, spin(scqa).status);
+    ASSERT_EQ(IBV_WC_SUCCESS, poll1(scqb).status);
+
+    /* the last request: b takes it, and goes */
+    ASSERT_EQ(0, post_recv(qpb, rbuf + 64, 64, rmrb->lkey, 101));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 8, smra->lkey, 2));
+    ASSERT_EQ(IBV_WC_SUCCESS, spin(rcqb).status);
+    destroy_qp(*b, qpb);
+    ibv_wc wc = spin(scqa);
+    EXPECT_EQ(IBV_WC_SUCCESS, wc.status) << ibv_wc_status_str(wc.status);
+    EXPECT_EQ(2u, wc.wr_id);
+}
+
+SRQ_INSTANTIATE(rc_reply);
