@@ -22,8 +22,8 @@
  *   - starvation (an RNR NAK, or a refill finding the queue empty: the
  *     drawdown is then censored at the depth, the demand unseen): double,
  *     at once (RNR NAKs read after a growth are taken as the shorter
- *     queue's, answered by that growth) - unless the receiver is saturated (at least
- *     UCT_SRQ_RX_SATURATED of its polls full): then the queue runs dry
+ *     queue's, answered by that growth) - unless the receiver is
+ *     saturated (at least UCT_SRQ_RX_SATURATED of its polls full): then the queue runs dry
  *     because the receiver cannot take the messages any faster, a deeper
  *     queue only holds a longer backlog (measured: 16 senders into a queue
  *     of 4096 ran slower than into one of 128), and RNR is the flow
@@ -250,9 +250,9 @@ void uct_srq_rx_adapt_pressure(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
         rx->adapt.limit_armed   = 0; /* one shot: re-armed after the refill */
         /* the early warning is a measurement the refills may have missed
          * (the queue dipped between two of them): the device saw fewer
-         * than the watermark posted, a drawdown beyond depth - watermark
-         * at the depth it was armed at - not at today's, which may have
-         * grown since the event was raised */
+         * than the watermark posted, a drawdown beyond what was posted
+         * when the limit was armed, less the watermark - not a share of
+         * today's depth, which may have grown since the event was raised */
         uct_srq_rx_demand(rx, iface, rx->adapt.limit_drawdown,
                           "SRQ limit event");
     } else if ((rx->posted == 0) && (rx->depth > rx->batch)) {
@@ -420,14 +420,6 @@ static void uct_srq_rx_shrink_window(uct_srq_rx_t *rx, ucs_time_t since,
     rx->adapt.shrink_after = 0;
 }
 
-/*
- * A period's target at or below half the depth (or at the floor), for
- * RX_SHRINK_DELAY in a row: shrink to the largest target of that time. The window also keeps
- * the largest target seen after that largest one: the tail of a flood
- * followed by quiet shrinks to the tail's need first, and the quiet that
- * followed the tail is then already a window of its own - the floor comes
- * one RX_SHRINK_DELAY after the quiet began, not two.
- */
 /* Would @target let the depth come down: at most half of it, or the
  * floor (no demand: a depth below twice the floor still goes back) */
 static int uct_srq_rx_shrinkable(const uct_srq_rx_t *rx, unsigned target)
@@ -436,6 +428,15 @@ static int uct_srq_rx_shrinkable(const uct_srq_rx_t *rx, unsigned target)
            ((target * 2 <= rx->depth) || (target <= rx->config.min));
 }
 
+/*
+ * A period's target at or below half the depth (or at the floor), for
+ * RX_SHRINK_DELAY in a row: shrink to the largest target of that time.
+ * The window also keeps the largest target seen after that largest one:
+ * the tail of a flood followed by quiet shrinks to the tail's need first,
+ * and the quiet that followed the tail is then already a window of its
+ * own - the floor comes one RX_SHRINK_DELAY after the quiet began, not
+ * two.
+ */
 static void uct_srq_rx_consider_shrink(uct_srq_rx_t *rx,
                                        uct_srq_iface_t *iface,
                                        unsigned target, ucs_time_t now)

@@ -173,6 +173,14 @@ static void srq_soft_progress_tick(srq_soft_dev_t *dev, uint64_t now)
     }
 }
 
+/* The ACKs owed; @all false: not those waiting a call for a reply */
+static void srq_soft_progress_send_acks(srq_soft_dev_t *dev, bool all)
+{
+    if (!srq_soft_list_empty(&dev->ack_qps)) {
+        srq_soft_resp_send_acks(dev, all);
+    }
+}
+
 /* Timed work: read the clock only every SRQ_SOFT_TICK_CALLS calls, or
  * when a QP waits for a moment (RNR) */
 static void srq_soft_progress_timed(srq_soft_dev_t *dev)
@@ -212,9 +220,7 @@ void srq_soft_progress(srq_soft_dev_t *dev)
     /* ACK (coalesced: one per QP per call) what this call took in, but for
      * ACKs a reply may carry: they wait one call (soft_resp.c). A caller
      * about to sleep sends them all first (srq_soft_progress_acks) */
-    if (!srq_soft_list_empty(&dev->ack_qps)) {
-        srq_soft_resp_send_acks(dev, false);
-    }
+    srq_soft_progress_send_acks(dev, false);
     if (!srq_soft_list_empty(&dev->dying_peers)) {
         srq_soft_comp_dying_peers(dev);
     }
@@ -230,9 +236,7 @@ void srq_soft_progress(srq_soft_dev_t *dev)
  * modified or destroyed) */
 void srq_soft_progress_acks(srq_soft_dev_t *dev)
 {
-    if (!srq_soft_list_empty(&dev->ack_qps)) {
-        srq_soft_resp_send_acks(dev, true);
-    }
+    srq_soft_progress_send_acks(dev, true);
 }
 
 int srq_soft_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)

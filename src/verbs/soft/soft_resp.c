@@ -183,8 +183,9 @@ static bool srq_soft_rview_pull(const srq_soft_rview_t *v, pid_t pid,
  * (coalesced: one per QP), or carried by the next request the QP sends
  * the other way (soft_req.c: a reply). On a QP whose last reply followed
  * its request at once, the ACK of a message just placed waits one more
- * progress call for such a reply (built-in instances only); sent on its own after all, it ends that (the next
- * ACKs go at once) until a reply comes right after a request again. A
+ * progress call for such a reply (built-in instances only); sent on its
+ * own after all, it ends that (the next ACKs go at once) until a reply
+ * comes right after a request again. A
  * one-way stream so waits once; NAKs, duplicates' ACKs and atomic results
  * never wait; everything owed goes before the device's owner may sleep
  * (soft_wait.c) and before a QP is modified or destroyed (soft_device.c).
