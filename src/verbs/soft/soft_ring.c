@@ -185,15 +185,21 @@ int srq_soft_ring_reserve(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
     return 0;
 }
 
+/* The consumer may take the frame from here on, before the tail moves */
+void srq_soft_ring_publish(srq_soft_tx_t *tx)
+{
+    tx->pkt->magic = SRQ_SOFT_PKT_MAGIC;
+    srq_soft_store_rel(&tx->pkt->pos,
+                       srq_soft_pos_tag(tx->end - tx->pkt->frame_len));
+}
+
 /* Publish the frame (framing fields are set here), then wake the owner if
  * it asked to be woken. */
 void srq_soft_ring_commit(srq_soft_dev_t *dev, srq_soft_tx_t *tx)
 {
     srq_soft_shm_hdr_t *hdr = tx->peer->seg.hdr;
 
-    tx->pkt->magic = SRQ_SOFT_PKT_MAGIC;
-    srq_soft_store_rel(&tx->pkt->pos,
-                       srq_soft_pos_tag(tx->end - tx->pkt->frame_len));
+    srq_soft_ring_publish(tx);
     srq_soft_store_rel(&hdr->tail, tx->end);
     srq_soft_ring_unlock(hdr);
     ++dev->stats.tx_packets;
@@ -253,9 +259,11 @@ static bool srq_soft_frame_ok(const srq_soft_pkt_t *h, uint64_t head)
 }
 
 /*
- * The frame at @head is not published. Nothing to do, unless the tail says
- * something was published there: then it is corrupt (the tail moves only
- * after the frame's pos, so re-reading pos after the tail is conclusive).
+ * The frame at @head is not published. Nothing to do, unless the tail is
+ * beyond it: then it is corrupt (the tail moves only after the frame's pos,
+ * so re-reading pos after the tail is conclusive). A tail behind the head
+ * is no corruption: a producer between its two stores, whose published
+ * frame we have already taken.
  */
 static bool srq_soft_ring_stuck(srq_soft_dev_t *dev, uint64_t head)
 {
@@ -266,7 +274,8 @@ static bool srq_soft_ring_stuck(srq_soft_dev_t *dev, uint64_t head)
         return false;
     }
     tail = srq_soft_load_acq(&dev->seg.hdr->tail);
-    return (tail != head) && !srq_soft_frame_published(dev, head);
+    return ((int64_t)(tail - head) > 0) &&
+           !srq_soft_frame_published(dev, head);
 }
 
 unsigned srq_soft_ring_drain(srq_soft_dev_t *dev, unsigned max,

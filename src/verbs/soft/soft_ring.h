@@ -38,7 +38,11 @@ typedef void (*srq_soft_frame_cb_t)(srq_soft_dev_t *dev,
  */
 int  srq_soft_ring_reserve(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
                            uint32_t frame_len, srq_soft_tx_t *tx);
-/* Publish the frame, release the lock, wake the owner if it asked */
+/* Publish the frame: its pos, the first of commit's two stores (the tail
+ * is the second); the test hooks stop a producer between them */
+void srq_soft_ring_publish(srq_soft_tx_t *tx);
+/* Publish the frame, move the tail past it, release the lock, wake the
+ * owner if it asked */
 void srq_soft_ring_commit(srq_soft_dev_t *dev, srq_soft_tx_t *tx);
 /* Hand up to @max frames of our own queue (PAD frames aside) to @handle;
  * returns how many it got */

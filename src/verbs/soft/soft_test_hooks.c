@@ -52,10 +52,42 @@ static void srq_soft_inject_scribble(srq_soft_shm_hdr_t *hdr, uint8_t *ring,
                           memory_order_release);
 }
 
-/* A misbehaving producer */
-static int srq_soft_inject_raw(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
-                               const void *buf, size_t len, bool scribble)
+/* The tail store of TAIL_LAGS frames, late: past every frame published
+ * at the tail */
+static int srq_soft_inject_catchup(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
 {
+    srq_soft_shm_hdr_t *hdr = peer->seg.hdr;
+    const srq_soft_pkt_t *pkt;
+    uint64_t tail;
+    int ret;
+
+    ret = srq_soft_ring_lock(dev, hdr);
+    if (ret != 0) {
+        return ret;
+    }
+    tail = hdr->tail;
+    for (;;) {
+        pkt = (const srq_soft_pkt_t*)
+              (peer->seg.ring + (tail & (SRQ_SOFT_RING_SIZE - 1)));
+        if (atomic_load_explicit((_Atomic uint64_t*)&pkt->pos,
+                                 memory_order_acquire) !=
+            srq_soft_pos_tag(tail)) {
+            break;
+        }
+        tail += pkt->frame_len;
+    }
+    atomic_store_explicit((_Atomic uint64_t*)&hdr->tail, tail,
+                          memory_order_release);
+    srq_soft_ring_unlock(hdr);
+    return 0;
+}
+
+/* A misbehaving producer (or one stopped between its two stores) */
+static int srq_soft_inject_raw(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
+                               const void *buf, size_t len, int mode)
+{
+    bool scribble = (mode == SRQ_SOFT_INJECT_SCRIBBLE);
+
     srq_soft_tx_t tx;
     uint32_t frame_len;
     int ret;
@@ -84,6 +116,11 @@ static int srq_soft_inject_raw(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
      * validation is what is tested */
     memcpy(tx.pkt, buf, (len < frame_len) ? len : frame_len);
     tx.pkt->frame_len = frame_len;
+    if (mode == SRQ_SOFT_INJECT_TAIL_LAGS) {
+        srq_soft_ring_publish(&tx);
+        srq_soft_ring_unlock(peer->seg.hdr);
+        return 0;
+    }
     srq_soft_ring_commit(dev, &tx);
     return 0;
 }
@@ -106,8 +143,9 @@ int srq_soft_inject(srq_verbs_dev_t *from, const srq_verbs_port_addr_t *to,
     if (peer == NULL) {
         ret = errno;
     } else {
-        ret = srq_soft_inject_raw(dev, peer, buf, len,
-                                  mode == SRQ_SOFT_INJECT_SCRIBBLE);
+        ret = (mode == SRQ_SOFT_INJECT_TAIL_CATCHUP) ?
+              srq_soft_inject_catchup(dev, peer) :
+              srq_soft_inject_raw(dev, peer, buf, len, mode);
         srq_soft_peer_put(dev, peer);
     }
     srq_soft_dev_unlock(dev);
