@@ -59,11 +59,13 @@ static srq_soft_pkt_t *srq_soft_ring_at(uint8_t *ring, uint64_t pos)
 /* ---- the producers' lock -----------------------------------------------
  *
  * A spinlock in shared memory whose word names its holder (pid and start
- * time, srq_soft_proc_id). Taking it is one CAS; releasing it is a plain
- * release store, so a producer never waits for its frame's cache lines to
- * reach the consumer. A holder that died (checked after spinning a while)
- * is replaced by a CAS from its word to ours: whatever it wrote was not
- * published, and is overwritten.
+ * time, srq_soft_proc_id). Taking it is one CAS, tried only when a load
+ * saw it free: waiters share the line while it is held instead of taking
+ * it from each other and from the holder, who writes the tail there and
+ * releases it. Releasing it is a plain release store, so a producer never
+ * waits for its frame's cache lines to reach the consumer. A holder that
+ * died (checked after spinning a while) is replaced by a CAS from its word
+ * to ours: whatever it wrote was not published, and is overwritten.
  */
 #define SRQ_SOFT_LOCK_SPINS  1024
 
@@ -83,14 +85,17 @@ int srq_soft_ring_lock(srq_soft_dev_t *dev, srq_soft_shm_hdr_t *hdr)
     uint64_t cur;
 
     for (;;) {
-        cur = 0;
-        if (atomic_compare_exchange_weak_explicit(word, &cur, dev->lock_id,
-                                                  memory_order_acquire,
-                                                  memory_order_relaxed)) {
-            return 0;
-        }
+        cur = atomic_load_explicit(word, memory_order_relaxed);
         if (cur == 0) {
-            continue; /* spurious failure */
+            if (atomic_compare_exchange_weak_explicit(word, &cur,
+                                                      dev->lock_id,
+                                                      memory_order_acquire,
+                                                      memory_order_relaxed)) {
+                return 0;
+            }
+            if (cur == 0) {
+                continue; /* spurious failure */
+            }
         }
         if (++spins < SRQ_SOFT_LOCK_SPINS) {
             srq_soft_cpu_relax();
