@@ -33,6 +33,25 @@ protected:
         return st;
     }
 
+    /* A fresh RC connection from @a to @b carries messages */
+    void check_traffic_flows(tdev_t &a, tdev_t &b)
+    {
+        ibv_cq *cqa = make_cq(a), *cqb = make_cq(b);
+        ibv_qp *qa = make_qp(a, IBV_QPT_RC, cqa, cqa);
+        ibv_qp *qb = make_qp(b, IBV_QPT_RC, cqb, cqb);
+        char *buf = (char*)alloc(64, 'k');
+        ibv_mr *mra = reg(a, buf, 64, 0);
+        ibv_mr *mrb = reg(b, buf, 64, IBV_ACCESS_LOCAL_WRITE);
+
+        connect_rc(a, qa, b, qb);
+        for (int i = 0; i < 10; ++i) {
+            ASSERT_EQ(0, post_recv(qb, buf, 64, mrb->lkey, i));
+            ASSERT_EQ(0, post_send(qa, IBV_WR_SEND, buf, 8, mra->lkey, i));
+            ASSERT_EQ(IBV_WC_SUCCESS, poll1(cqb).status);
+            ASSERT_EQ(IBV_WC_SUCCESS, poll1(cqa).status);
+        }
+    }
+
     /* QPs inspected by @polls empty polls, and by delivering one message */
     void measure(int idle_pairs, uint64_t *idle, uint64_t *one_msg)
     {
@@ -110,7 +129,7 @@ TEST_P(soft, fuzz_frames_dropped_and_counted)
 {
     tdev_t &a = open_dev();
     tdev_t &b = open_dev();
-    ibv_cq *cqa = make_cq(a), *cqb = make_cq(b);
+    ibv_cq *cqb = make_cq(b);
     std::mt19937 rng(1234);
     uint64_t expect = 0;
     uint8_t pkt[512];
@@ -150,18 +169,7 @@ TEST_P(soft, fuzz_frames_dropped_and_counted)
     EXPECT_GT(stats(b).rx_dropped - before, 0u);
 
     /* and real traffic still flows */
-    ibv_qp *qa = make_qp(a, IBV_QPT_RC, cqa, cqa);
-    ibv_qp *qb = make_qp(b, IBV_QPT_RC, cqb, cqb);
-    char *buf = (char*)alloc(64, 'k');
-    ibv_mr *mra = reg(a, buf, 64, 0);
-    ibv_mr *mrb = reg(b, buf, 64, IBV_ACCESS_LOCAL_WRITE);
-    connect_rc(a, qa, b, qb);
-    for (int i = 0; i < 10; ++i) {
-        ASSERT_EQ(0, post_recv(qb, buf, 64, mrb->lkey, i));
-        ASSERT_EQ(0, post_send(qa, IBV_WR_SEND, buf, 8, mra->lkey, i));
-        ASSERT_EQ(IBV_WC_SUCCESS, poll1(cqb).status);
-        ASSERT_EQ(IBV_WC_SUCCESS, poll1(cqa).status);
-    }
+    check_traffic_flows(a, b);
 }
 
 /* A producer publishes its frame (pos) before it moves the tail. An owner
@@ -173,16 +181,10 @@ TEST_P(soft, tail_behind_head_is_a_producer_between_its_stores)
 {
     tdev_t &a = open_dev();
     tdev_t &b = open_dev();
-    ibv_cq *cqa = make_cq(a), *cqb = make_cq(b);
-    ibv_qp *qa = make_qp(a, IBV_QPT_RC, cqa, cqa);
-    ibv_qp *qb = make_qp(b, IBV_QPT_RC, cqb, cqb);
-    char *buf = (char*)alloc(64, 't');
-    ibv_mr *mra = reg(a, buf, 64, 0);
-    ibv_mr *mrb = reg(b, buf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_cq *cqb = make_cq(b);
     srq_soft_pkt_t pad{};
     ibv_wc wc;
 
-    connect_rc(a, qa, b, qb);
     pad.opcode = SRQ_SOFT_OP_PAD;
     uint64_t before = stats(b).rx_dropped;
     ASSERT_EQ(0, srq_soft_inject(a.dev, &b.addr, &pad, sizeof(pad),
@@ -194,13 +196,7 @@ TEST_P(soft, tail_behind_head_is_a_producer_between_its_stores)
     EXPECT_EQ(before, stats(b).rx_dropped);
     ASSERT_EQ(0, srq_soft_inject(a.dev, &b.addr, nullptr, 0,
                                  SRQ_SOFT_INJECT_TAIL_CATCHUP));
-
-    for (int i = 0; i < 10; ++i) {
-        ASSERT_EQ(0, post_recv(qb, buf, 64, mrb->lkey, i));
-        ASSERT_EQ(0, post_send(qa, IBV_WR_SEND, buf, 8, mra->lkey, i));
-        ASSERT_EQ(IBV_WC_SUCCESS, poll1(cqb).status);
-        ASSERT_EQ(IBV_WC_SUCCESS, poll1(cqa).status);
-    }
+    check_traffic_flows(a, b);
     EXPECT_EQ(before, stats(b).rx_dropped);
 }
 
