@@ -87,7 +87,6 @@ static int srq_soft_inject_raw(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
                                const void *buf, size_t len, int mode)
 {
     bool scribble = (mode == SRQ_SOFT_INJECT_SCRIBBLE);
-
     srq_soft_tx_t tx;
     uint32_t frame_len;
     int ret;
