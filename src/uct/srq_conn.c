@@ -37,7 +37,9 @@
 #include <unistd.h>
 
 #define UCT_SRQ_HS_MAGIC      0x43515253u  /* "SRQC" */
-#define UCT_SRQ_HS_VERSION    1
+/* 2: the am id travels as the immediate (srq_am.h); a peer of another
+ * version is not connected to */
+#define UCT_SRQ_HS_VERSION    2
 #define UCT_SRQ_HS_QKEY       0x1ee75a5cu
 #define UCT_SRQ_HS_GRH_LEN    40
 #define UCT_SRQ_HS_UD_TX_LEN  64
@@ -888,20 +890,14 @@ static void uct_srq_hs_reap(uct_srq_iface_t *iface)
  * its own traffic tells then. */
 static void uct_srq_conn_probe(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
 {
-    uint8_t probe = UCT_SRQ_AM_ID_KEEPALIVE;
     struct ibv_send_wr wr;
-    struct ibv_sge sge;
 
     if ((conn->tx_avail <= 0) || (iface->tx_cq_avail <= 0)) {
         return;
     }
-    sge.addr      = (uintptr_t)&probe;
-    sge.length    = sizeof(probe);
-    sge.lkey      = 0;
-    wr.opcode     = IBV_WR_SEND;
-    wr.sg_list    = &sge;
-    wr.num_sge    = 1;
-    wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED; /* its slot back */
+    /* signaled: its slot comes back */
+    uct_srq_am_wr(&wr, UCT_SRQ_AM_ID_KEEPALIVE, NULL, 0,
+                  IBV_SEND_INLINE | IBV_SEND_SIGNALED);
     uct_srq_iface_post(iface, conn, &wr, NULL);
 }
 
@@ -1189,9 +1185,8 @@ ucs_status_t uct_srq_conn_queue_wr(uct_srq_conn_t *conn,
     uint8_t *data;
     int i;
 
-    /* room for one byte of data at least: a canceled WR becomes a probe */
-    cwr = ucs_malloc(sizeof(*cwr) + num_sge * sizeof(struct ibv_sge) +
-                     ucs_max(length, 1), "srq queued wr");
+    cwr = ucs_malloc(sizeof(*cwr) + num_sge * sizeof(struct ibv_sge) + length,
+                     "srq queued wr");
     if (cwr == NULL) {
         ucs_error("srq: no memory to keep a send until the connection is up");
         return UCS_ERR_NO_MEMORY;
@@ -1224,17 +1219,9 @@ ucs_status_t uct_srq_conn_queue_wr(uct_srq_conn_t *conn,
  * sequence, as a probe the peer discards: what it pointed to may be freed */
 static void uct_srq_conn_wr_cancel(uct_srq_conn_wr_t *cwr)
 {
-    struct ibv_sge *sge = cwr->sge;
-    uint8_t *data       = (uint8_t*)(sge + ucs_max(cwr->wr.num_sge, 1));
-
-    *data                = UCT_SRQ_AM_ID_KEEPALIVE;
-    sge->addr            = (uintptr_t)data;
-    sge->length          = 1;
-    sge->lkey            = 0;
-    cwr->wr.opcode       = IBV_WR_SEND;
-    cwr->wr.num_sge      = 1;
-    cwr->wr.send_flags   = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
-    cwr->owner           = NULL;
+    uct_srq_am_wr(&cwr->wr, UCT_SRQ_AM_ID_KEEPALIVE, NULL, 0,
+                  IBV_SEND_INLINE | IBV_SEND_SIGNALED);
+    cwr->owner = NULL;
 }
 
 void uct_srq_conn_cancel(uct_srq_iface_t *iface, uct_srq_conn_t *conn,

@@ -2,10 +2,11 @@
  * ucx-srq: endpoint operations: active messages, put, get, flush, fence,
  * pending requests and endpoint checks, all on the endpoint's connection.
  *
- * Every WR is signaled (wr_id = the connection): a send CQE returns one send
- * queue slot and one send CQ slot, and completes the operations waiting for
- * that WR's sequence number. Until the connection is up, WRs wait in it
- * (uct_srq_conn_queue_wr), holding the same slots.
+ * An active message is a SEND with the am id as its immediate (srq_am.h).
+ * A WR's wr_id names its connection and sequence number; one WR in
+ * TX_CQ_MODERATION is signaled, and its completion retires every WR of the
+ * connection up to it (uct_srq_iface_post). Until the connection is up,
+ * WRs wait in it (uct_srq_conn_queue_wr), holding the same slots.
  */
 #include "srq_ep.h"
 
@@ -192,7 +193,7 @@ uct_srq_iov_to_sge(struct ibv_sge *sge, const uct_iov_t *iov, size_t iovcnt)
 
 /* ---- active messages --------------------------------------------------- */
 
-/* A send descriptor for an active message, its first byte the am id */
+/* A send descriptor for an active message */
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_srq_ep_am_desc(uct_srq_iface_t *iface, uct_srq_ep_t *ep, uint8_t id,
                    uct_srq_tx_desc_t **desc_p, uint8_t **buf_p)
@@ -204,24 +205,13 @@ uct_srq_ep_am_desc(uct_srq_iface_t *iface, uct_srq_ep_t *ep, uint8_t id,
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
-    *buf_p      = uct_srq_tx_desc_data(*desc_p);
-    (*buf_p)[0] = id;
+    *buf_p = uct_srq_tx_desc_data(*desc_p);
     return UCS_OK;
 }
 
-/* A send of @num_sge pieces */
-static UCS_F_ALWAYS_INLINE void
-uct_srq_send_wr(struct ibv_send_wr *wr, struct ibv_sge *sge, int num_sge,
-                int send_flags)
-{
-    wr->opcode     = IBV_WR_SEND;
-    wr->sg_list    = sge;
-    wr->num_sge    = num_sge;
-    wr->send_flags = send_flags;
-}
-
+/* An inline active message of @length bytes at @buf (none: a probe) */
 static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_srq_ep_send_inline(uct_srq_iface_t *iface, uct_srq_ep_t *ep,
+uct_srq_ep_send_inline(uct_srq_iface_t *iface, uct_srq_ep_t *ep, uint8_t id,
                        const void *buf, size_t length)
 {
     struct ibv_send_wr wr;
@@ -230,7 +220,7 @@ uct_srq_ep_send_inline(uct_srq_iface_t *iface, uct_srq_ep_t *ep,
     sge.addr   = (uintptr_t)buf;
     sge.length = length;
     sge.lkey   = 0;
-    uct_srq_send_wr(&wr, &sge, 1, IBV_SEND_INLINE);
+    uct_srq_am_wr(&wr, id, &sge, (length > 0) ? 1 : 0, IBV_SEND_INLINE);
     return uct_srq_ep_post(iface, ep, &wr);
 }
 
@@ -239,7 +229,7 @@ ucs_status_t uct_srq_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
 {
     uct_srq_ep_t *ep       = ucs_derived_of(tl_ep, uct_srq_ep_t);
     uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
-    size_t total           = 1 + uct_iov_total_length(iov, iovcnt);
+    size_t total           = uct_iov_total_length(iov, iovcnt);
     ucs_iov_iter_t iov_iter;
     uint8_t *buf;
     ucs_status_t status;
@@ -251,51 +241,46 @@ ucs_status_t uct_srq_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
         return status;
     }
 
-    buf    = ucs_alloca(total);
-    buf[0] = id;
+    buf = ucs_alloca(total);
     ucs_iov_iter_init(&iov_iter);
-    uct_iov_to_buffer(iov, iovcnt, &iov_iter, buf + 1, total - 1);
-    return uct_srq_ep_send_inline(iface, ep, buf, total);
+    uct_iov_to_buffer(iov, iovcnt, &iov_iter, buf, total);
+    return uct_srq_ep_send_inline(iface, ep, id, buf, total);
 }
 
-/* The id, the header and the payload as three inline SGEs: the device
- * copies them into the WQE (soft0: into the frame) once, no staging copy.
- * A device with fewer than 3 SGEs takes the iov path. */
+/* The header and the payload as two inline SGEs: the device copies them
+ * into the WQE (soft0: into the frame) once, no staging copy. A device with
+ * fewer than 2 SGEs takes the iov path. */
 ucs_status_t uct_srq_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
                                  const void *payload, unsigned length)
 {
     uct_srq_ep_t *ep       = ucs_derived_of(tl_ep, uct_srq_ep_t);
     uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
-    uint8_t am_id          = id;
-    struct ibv_sge sge[3];
+    struct ibv_sge sge[2];
     struct ibv_send_wr wr;
     uct_iov_t iov[2];
     ucs_status_t status;
 
-    if (ucs_unlikely(iface->config.max_send_sge < 3)) {
+    if (ucs_unlikely(iface->config.max_send_sge < 2)) {
         iov[0] = (uct_iov_t){&header, sizeof(header), UCT_MEM_HANDLE_NULL, 0, 1};
         iov[1] = (uct_iov_t){(void*)payload, length, UCT_MEM_HANDLE_NULL, 0, 1};
         return uct_srq_ep_am_short_iov(tl_ep, id, iov, length ? 2 : 1);
     }
 
     UCT_CHECK_AM_ID(id);
-    UCT_CHECK_LENGTH(1 + sizeof(header) + length, 0, iface->config.max_inline,
+    UCT_CHECK_LENGTH(sizeof(header) + length, 0, iface->config.max_inline,
                      "am_short");
     status = uct_srq_ep_tx_check(iface, ep);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
 
-    sge[0].addr   = (uintptr_t)&am_id;
-    sge[0].length = 1;
+    sge[0].addr   = (uintptr_t)&header;
+    sge[0].length = sizeof(header);
     sge[0].lkey   = 0;
-    sge[1].addr   = (uintptr_t)&header;
-    sge[1].length = sizeof(header);
+    sge[1].addr   = (uintptr_t)payload;
+    sge[1].length = length;
     sge[1].lkey   = 0;
-    sge[2].addr   = (uintptr_t)payload;
-    sge[2].length = length;
-    sge[2].lkey   = 0;
-    uct_srq_send_wr(&wr, sge, length ? 3 : 2, IBV_SEND_INLINE);
+    uct_srq_am_wr(&wr, id, sge, length ? 2 : 1, IBV_SEND_INLINE);
     return uct_srq_ep_post(iface, ep, &wr);
 }
 
@@ -317,12 +302,12 @@ ssize_t uct_srq_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
         return status;
     }
 
-    length = pack_cb(buf + 1, arg);
-    ucs_assertv(length <= iface->config.seg_size - 1, "length=%zu", length);
+    length = pack_cb(buf, arg);
+    ucs_assertv(length <= iface->config.seg_size, "length=%zu", length);
 
-    uct_srq_tx_desc_sge(&sge, desc, 1 + length);
-    uct_srq_send_wr(&wr, &sge, 1, (sge.length <= iface->config.max_inline) ?
-                                  IBV_SEND_INLINE : 0);
+    uct_srq_tx_desc_sge(&sge, desc, length);
+    uct_srq_am_wr(&wr, id, &sge, (length > 0) ? 1 : 0,
+                  (length <= iface->config.max_inline) ? IBV_SEND_INLINE : 0);
     status = uct_srq_ep_post_desc(iface, ep, &wr, desc, uct_srq_tx_desc_done,
                                   NULL);
     return (status == UCS_OK) ? (ssize_t)length : status;
@@ -340,23 +325,27 @@ ucs_status_t uct_srq_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
     struct ibv_send_wr wr;
     ucs_status_t status;
     uint8_t *buf;
+    int num_sge;
 
     UCT_CHECK_IOV_SIZE(iovcnt, (size_t)iface->config.max_send_sge - 1, "am_zcopy");
     UCT_CHECK_LENGTH(header_length, 0, UCT_SRQ_AM_MAX_HDR, "am_zcopy header");
-    UCT_CHECK_LENGTH(1 + header_length + uct_iov_total_length(iov, iovcnt), 0,
+    UCT_CHECK_LENGTH(header_length + uct_iov_total_length(iov, iovcnt), 0,
                      iface->config.seg_size, "am_zcopy");
     status = uct_srq_ep_am_desc(iface, ep, id, &desc, &buf);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
 
-    /* the am id and the header travel from the descriptor, the data from
-     * the user's registered buffers */
+    /* the header travels from the descriptor (which also tracks the
+     * operation), the data from the user's registered buffers; no
+     * zero-length SGE (some HCAs read a length of 0 as 2 GiB) */
+    num_sge = 0;
     if (header_length > 0) {
-        memcpy(buf + 1, header, header_length);
+        memcpy(buf, header, header_length);
+        uct_srq_tx_desc_sge(&sge[num_sge++], desc, header_length);
     }
-    uct_srq_tx_desc_sge(&sge[0], desc, 1 + header_length);
-    uct_srq_send_wr(&wr, sge, 1 + uct_srq_iov_to_sge(sge + 1, iov, iovcnt), 0);
+    num_sge += uct_srq_iov_to_sge(sge + num_sge, iov, iovcnt);
+    uct_srq_am_wr(&wr, id, sge, num_sge, 0);
     status = uct_srq_ep_post_desc(iface, ep, &wr, desc, uct_srq_tx_desc_done,
                                   comp);
     return (status == UCS_OK) ? UCS_INPROGRESS : status;
@@ -584,7 +573,6 @@ ucs_status_t uct_srq_ep_check(uct_ep_h tl_ep, unsigned flags,
 {
     uct_srq_ep_t *ep       = ucs_derived_of(tl_ep, uct_srq_ep_t);
     uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
-    uint8_t probe          = UCT_SRQ_AM_ID_KEEPALIVE;
 
     UCT_CHECK_PARAM(flags == 0, "unsupported flags: %x", flags);
     UCT_CHECK_PARAM(comp == NULL, "unsupported completion on ep_check");
@@ -593,7 +581,8 @@ ucs_status_t uct_srq_ep_check(uct_ep_h tl_ep, unsigned flags,
      * send completes in error and the error handler runs. With no send slot
      * free, traffic in flight does the same job. */
     if (uct_srq_ep_tx_check(iface, ep) == UCS_OK) {
-        return uct_srq_ep_send_inline(iface, ep, &probe, sizeof(probe));
+        return uct_srq_ep_send_inline(iface, ep, UCT_SRQ_AM_ID_KEEPALIVE,
+                                      NULL, 0);
     }
     return UCS_OK;
 }

@@ -499,10 +499,11 @@ static ucs_status_t uct_srq_iface_query(uct_iface_h tl_iface,
                                   UCT_IFACE_FLAG_EVENT_RECV |
                                   UCT_IFACE_FLAG_EVENT_FD;
 
-    iface_attr->cap.am.max_short       = iface->config.max_inline - 1;
-    iface_attr->cap.am.max_bcopy       = seg - 1;
+    /* the am id is the immediate: an AM has the whole message */
+    iface_attr->cap.am.max_short       = iface->config.max_inline;
+    iface_attr->cap.am.max_bcopy       = seg;
     iface_attr->cap.am.min_zcopy       = 0;
-    iface_attr->cap.am.max_zcopy       = seg - 1 - UCT_SRQ_AM_MAX_HDR;
+    iface_attr->cap.am.max_zcopy       = seg - UCT_SRQ_AM_MAX_HDR;
     iface_attr->cap.am.max_hdr         = UCT_SRQ_AM_MAX_HDR;
     iface_attr->cap.am.max_iov         = iface->config.max_send_sge - 1;
     iface_attr->cap.am.opt_zcopy_align = 1;

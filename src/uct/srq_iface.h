@@ -5,6 +5,7 @@
 #ifndef UCT_SRQ_IFACE_H_
 #define UCT_SRQ_IFACE_H_
 
+#include "srq_am.h"
 #include "srq_md.h"
 #include "srq_rx.h"
 #include "srq_check.h"
@@ -19,9 +20,6 @@
 #define UCT_SRQ_POLL_BATCH      16
 /* Progress calls that may skip the send CQ in a row (uct_srq_iface_progress) */
 #define UCT_SRQ_TX_POLL_PERIOD  16
-
-/* AM id byte of internal messages (never handed to a user handler) */
-#define UCT_SRQ_AM_ID_KEEPALIVE 0xff
 
 /* Largest AM header of am_zcopy (it travels in a send descriptor) */
 #define UCT_SRQ_AM_MAX_HDR      128

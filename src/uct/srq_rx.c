@@ -4,7 +4,8 @@
  * pressure, shrinking when idle) is in srq_rx_depth.c.
  *
  * A receive descriptor: [ uct_srq_rx_desc_t | ... | buffer ]. The buffer
- * (seg_size bytes, posted to the SRQ) receives [ am_id | payload ]. Before
+ * (seg_size bytes, posted to the SRQ) receives the AM's header and payload
+ * (its id is the immediate, srq_am.h) and starts a cache line. Before
  * the payload handed to an AM handler lie the user's rx_headroom and, right
  * before that, the release pointer of a kept descriptor: UCT's convention
  * is that the descriptor released with uct_iface_release_desc() is the
@@ -97,12 +98,10 @@ static void uct_srq_rx_release_desc(uct_recv_desc_t *self, void *desc)
 {
     uct_srq_rx_t *rx = ucs_container_of(self, uct_srq_rx_t, release);
 
-    /* the payload is rx_headroom after it, one byte (the am_id) into the
-     * buffer */
+    /* the payload, the receive buffer, is rx_headroom after it */
     --rx->stats.held;
     uct_srq_rx_pool_put(&rx->pool,
                         UCS_PTR_BYTE_OFFSET(desc, (ptrdiff_t)rx->rx_headroom -
-                                                  1 -
                                                   (ptrdiff_t)rx->data_offset));
 }
 
@@ -181,15 +180,15 @@ ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
     uct_srq_rx_set_depth(rx, rx->config.min);
 
     /* room for the user's headroom and the release pointer before the
-     * payload; the payload is one byte (the am_id) into the buffer */
+     * payload, the receive buffer */
     rx->data_offset = ucs_align_up(sizeof(uct_srq_rx_desc_t) + rx_headroom +
-                                   sizeof(uct_recv_desc_t*) + 1,
-                                   UCS_SYS_CACHE_LINE_SIZE) - 1;
+                                   sizeof(uct_recv_desc_t*),
+                                   UCS_SYS_CACHE_LINE_SIZE);
     /* it starts a cache line, or where the user asked (the pools are made
      * later: a bad alignment is refused now, as UCX's transports do) */
     status = uct_iface_param_am_alignment(params, seg_size,
-                                          rx->data_offset + 1,
-                                          rx->data_offset + 1, &alignment,
+                                          rx->data_offset,
+                                          rx->data_offset, &alignment,
                                           &align_offset);
     if (status != UCS_OK) {
         return status;
@@ -413,7 +412,7 @@ static void uct_srq_rx_rq_consumed(uct_srq_rx_t *rx, uct_srq_rx_rq_t *rq,
  * goes back to the pool */
 static void uct_srq_rx_discard(uct_srq_rx_t *rx,
                                       const struct ibv_wc *wc,
-                                      uct_srq_rx_desc_t *desc, uint8_t am_id)
+                                      uct_srq_rx_desc_t *desc, uint32_t am_id)
 {
     if (wc->status != IBV_WC_SUCCESS) {
         if (wc->status != IBV_WC_WR_FLUSH_ERR) {
@@ -423,10 +422,14 @@ static void uct_srq_rx_discard(uct_srq_rx_t *rx,
     } else if ((wc->byte_len == 0) && (rx->retire.qp != NULL) &&
                (wc->qp_num == rx->retire.qp->qp_num)) {
         ++rx->stats.retired;
-    } else if ((wc->byte_len < 1) || (am_id != UCT_SRQ_AM_ID_KEEPALIVE)) {
+    } else if (am_id == UCT_SRQ_AM_ID_NONE) {
         ++rx->stats.dropped;
-        ucs_diag("srq: dropped a malformed message (%u bytes, am_id %u)",
-                 wc->byte_len, wc->byte_len ? am_id : 0);
+        ucs_diag("srq: dropped a message without an am id (%u bytes, qp 0x%x)",
+                 wc->byte_len, wc->qp_num);
+    } else if (am_id != UCT_SRQ_AM_ID_KEEPALIVE) {
+        ++rx->stats.dropped;
+        ucs_diag("srq: dropped a message with am id %u (%u bytes, qp 0x%x)",
+                 am_id, wc->byte_len, wc->qp_num);
     }
     uct_srq_rx_pool_put(&rx->pool, desc);
 }
@@ -436,7 +439,7 @@ void uct_srq_rx_deliver(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
 {
     uct_srq_rx_desc_t *desc = (void*)(uintptr_t)wc->wr_id;
     uct_recv_desc_t *release;
-    uint8_t *buf, am_id;
+    uint32_t am_id;
     void *payload;
     ucs_status_t status;
 
@@ -446,18 +449,20 @@ void uct_srq_rx_deliver(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
         uct_srq_rx_rq_consumed(rx, desc->rq, wc->status != IBV_WC_SUCCESS);
     }
 
-    buf   = uct_srq_rx_buffer(rx, desc);
-    am_id = buf[0];
-    if (ucs_unlikely((wc->status != IBV_WC_SUCCESS) || (wc->byte_len < 1) ||
-                     (am_id >= UCT_AM_ID_MAX))) {
+    if (ucs_unlikely(wc->status != IBV_WC_SUCCESS)) {
+        uct_srq_rx_discard(rx, wc, desc, UCT_SRQ_AM_ID_NONE);
+        return;
+    }
+    am_id = uct_srq_am_id(wc);
+    if (ucs_unlikely(am_id >= UCT_AM_ID_MAX)) {
         uct_srq_rx_discard(rx, wc, desc, am_id);
         return;
     }
 
     rx->stats.bytes += wc->byte_len;
-    payload = buf + 1;
+    payload = uct_srq_rx_buffer(rx, desc);
     status  = uct_iface_invoke_am(&iface->super, am_id, payload,
-                                  wc->byte_len - 1, UCT_CB_PARAM_FLAG_DESC);
+                                  wc->byte_len, UCT_CB_PARAM_FLAG_DESC);
     if (status == UCS_OK) {
         uct_srq_rx_pool_put(&rx->pool, desc);
     } else {

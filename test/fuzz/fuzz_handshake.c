@@ -34,6 +34,7 @@
 
 #define FH_QKEY         0x1ee75a5cu  /* rc_srq's handshake Q_Key */
 #define FH_MAGIC        0x43515253u  /* "SRQC" */
+#define FH_VERSION      2            /* UCT_SRQ_HS_VERSION */
 #define FH_AM_ID        5
 #define FH_MAX_DGRAMS   4
 #define FH_CHECK_EVERY  64
@@ -267,7 +268,7 @@ static void fh_datagram(fuzz_in_t *in)
 
     memset(&f, 0, sizeof(f.h) + sizeof(*msg));
     msg->magic    = htole32(fuzz_pick(in, 16) ? FH_MAGIC : fuzz_u32(in));
-    msg->version  = fuzz_pick(in, 16) ? 1 : fuzz_u8(in);
+    msg->version  = fuzz_pick(in, 16) ? FH_VERSION : fuzz_u8(in);
     msg->type     = fuzz_pick(in, 8) ? 1 + fuzz_pick(in, 3) : fuzz_u8(in);
     msg->reserved = fuzz_pick(in, 8) ? 0 : fuzz_u16(in);
     fh_dev_addr(in, &msg->dev);

@@ -194,7 +194,7 @@ struct UCS_S_PACKED hs_req {
     {
         std::memset(this, 0, sizeof(*this));
         magic   = htole32(0x43515253u);
-        version = 1;
+        version = 2; /* UCT_SRQ_HS_VERSION */
         type    = 1; /* REQ */
         dev     = port;
         ud_qpn  = htole32(qpn);

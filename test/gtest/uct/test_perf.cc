@@ -90,7 +90,7 @@ TEST(rc_srq_perf, iface_attributes_follow_the_port)
     struct ibv_port_attr port;
     uct_srq_perf_t perf;
     ASSERT_EQ(0, query_port(md_dev(e.md()), 1, &port));
-    perf_func()(&port, e.attr().cap.am.max_bcopy + 1, &perf);
+    perf_func()(&port, e.attr().cap.am.max_bcopy, &perf); /* seg_size */
 
     EXPECT_EQ(perf.bandwidth, e.attr().bandwidth.shared);
     EXPECT_EQ(0.0, e.attr().bandwidth.dedicated);

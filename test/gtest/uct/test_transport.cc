@@ -409,6 +409,28 @@ TEST_F(rc_srq, am_short)
               uct_ep_am_short(m_ep, 1, 0, big.data(), big.size()));
 }
 
+/*
+ * A probe (uct_ep_check) is a zero-length message with the keepalive id as
+ * its immediate (srq_am.h): it takes a receive buffer at the peer, reaches
+ * no handler and is no malformed message.
+ */
+TEST_F(rc_srq, probes_reach_the_peer_but_no_handler)
+{
+    const unsigned probes = 10;
+
+    for (unsigned i = 0; i < probes; ++i) {
+        ASSERT_EQ(UCS_OK, uct_ep_check(m_ep, 0, NULL));
+        flush_ep();
+    }
+    ASSERT_EQ(UCS_OK, retry([&] { return uct_ep_am_short(m_ep, 1, 7, NULL, 0); }));
+    ASSERT_TRUE(wait([&] { return m_log.msgs.size() == 1; }));
+
+    uct_srq_iface_counters_t c = m_receiver->counters();
+    EXPECT_EQ(1u, m_log.msgs.size());
+    EXPECT_GE(c.rx_consumed, probes + 1);
+    EXPECT_EQ(0u, c.rx_dropped);
+}
+
 TEST_F(rc_srq, am_short_iov)
 {
     std::string a = pattern(5, 1), b = pattern(17, 2);
