@@ -367,6 +367,9 @@ bool srq_soft_comp_peer_check_due(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
         return false;
     }
     now = srq_soft_now_ns();
+    if (peer->next_check_ns == 0) { /* busy since the last tick */
+        peer->next_check_ns = now + SRQ_SOFT_PEER_CHECK_NS;
+    }
     if (now < peer->next_check_ns) {
         return true;
     }

@@ -190,7 +190,9 @@ void srq_soft_peer_busy(srq_soft_dev_t *dev, srq_soft_qp_t *qp, bool busy)
     }
     if (busy) {
         if (peer->busy_qps++ == 0 && !peer->dead && !peer->is_self) {
-            peer->next_check_ns = srq_soft_now_ns() + SRQ_SOFT_PEER_CHECK_NS;
+            /* timed from the next tick, as a QP's ACK timeout: no clock
+             * read each time a ping-pong makes the QP busy again */
+            peer->next_check_ns = 0;
             srq_soft_list_add_tail(&dev->busy_peers, &peer->busy_link);
         }
     } else if ((--peer->busy_qps == 0) &&

@@ -30,7 +30,8 @@ struct srq_soft_peer {
     int              refcnt;       /* RC QPs + AHs */
     int              fifo_fd;      /* write end of its wake FIFO, or -1 */
     unsigned         busy_qps;     /* QPs with outstanding send work */
-    uint64_t         next_check_ns;
+    uint64_t         next_check_ns; /* liveness check due; 0: busy since
+                                       the last tick, timed from the next */
     uint64_t         cached_head;  /* its consumer's head, as last read */
     uint64_t         dead_pos;     /* dead: our queue's tail when found so */
 };

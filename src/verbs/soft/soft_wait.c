@@ -89,7 +89,8 @@ static uint64_t srq_soft_next_deadline(srq_soft_dev_t *dev)
     }
     for (e = dev->busy_peers.next; e != &dev->busy_peers; e = e->next) {
         peer = srq_soft_container_of(e, srq_soft_peer_t, busy_link);
-        srq_soft_deadline(&min, peer->next_check_ns);
+        srq_soft_deadline(&min, peer->next_check_ns ? peer->next_check_ns :
+                          (srq_soft_now_ns() + SRQ_SOFT_TICK_NS));
     }
     return min;
 }
