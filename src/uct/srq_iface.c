@@ -264,6 +264,33 @@ static unsigned uct_srq_iface_poll_tx(uct_srq_iface_t *iface)
     return n;
 }
 
+/*
+ * Poll the send CQ after a receive poll that gave @rx_count? Not when no WR
+ * holds a send CQ slot: nothing can complete there (an idle interface's
+ * progress is one CQ poll, not two). Otherwise when the receive CQ gave
+ * less than a batch, when send resources run low or requests wait for
+ * them, and at least once in UCT_SRQ_TX_POLL_PERIOD calls (a flush waits
+ * on it): under a flood of receives its poll is time taken from them.
+ */
+static UCS_F_ALWAYS_INLINE int
+uct_srq_iface_wants_tx_poll(uct_srq_iface_t *iface, unsigned rx_count)
+{
+    if (!ucs_arbiter_is_empty(&iface->arbiter)) {
+        return 1;
+    }
+    if (iface->tx_cq_avail == iface->config.tx_cq_len) {
+        return 0;
+    }
+    if ((rx_count < UCT_SRQ_POLL_BATCH) ||
+        (iface->tx_outstanding >= iface->config.tx_queue_len) ||
+        (iface->tx_cq_avail < (int)iface->config.tx_queue_len) ||
+        (++iface->tx_poll_skips >= UCT_SRQ_TX_POLL_PERIOD)) {
+        iface->tx_poll_skips = 0;
+        return 1;
+    }
+    return 0;
+}
+
 static unsigned uct_srq_iface_progress(uct_iface_h tl_iface)
 {
     uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
@@ -272,17 +299,8 @@ static unsigned uct_srq_iface_progress(uct_iface_h tl_iface)
     __atomic_store_n(&iface->progress_calls, iface->progress_calls + 1,
                      __ATOMIC_RELAXED);
     count = uct_srq_iface_poll_rx(iface);
-    /* the send CQ only when the receive CQ gave less than a batch, when
-     * send resources run low or requests wait for them, and at least once
-     * in UCT_SRQ_TX_POLL_PERIOD calls (a flush waits on it): under a flood
-     * of receives its poll is time taken from them */
-    if ((count < UCT_SRQ_POLL_BATCH) ||
-        (iface->tx_outstanding >= iface->config.tx_queue_len) ||
-        (iface->tx_cq_avail < (int)iface->config.tx_queue_len) ||
-        !ucs_arbiter_is_empty(&iface->arbiter) ||
-        (++iface->tx_poll_skips >= UCT_SRQ_TX_POLL_PERIOD)) {
-        iface->tx_poll_skips = 0;
-        count               += uct_srq_iface_poll_tx(iface);
+    if (uct_srq_iface_wants_tx_poll(iface, count)) {
+        count += uct_srq_iface_poll_tx(iface);
     }
     if (ucs_unlikely(uct_srq_hs_wants_progress(&iface->hs))) {
         uct_srq_hs_progress(iface);
@@ -806,6 +824,7 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
     /* an atomic's target must be registered for it, so the md too */
     self->config.atomics      = (self->dev_attr.atomic_cap != IBV_ATOMIC_NONE) &&
                                 md->atomic_access;
+    self->config.tx_cq_len    = config->tx_cq_len;
     self->tx_cq_avail         = config->tx_cq_len;
     self->tx_outstanding      = 0;
     self->tx_poll_skips       = 0;

@@ -75,6 +75,7 @@ typedef struct uct_srq_iface {
     struct {
         unsigned              tx_queue_len;
         unsigned              tx_moderation;
+        int                   tx_cq_len;
         size_t                seg_size;
         size_t                max_inline;
         unsigned              max_send_sge;

@@ -8,6 +8,7 @@
 #include "srq_uct_fixture.h"
 
 #include <verbs/soft/srq_soft_api.h>
+#include <verbs/srq_verbs_dev.h>
 
 extern "C" {
 #include <ucs/debug/log_def.h>
@@ -16,6 +17,7 @@ extern "C" {
 #include <dlfcn.h>
 #include <poll.h>
 #include <algorithm>
+#include <atomic>
 #include <numeric>
 
 using namespace srq_test;
@@ -429,6 +431,73 @@ TEST_F(rc_srq, probes_reach_the_peer_but_no_handler)
     EXPECT_EQ(1u, m_log.msgs.size());
     EXPECT_GE(c.rx_consumed, probes + 1);
     EXPECT_EQ(0u, c.rx_dropped);
+}
+
+namespace {
+
+/* Counts the CQ polls of one verbs context (every CQ of the device) */
+struct poll_counter {
+    typedef int (*poll_cq_t)(struct ibv_cq*, int, struct ibv_wc*);
+
+    static std::atomic<unsigned> polls;
+    static poll_cq_t             real;
+
+    static int poll(struct ibv_cq *cq, int num, struct ibv_wc *wc)
+    {
+        ++polls;
+        return real(cq, num, wc);
+    }
+
+    struct ibv_context *ctx;
+
+    explicit poll_counter(uct_md_h md)
+    {
+        typedef srq_verbs_dev_t *(*md_dev_func_t)(uct_md_h);
+        auto md_dev = (md_dev_func_t)plugin_symbol("uct_srq_md_verbs_dev");
+
+        ctx  = (md_dev != nullptr) ? md_dev(md)->context : nullptr;
+        if (ctx != nullptr) {
+            real             = ctx->ops.poll_cq;
+            polls            = 0;
+            ctx->ops.poll_cq = poll;
+        }
+    }
+
+    ~poll_counter()
+    {
+        if (ctx != nullptr) {
+            ctx->ops.poll_cq = real;
+        }
+    }
+};
+
+std::atomic<unsigned> poll_counter::polls;
+poll_counter::poll_cq_t poll_counter::real;
+
+} // namespace
+
+/*
+ * An interface with nothing in flight polls its receive CQ, not its send
+ * CQ, in each progress call: no WR holds a send CQ slot, so no send
+ * completion can come (uct_srq_iface_wants_tx_poll).
+ */
+TEST_F(rc_srq, idle_progress_polls_one_cq)
+{
+    const unsigned calls = 1000;
+
+    ASSERT_EQ(UCS_OK, retry([&] { return uct_ep_am_short(m_ep, 1, 7, NULL, 0); }));
+    flush_ep();
+    ASSERT_TRUE(wait([&] { return m_log.msgs.size() == 1; }));
+
+    poll_counter counter(m_sender->md());
+    ASSERT_NE(nullptr, counter.ctx);
+    for (unsigned i = 0; i < calls; ++i) {
+        m_sender->progress();
+    }
+    unsigned polls = poll_counter::polls;
+    /* the handshake's CQ is polled now and then too */
+    EXPECT_GE(polls, calls);
+    EXPECT_LT(polls, calls + calls / 4);
 }
 
 TEST_F(rc_srq, am_short_iov)
