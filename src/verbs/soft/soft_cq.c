@@ -321,11 +321,33 @@ void srq_soft_cq_send_cqe(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
     cqe->sq_free     = qp->sq_ci + 1;
 }
 
-/* Give the resources a completion held back to their queues */
-static void srq_soft_cqe_release(srq_soft_cqe_t *cqe)
+/* SRQ WQEs whose completions a poll took, freed together */
+#define SRQ_SOFT_CQ_FREE_BATCH  32
+
+typedef struct srq_soft_cq_frees {
+    srq_soft_srq_t *srq;
+    unsigned        n;
+    uint16_t        idx[SRQ_SOFT_CQ_FREE_BATCH];
+} srq_soft_cq_frees_t;
+
+static void srq_soft_cq_frees_flush(srq_soft_cq_frees_t *f)
+{
+    if (f->n > 0) {
+        srq_soft_srq_free_wqes(f->srq, f->idx, f->n);
+        f->n = 0;
+    }
+}
+
+/* Give the resources a completion held back to their queues (an SRQ WQE
+ * once @f is flushed) */
+static void srq_soft_cqe_release(srq_soft_cqe_t *cqe, srq_soft_cq_frees_t *f)
 {
     if (cqe->srq != NULL) {
-        srq_soft_srq_free_wqe(cqe->srq, cqe->srq_idx);
+        if ((cqe->srq != f->srq) || (f->n == SRQ_SOFT_CQ_FREE_BATCH)) {
+            srq_soft_cq_frees_flush(f);
+            f->srq = cqe->srq;
+        }
+        f->idx[f->n++] = cqe->srq_idx;
     }
     if (cqe->rq_qp != NULL) {
         ++cqe->rq_qp->rq_ci;
@@ -400,14 +422,18 @@ void srq_soft_cqs_forget_srq(srq_soft_dev_t *dev, srq_soft_srq_t *srq)
 
 int srq_soft_cq_pop(srq_soft_cq_t *cq, int num, struct ibv_wc *wc)
 {
+    srq_soft_cq_frees_t frees;
     srq_soft_cqe_t *cqe;
     int n = 0;
 
+    frees.srq = NULL; /* (idx needs no zeroing: an idle poll is common) */
+    frees.n   = 0;
     while ((n < num) && (cq->ci != cq->pi)) {
         cqe     = &cq->ring[cq->ci++ & (cq->size - 1)];
         wc[n++] = cqe->wc;
-        srq_soft_cqe_release(cqe);
+        srq_soft_cqe_release(cqe, &frees);
     }
+    srq_soft_cq_frees_flush(&frees);
     if ((n == 0) && cq->error) {
         n = -EIO; /* overrun: completions were lost */
     }

@@ -49,15 +49,20 @@ static inline srq_soft_srq_t *srq_soft_srq(struct ibv_srq *srq)
     return srq_soft_container_of(srq, srq_soft_srq_t, ibv);
 }
 
-/* Its completion was polled: the WQE is free again */
-static inline void srq_soft_srq_free_wqe(srq_soft_srq_t *srq, uint16_t idx)
+/* Their completions were polled: the @n WQEs at @idx are free again, in
+ * that order (one lock for a poll's batch, not one per completion) */
+static inline void srq_soft_srq_free_wqes(srq_soft_srq_t *srq,
+                                          const uint16_t *idx, unsigned n)
 {
     srq_soft_srq_next_seg_t *tail;
+    unsigned i;
 
     pthread_spin_lock(&srq->lock);
-    tail = srq_soft_srq_wqe(srq->buf, srq->stride, srq->tail);
-    tail->next_wqe_index = htobe16(idx);
-    srq->tail = idx;
+    for (i = 0; i < n; ++i) {
+        tail = srq_soft_srq_wqe(srq->buf, srq->stride, srq->tail);
+        tail->next_wqe_index = htobe16(idx[i]);
+        srq->tail = idx[i];
+    }
     pthread_spin_unlock(&srq->lock);
 }
 

@@ -137,6 +137,59 @@ TEST_P(srq, buffer_owned_until_polled)
     EXPECT_EQ(0, post_srq_recv(s, rbuf, 64, rmr->lkey, 100));
 }
 
+/* Two SRQs complete into one CQ, their completions interleaved in one
+ * poll: each polled completion frees a WQE of its own SRQ, so each takes
+ * exactly as many new WRs as it had completions */
+TEST_P(srq, one_cq_for_two_srqs_frees_each_its_own)
+{
+    const uint32_t per = 8;
+    ibv_srq *s[2] = {make_srq(*b, 16, 1), make_srq(*b, 16, 1)};
+    ibv_qp *qa[2], *qb[2];
+    char *rbuf = (char*)alloc(64);
+    ibv_mr *rmr = reg(*b, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_srq_attr attr[2];
+
+    for (int j = 0; j < 2; ++j) {
+        ASSERT_EQ(0, srq_verbs_query_srq(b->dev, s[j], &attr[j]));
+        ASSERT_GE(attr[j].max_wr, per);
+        qa[j] = make_qp(*a, IBV_QPT_RC, scqa, rcqa, nullptr, 256, 16);
+        qb[j] = make_qp(*b, IBV_QPT_RC, scqb, rcqb, s[j]);
+        connect_rc(*a, qa[j], *b, qb[j]);
+        for (uint32_t i = 0; i < attr[j].max_wr; ++i) {
+            ASSERT_EQ(0, post_srq_recv(s[j], rbuf, 64, rmr->lkey, i));
+        }
+    }
+    for (uint32_t i = 0; i < 2 * per; ++i) {
+        ASSERT_EQ(0, post_send(qa[i % 2], IBV_WR_SEND, sbuf, 4, smr->lkey, i,
+                               0));
+    }
+
+    pump(100); /* all of them land, and are polled in few calls */
+    ibv_wc wc[2 * per];
+    uint32_t got = 0;
+    for (uint64_t end = now_ms() + 5000; (got < 2 * per) && (now_ms() < end);) {
+        int n = ibv_poll_cq(rcqb, 2 * per - got, wc);
+        ASSERT_GE(n, 0);
+        for (int i = 0; i < n; ++i) {
+            ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status);
+        }
+        got += n;
+        if (n == 0) {
+            pump_once();
+        }
+    }
+    ASSERT_EQ(2 * per, got);
+
+    for (int j = 0; j < 2; ++j) {
+        for (uint32_t i = 0; i < per; ++i) {
+            EXPECT_EQ(0, post_srq_recv(s[j], rbuf, 64, rmr->lkey, 100 + i))
+                << "SRQ " << j << ", WR " << i;
+        }
+        EXPECT_EQ(ENOMEM, post_srq_recv(s[j], rbuf, 64, rmr->lkey, 200))
+            << "SRQ " << j << " took more WRs than it completed";
+    }
+}
+
 TEST_P(srq, rq_buffer_owned_until_polled)
 {
     char *rbuf = (char*)alloc(64);
