@@ -330,7 +330,7 @@ typedef struct srq_soft_cq_frees {
     uint16_t        idx[SRQ_SOFT_CQ_FREE_BATCH];
 } srq_soft_cq_frees_t;
 
-static void srq_soft_cq_frees_flush(srq_soft_cq_frees_t *f)
+static inline void srq_soft_cq_frees_flush(srq_soft_cq_frees_t *f)
 {
     if (f->n > 0) {
         srq_soft_srq_free_wqes(f->srq, f->idx, f->n);
