@@ -275,6 +275,38 @@ TEST(rc_srq_handshake, request_from_a_port_that_does_not_exist)
 }
 
 /*
+ * A request of another format version (an older plugin: version 1 sent the
+ * am id as the message's first byte) is dropped, not connected to: the
+ * two could not read each other's messages. The same request with the
+ * current version makes a connection.
+ */
+TEST(rc_srq_handshake, request_of_another_version_is_dropped)
+{
+    entity receiver;
+    uint32_t ud_qpn = hs_qpn(receiver);
+    raw_ud_sender raw(receiver.dev_addr());
+    hs_req req(raw.port_addr(), raw.qpn());
+    const uint8_t current = req.version;
+
+    for (uint8_t version : {0, 1, 3, 255}) {
+        req.version = version;
+        uint64_t dropped = receiver.counters().conn_dropped;
+        ASSERT_TRUE(raw.send(ud_qpn, &req, sizeof(req)));
+        ASSERT_TRUE(progress_until({&receiver}, [&] {
+            return receiver.counters().conn_dropped > dropped;
+        })) << "a request of version " << (int)version << " was not dropped";
+        EXPECT_EQ(0u, receiver.counters().conns) << "version " << (int)version;
+    }
+
+    req.version = current;
+    ASSERT_TRUE(raw.send(ud_qpn, &req, sizeof(req)));
+    EXPECT_TRUE(progress_until({&receiver}, [&] {
+        return receiver.counters().conns == 1;
+    })) << "the same request of version " << (int)current
+        << " made no connection";
+}
+
+/*
  * Connect requests that never complete (forged, or from a peer that died
  * half way) each cost a QP and an address handle. They time out, and a
  * failed connection nothing refers to is freed then, not at interface
