@@ -208,6 +208,20 @@ ucs_status_t count_am(void *arg, void *data, size_t length, unsigned flags)
     return UCS_OK;
 }
 
+/* Send @req from @raw to the handshake QP @ud_qpn of @receiver, which must
+ * drop it and make no connection; @what names the request in failures */
+void expect_dropped(entity &receiver, raw_ud_sender &raw, uint32_t ud_qpn,
+                    const hs_req &req, const std::string &what)
+{
+    uint64_t dropped = receiver.counters().conn_dropped;
+
+    ASSERT_TRUE(raw.send(ud_qpn, &req, sizeof(req))) << what;
+    ASSERT_TRUE(progress_until({&receiver}, [&] {
+        return receiver.counters().conn_dropped > dropped;
+    })) << what << " was not dropped";
+    EXPECT_EQ(0u, receiver.counters().conns) << what;
+}
+
 } // namespace
 
 /*
@@ -259,12 +273,8 @@ TEST(rc_srq_handshake, request_from_a_port_that_does_not_exist)
 
     for (uint8_t port : {0, 2, 77, 255}) {
         req.dev.port_num = port;
-        uint64_t dropped = receiver.counters().conn_dropped;
-        ASSERT_TRUE(raw.send(ud_qpn, &req, sizeof(req)));
-        ASSERT_TRUE(progress_until({&receiver}, [&] {
-            return receiver.counters().conn_dropped > dropped;
-        })) << "a request from port " << (int)port << " was not dropped";
-        EXPECT_EQ(0u, receiver.counters().conns) << "port " << (int)port;
+        expect_dropped(receiver, raw, ud_qpn, req,
+                       "a request from port " + std::to_string(port));
     }
 
     req.dev.port_num = 1;
@@ -290,12 +300,8 @@ TEST(rc_srq_handshake, request_of_another_version_is_dropped)
 
     for (uint8_t version : {0, 1, 3, 255}) {
         req.version = version;
-        uint64_t dropped = receiver.counters().conn_dropped;
-        ASSERT_TRUE(raw.send(ud_qpn, &req, sizeof(req)));
-        ASSERT_TRUE(progress_until({&receiver}, [&] {
-            return receiver.counters().conn_dropped > dropped;
-        })) << "a request of version " << (int)version << " was not dropped";
-        EXPECT_EQ(0u, receiver.counters().conns) << "version " << (int)version;
+        expect_dropped(receiver, raw, ud_qpn, req,
+                       "a request of version " + std::to_string(version));
     }
 
     req.version = current;
@@ -397,24 +403,15 @@ TEST(rc_srq_handshake, datagram_naming_another_source_is_dropped)
     uint32_t ud_qpn = hs_qpn(receiver);
     raw_ud_sender raw(receiver.dev_addr());
     hs_req req(raw.port_addr(), raw.qpn() + 1); /* another QP of ours */
-    uint64_t dropped = receiver.counters().conn_dropped;
 
-    ASSERT_TRUE(raw.send(ud_qpn, &req, sizeof(req)));
-    ASSERT_TRUE(progress_until({&receiver}, [&] {
-        return receiver.counters().conn_dropped > dropped;
-    })) << "a request naming another QP was not dropped";
-    EXPECT_EQ(0u, receiver.counters().conns);
+    expect_dropped(receiver, raw, ud_qpn, req, "a request naming another QP");
 
     /* another port address: the receiver's own (another instance) */
     std::vector<char> own = receiver.dev_addr();
     std::memcpy(&req.dev, own.data(), sizeof(req.dev));
     req.ud_qpn = htole32(raw.qpn());
-    dropped    = receiver.counters().conn_dropped;
-    ASSERT_TRUE(raw.send(ud_qpn, &req, sizeof(req)));
-    ASSERT_TRUE(progress_until({&receiver}, [&] {
-        return receiver.counters().conn_dropped > dropped;
-    })) << "a request naming another port address was not dropped";
-    EXPECT_EQ(0u, receiver.counters().conns);
+    expect_dropped(receiver, raw, ud_qpn, req,
+                   "a request naming another port address");
 
     req.dev = raw.port_addr();
     ASSERT_TRUE(raw.send(ud_qpn, &req, sizeof(req)));
