@@ -70,9 +70,8 @@ static ucs_status_t uct_srq_rx_pool_add_tier(uct_srq_rx_pool_t *pool)
     return UCS_OK;
 }
 
-uct_srq_rx_desc_t *uct_srq_rx_pool_get(uct_srq_rx_pool_t *pool)
+uct_srq_rx_desc_t *uct_srq_rx_pool_get_slow(uct_srq_rx_pool_t *pool)
 {
-    uct_srq_rx_tier_t *tier;
     uct_srq_rx_desc_t *desc;
 
     for (;;) {
@@ -81,31 +80,14 @@ uct_srq_rx_desc_t *uct_srq_rx_pool_get(uct_srq_rx_pool_t *pool)
                 return NULL;
             }
         }
-
-        tier = &pool->tiers[pool->cur];
-        if (tier->in_use < tier->size) {
-            desc = ucs_mpool_get_inline(&tier->mp);
-            if (ucs_unlikely(desc == NULL)) {
-                return NULL; /* the chunk could not be allocated */
-            }
-            desc->tier = pool->cur;
-            ++tier->in_use;
-            ++pool->in_use;
+        desc = uct_srq_rx_pool_take(pool);
+        if (desc != NULL) {
             return desc;
         }
+        if (pool->tiers[pool->cur].in_use < pool->tiers[pool->cur].size) {
+            return NULL; /* the chunk could not be allocated */
+        }
         ++pool->cur;
-    }
-}
-
-void uct_srq_rx_pool_put(uct_srq_rx_pool_t *pool, uct_srq_rx_desc_t *desc)
-{
-    unsigned t = desc->tier;
-
-    --pool->tiers[t].in_use;
-    --pool->in_use;
-    ucs_mpool_put_inline(desc);
-    if (t < pool->cur) {
-        pool->cur = t;
     }
 }
 

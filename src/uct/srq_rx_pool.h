@@ -16,6 +16,8 @@
 
 #include "srq_mem.h"
 
+#include <ucs/datastruct/mpool.inl>
+
 #define UCT_SRQ_RX_POOL_TIERS  20
 
 typedef struct uct_srq_rx_rq uct_srq_rx_rq_t;
@@ -57,10 +59,58 @@ void uct_srq_rx_pool_init(uct_srq_rx_pool_t *pool, uct_iface_h iface,
                           unsigned max);
 void uct_srq_rx_pool_cleanup(uct_srq_rx_pool_t *pool);
 
-/* A descriptor, or NULL when the pool is at its limit (or out of memory) */
-uct_srq_rx_desc_t *uct_srq_rx_pool_get(uct_srq_rx_pool_t *pool);
+/* Slow path of uct_srq_rx_pool_get: a tier to add or to move up to */
+uct_srq_rx_desc_t *uct_srq_rx_pool_get_slow(uct_srq_rx_pool_t *pool);
 
-void uct_srq_rx_pool_put(uct_srq_rx_pool_t *pool, uct_srq_rx_desc_t *desc);
+/* A descriptor of the current tier, NULL if it has none free (or its
+ * chunk could not be allocated) */
+static UCS_F_ALWAYS_INLINE uct_srq_rx_desc_t *
+uct_srq_rx_pool_take(uct_srq_rx_pool_t *pool)
+{
+    uct_srq_rx_tier_t *tier = &pool->tiers[pool->cur];
+    uct_srq_rx_desc_t *desc;
+
+    if (tier->in_use >= tier->size) {
+        return NULL;
+    }
+    desc = (uct_srq_rx_desc_t*)ucs_mpool_get_inline(&tier->mp);
+    if (ucs_unlikely(desc == NULL)) {
+        return NULL;
+    }
+    desc->tier = pool->cur;
+    ++tier->in_use;
+    ++pool->in_use;
+    return desc;
+}
+
+/* A descriptor, or NULL when the pool is at its limit (or out of memory).
+ * Inline: one per message received */
+static UCS_F_ALWAYS_INLINE uct_srq_rx_desc_t *
+uct_srq_rx_pool_get(uct_srq_rx_pool_t *pool)
+{
+    uct_srq_rx_desc_t *desc;
+
+    if (ucs_likely(pool->cur < pool->num_tiers)) {
+        desc = uct_srq_rx_pool_take(pool);
+        if (ucs_likely(desc != NULL)) {
+            return desc;
+        }
+    }
+    return uct_srq_rx_pool_get_slow(pool);
+}
+
+static UCS_F_ALWAYS_INLINE void
+uct_srq_rx_pool_put(uct_srq_rx_pool_t *pool, uct_srq_rx_desc_t *desc)
+{
+    unsigned t = desc->tier;
+
+    --pool->tiers[t].in_use;
+    --pool->in_use;
+    ucs_mpool_put_inline(desc);
+    if (t < pool->cur) {
+        pool->cur = t;
+    }
+}
 
 /* Destroy unused top tiers as long as at least @keep descriptors remain;
  * returns how many tiers went */
