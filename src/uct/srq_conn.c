@@ -1002,6 +1002,35 @@ void uct_srq_hs_progress(uct_srq_iface_t *iface)
     pthread_mutex_unlock(&hs->lock);
 }
 
+ucs_status_t uct_srq_conn_signal_tail(uct_srq_iface_t *iface,
+                                      uct_srq_conn_t *conn)
+{
+    struct ibv_send_wr wr;
+
+    if (conn->tx_unsignaled == 0) {
+        return UCS_OK; /* the last WR is signaled, or there is none */
+    }
+    if ((conn->tx_avail <= 0) || (iface->tx_cq_avail <= 0)) {
+        return UCS_ERR_NO_RESOURCE; /* then the last WR is signaled */
+    }
+    uct_srq_conn_marker_wr(&wr);
+    return uct_srq_iface_post(iface, conn, &wr, NULL);
+}
+
+/* Under the handshake's lock: the async thread may add connections */
+void uct_srq_hs_signal_tails(uct_srq_iface_t *iface)
+{
+    uct_srq_conn_t *conn;
+
+    pthread_mutex_lock(&iface->hs.lock);
+    kh_foreach_value(&iface->hs.conns, conn, {
+        if (conn->state != UCT_SRQ_CONN_FAILED) {
+            (void)uct_srq_conn_signal_tail(iface, conn);
+        }
+    });
+    pthread_mutex_unlock(&iface->hs.lock);
+}
+
 void uct_srq_hs_fence(uct_srq_iface_t *iface)
 {
     uct_srq_conn_t *conn;

@@ -242,6 +242,15 @@ static inline int uct_srq_hs_wants_progress(uct_srq_hs_t *hs)
 /* Set IBV_SEND_FENCE on the next WR of every connection */
 void uct_srq_hs_fence(uct_srq_iface_t *iface);
 
+/* A flush of @conn waits for its last WR: if that one is not signaled,
+ * post a signaled no-op behind it (as UCX's rc_verbs) */
+ucs_status_t uct_srq_conn_signal_tail(uct_srq_iface_t *iface,
+                                      uct_srq_conn_t *conn);
+
+/* ... of every connection (the send descriptors run out, the interface is
+ * flushed) */
+void uct_srq_hs_signal_tails(uct_srq_iface_t *iface);
+
 /* The async thread's looks (ASYNC_INTERVAL), from when the interface is
  * complete until it starts to go */
 void uct_srq_hs_async_start(uct_srq_iface_t *iface);

@@ -135,7 +135,7 @@ uct_srq_ep_tx_desc(uct_srq_iface_t *iface, uct_srq_ep_t *ep,
     *desc_p = ucs_mpool_get_inline(&iface->tx_mp);
     if (ucs_unlikely(*desc_p == NULL)) {
         /* descriptors held by unsignaled WRs come back with a completion */
-        uct_srq_iface_signal_tails(iface);
+        uct_srq_hs_signal_tails(iface);
         return UCS_ERR_NO_RESOURCE;
     }
     return UCS_OK;
@@ -539,7 +539,7 @@ ucs_status_t uct_srq_ep_flush(uct_ep_h tl_ep, unsigned flags,
     if (conn->sn_done == conn->sn_posted) {
         return UCS_OK;
     }
-    status = uct_srq_iface_signal_tail(iface, conn);
+    status = uct_srq_conn_signal_tail(iface, conn);
     if (status != UCS_OK) {
         return status;
     }

@@ -375,34 +375,8 @@ static ucs_status_t uct_srq_iface_flush(uct_iface_h tl_iface, unsigned flags,
     if (iface->tx_outstanding == 0) {
         return UCS_OK;
     }
-    uct_srq_iface_signal_tails(iface);
+    uct_srq_hs_signal_tails(iface);
     return UCS_INPROGRESS;
-}
-
-ucs_status_t uct_srq_iface_signal_tail(uct_srq_iface_t *iface,
-                                       uct_srq_conn_t *conn)
-{
-    struct ibv_send_wr wr;
-
-    if (conn->tx_unsignaled == 0) {
-        return UCS_OK; /* the last WR is signaled, or there is none */
-    }
-    if ((conn->tx_avail <= 0) || (iface->tx_cq_avail <= 0)) {
-        return UCS_ERR_NO_RESOURCE; /* then the last WR is signaled */
-    }
-    uct_srq_conn_marker_wr(&wr);
-    return uct_srq_iface_post(iface, conn, &wr, NULL);
-}
-
-void uct_srq_iface_signal_tails(uct_srq_iface_t *iface)
-{
-    uct_srq_conn_t *conn;
-
-    kh_foreach_value(&iface->hs.conns, conn, {
-        if (conn->state != UCT_SRQ_CONN_FAILED) {
-            (void)uct_srq_iface_signal_tail(iface, conn);
-        }
-    });
 }
 
 static ucs_status_t uct_srq_iface_fence(uct_iface_h tl_iface, unsigned flags)

@@ -171,14 +171,5 @@ uct_srq_iface_tx_uncount(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
     ++iface->tx_stats.retired;
 }
 
-/* A flush of @conn waits for its last WR: if that one is not signaled,
- * post a signaled no-op behind it (as UCX's rc_verbs) */
-ucs_status_t uct_srq_iface_signal_tail(uct_srq_iface_t *iface,
-                                       uct_srq_conn_t *conn);
-
-/* ... of every connection (the send descriptors run out, the interface is
- * flushed) */
-void uct_srq_iface_signal_tails(uct_srq_iface_t *iface);
-
 
 #endif

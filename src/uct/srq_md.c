@@ -287,23 +287,6 @@ static ucs_status_t uct_srq_md_query(uct_md_h uct_md,
     return UCS_OK;
 }
 
-int uct_srq_md_access_flags(uct_srq_md_t *md, unsigned flags)
-{
-    int access = IBV_ACCESS_LOCAL_WRITE;
-
-    if (flags & UCT_MD_MEM_ACCESS_REMOTE_PUT) {
-        access |= IBV_ACCESS_REMOTE_WRITE;
-    }
-    if (flags & UCT_MD_MEM_ACCESS_REMOTE_GET) {
-        access |= IBV_ACCESS_REMOTE_READ;
-    }
-    /* a device without atomics refuses the flag; nothing can use it there */
-    if ((flags & UCT_MD_MEM_ACCESS_REMOTE_ATOMIC) && md->atomic_access) {
-        access |= IBV_ACCESS_REMOTE_ATOMIC;
-    }
-    return access;
-}
-
 /* A registration of its own for this handle */
 static ucs_status_t uct_srq_md_reg_direct(uct_srq_md_t *md, void *address,
                                           size_t length, unsigned flags,

@@ -87,8 +87,26 @@ srq_verbs_dev_t *uct_srq_md_verbs_dev(uct_md_h md);
 ucs_status_t uct_srq_md_query_device(uct_srq_md_t *md,
                                      struct ibv_device_attr *attr);
 
-/* IBV_ACCESS_* for UCT_MD_MEM_ACCESS_* @flags (local write always) */
-int uct_srq_md_access_flags(uct_srq_md_t *md, unsigned flags);
+/* IBV_ACCESS_* for UCT_MD_MEM_ACCESS_* @flags (local write always). Inline:
+ * the registration cache (srq_md_rcache.c), which the md calls, uses it
+ * too, and calls nothing of the md's */
+static inline int uct_srq_md_access_flags(const uct_srq_md_t *md,
+                                          unsigned flags)
+{
+    int access = IBV_ACCESS_LOCAL_WRITE;
+
+    if (flags & UCT_MD_MEM_ACCESS_REMOTE_PUT) {
+        access |= IBV_ACCESS_REMOTE_WRITE;
+    }
+    if (flags & UCT_MD_MEM_ACCESS_REMOTE_GET) {
+        access |= IBV_ACCESS_REMOTE_READ;
+    }
+    /* a device without atomics refuses the flag; nothing can use it there */
+    if ((flags & UCT_MD_MEM_ACCESS_REMOTE_ATOMIC) && md->atomic_access) {
+        access |= IBV_ACCESS_REMOTE_ATOMIC;
+    }
+    return access;
+}
 
 /* Registration cache (srq_md_rcache.c): created per UCX_SRQ_RCACHE (auto:
  * for rdma-core devices, where registering pins and maps pages), used by
