@@ -359,14 +359,9 @@ bool srq_soft_comp_peer_check(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
     return false;
 }
 
-bool srq_soft_comp_peer_check_due(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
+bool srq_soft_comp_peer_check_at(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
+                                 uint64_t now)
 {
-    uint64_t now;
-
-    if (peer->dead) {
-        return false;
-    }
-    now = srq_soft_now_ns();
     if (peer->next_check_ns == 0) { /* busy since the last tick */
         peer->next_check_ns = now + SRQ_SOFT_PEER_CHECK_NS;
     }
@@ -375,4 +370,12 @@ bool srq_soft_comp_peer_check_due(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
     }
     peer->next_check_ns = now + SRQ_SOFT_PEER_CHECK_NS;
     return srq_soft_comp_peer_check(dev, peer);
+}
+
+bool srq_soft_comp_peer_check_due(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
+{
+    if (peer->dead) {
+        return false;
+    }
+    return srq_soft_comp_peer_check_at(dev, peer, srq_soft_now_ns());
 }

@@ -29,6 +29,11 @@ void srq_soft_comp_swqe_error(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
                               enum ibv_wc_status status);
 /* Is @peer alive? If not, its QPs fail (as after exhausted retries) */
 bool srq_soft_comp_peer_check(srq_soft_dev_t *dev, srq_soft_peer_t *peer);
+/* At @now, the same if the peer's period (SRQ_SOFT_PEER_CHECK_NS) is over,
+ * true until then; the period of a peer busy since the last tick
+ * (next_check_ns 0) starts now */
+bool srq_soft_comp_peer_check_at(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
+                                 uint64_t now);
 /* The same, at most once per SRQ_SOFT_PEER_CHECK_NS and peer (true until
  * then): for back-pressure, which may last, and must cost no system call
  * per retry */

@@ -166,12 +166,7 @@ static void srq_soft_progress_tick(srq_soft_dev_t *dev, uint64_t now)
         srq_soft_list_del(e);
         srq_soft_list_add_tail(&dev->busy_peers, e);
         peer = srq_soft_container_of(e, srq_soft_peer_t, busy_link);
-        if (peer->next_check_ns == 0) {
-            peer->next_check_ns = now + SRQ_SOFT_PEER_CHECK_NS;
-        } else if (now >= peer->next_check_ns) {
-            peer->next_check_ns = now + SRQ_SOFT_PEER_CHECK_NS;
-            srq_soft_comp_peer_check(dev, peer);
-        }
+        (void)srq_soft_comp_peer_check_at(dev, peer, now);
     }
 }
 
