@@ -608,17 +608,7 @@ TEST_P(multiproc, producer_dies_holding_queue_lock)
     });
     EXPECT_EQ(0, wait_child(pid));
 
-    ibv_cq *cqa = make_cq(a), *cqb = make_cq(b);
-    ibv_qp *qa = make_qp(a, IBV_QPT_RC, cqa, cqa);
-    ibv_qp *qb = make_qp(b, IBV_QPT_RC, cqb, cqb);
-    char *buf = (char*)alloc(64, 'z');
-    ibv_mr *mra = reg(a, buf, 64, 0);
-    ibv_mr *mrb = reg(b, buf, 64, IBV_ACCESS_LOCAL_WRITE);
-    connect_rc(a, qa, b, qb);
-    ASSERT_EQ(0, post_recv(qb, buf, 64, mrb->lkey, 1));
-    ASSERT_EQ(0, post_send(qa, IBV_WR_SEND, buf, 8, mra->lkey, 1));
-    EXPECT_EQ(IBV_WC_SUCCESS, poll1(cqb).status);
-    EXPECT_EQ(IBV_WC_SUCCESS, poll1(cqa).status);
+    check_traffic_flows(a, b, 1);
     srq_soft_stats_t st;
     ASSERT_EQ(0, srq_soft_query_stats(a.dev, &st));
     EXPECT_EQ(1u, st.producer_recovered);

@@ -426,6 +426,24 @@ int verbs_test::poll(ibv_cq *cq, int n, ibv_wc *wc, int timeout_ms)
     return got;
 }
 
+void verbs_test::check_traffic_flows(tdev_t &a, tdev_t &b, int count)
+{
+    ibv_cq *cqa = make_cq(a), *cqb = make_cq(b);
+    ibv_qp *qa = make_qp(a, IBV_QPT_RC, cqa, cqa);
+    ibv_qp *qb = make_qp(b, IBV_QPT_RC, cqb, cqb);
+    char *buf = (char*)alloc(64, 'k');
+    ibv_mr *mra = reg(a, buf, 64, 0);
+    ibv_mr *mrb = reg(b, buf, 64, IBV_ACCESS_LOCAL_WRITE);
+
+    connect_rc(a, qa, b, qb);
+    for (int i = 0; i < count; ++i) {
+        ASSERT_EQ(0, post_recv(qb, buf, 64, mrb->lkey, i));
+        ASSERT_EQ(0, post_send(qa, IBV_WR_SEND, buf, 8, mra->lkey, i));
+        ASSERT_EQ(IBV_WC_SUCCESS, poll1(cqb).status);
+        ASSERT_EQ(IBV_WC_SUCCESS, poll1(cqa).status);
+    }
+}
+
 ibv_wc verbs_test::poll1(ibv_cq *cq, int timeout_ms)
 {
     ibv_wc wc = {};

@@ -85,6 +85,9 @@ protected:
                    uint32_t dest_qpn, const conn_opts_t &o);
     void ud_to_rts(tdev_t &d, ibv_qp *qp, uint32_t qkey);
     ibv_qp_state qp_state(tdev_t &d, ibv_qp *qp);
+    /* A fresh RC connection from @a to @b carries @count messages, each
+     * received and its send completed */
+    void check_traffic_flows(tdev_t &a, tdev_t &b, int count);
 
     /* Poll @cq until @n completions arrived or @timeout_ms passed, driving
      * progress of every CQ this test created meanwhile */
