@@ -4,6 +4,7 @@
 #define _GNU_SOURCE /* sched_setaffinity */
 #include "bench_proc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -319,14 +320,36 @@ uint64_t bench_read_u64(int fd, void (*idle)(void *arg), void *arg,
     return value;
 }
 
+/*
+ * Every thread of @pid, not only its first: sched_setaffinity takes one
+ * thread, and UCX's async thread (created with the context, before any
+ * pinning) would otherwise keep running on every CPU. Measured: with 16
+ * senders, their async threads ran on the receiver's CPU and stalled it
+ * for milliseconds at a time.
+ */
 void bench_pin(pid_t pid, int cpu)
 {
+    char dir[64];
+    struct dirent *e;
     cpu_set_t set;
+    pid_t tid;
+    DIR *d;
 
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
-    if (sched_setaffinity(pid, sizeof(set), &set) != 0) {
-        bench_die("sched_setaffinity(%d, CPU %d): %s", (int)pid, cpu,
-                  strerror(errno));
+    snprintf(dir, sizeof(dir), "/proc/%d/task", (pid == 0) ? (int)getpid() :
+             (int)pid);
+    d = opendir(dir);
+    if (d == NULL) {
+        bench_die("opendir(%s): %s", dir, strerror(errno));
     }
+    while ((e = readdir(d)) != NULL) {
+        tid = (pid_t)atoi(e->d_name);
+        if ((tid > 0) && (sched_setaffinity(tid, sizeof(set), &set) != 0) &&
+            (errno != ESRCH)) { /* a thread that just ended */
+            bench_die("sched_setaffinity(%d, CPU %d): %s", (int)tid, cpu,
+                      strerror(errno));
+        }
+    }
+    closedir(d);
 }

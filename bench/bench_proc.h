@@ -69,7 +69,8 @@ pid_t bench_spawn(char *const argv[], int *fd);
  * when it is already gone */
 void bench_watch_parent(pid_t parent);
 
-/* Run @pid (0: this process) on CPU @cpu only; dies if it cannot */
+/* Run every thread of @pid (0: this process) on CPU @cpu only; dies if it
+ * cannot */
 void bench_pin(pid_t pid, int cpu);
 
 /* Append this process's pid to the file BENCH_PID_LOG names, when set: a
