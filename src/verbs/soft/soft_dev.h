@@ -14,6 +14,7 @@
 
 #include "../srq_verbs_dev.h"
 #include "soft_list.h"
+#include "soft_lock.h"
 #include "soft_peer.h"
 #include "soft_shm.h"
 #include "srq_soft_api.h"
@@ -74,9 +75,10 @@ struct srq_soft_dev {
     uint16_t            lid;          /* host-unique (soft_lid.c) */
     void               *lid_tab;      /* the LID registry, mapped */
 
-    /* everything below is under lock, unless said otherwise. A spinlock:
-     * it is taken on every poll, and never held across a sleep */
-    pthread_spinlock_t  lock;
+    /* everything below is under lock, unless said otherwise. A spinlock
+     * that yields (soft_lock.h): it is taken on every poll, and never held
+     * across a sleep */
+    srq_soft_lock_t     lock;
 
     /* own tables and queue (soft_shm.h): memfds peers open through
      * /proc/<pid>/fd */
@@ -146,12 +148,12 @@ static inline srq_soft_dev_t *srq_soft_dev(srq_verbs_dev_t *dev)
 
 static inline void srq_soft_dev_lock(srq_soft_dev_t *dev)
 {
-    pthread_spin_lock(&dev->lock);
+    srq_soft_lock(&dev->lock);
 }
 
 static inline void srq_soft_dev_unlock(srq_soft_dev_t *dev)
 {
-    pthread_spin_unlock(&dev->lock);
+    srq_soft_unlock(&dev->lock);
 }
 
 static inline srq_soft_dev_t *srq_soft_ctx_dev(struct ibv_context *ctx)

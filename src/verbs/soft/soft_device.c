@@ -154,7 +154,6 @@ static void srq_soft_dev_free(srq_soft_dev_t *dev)
     }
     srq_soft_async_cleanup(dev);
     srq_soft_qp_table_cleanup(dev);
-    pthread_spin_destroy(&dev->lock);
     free(dev->ibv_dev);
     if (dev->params.release != NULL) {
         dev->params.release(dev->params.arg, dev,
@@ -242,7 +241,7 @@ int srq_soft_open_ex(const char *name, const srq_soft_open_params_t *params,
     if (dev == NULL) {
         return errno;
     }
-    pthread_spin_init(&dev->lock, PTHREAD_PROCESS_PRIVATE);
+    srq_soft_lock_init(&dev->lock);
     srq_soft_dev_init_lists(dev);
 
     ret = srq_soft_dev_setup(dev);

@@ -30,7 +30,6 @@
 #include "soft_shm.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -67,17 +66,6 @@ static srq_soft_pkt_t *srq_soft_ring_at(uint8_t *ring, uint64_t pos)
  * died (checked after spinning a while) is replaced by a CAS from its word
  * to ours: whatever it wrote was not published, and is overwritten.
  */
-#define SRQ_SOFT_LOCK_SPINS  1024
-
-static inline void srq_soft_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 int srq_soft_ring_lock(srq_soft_dev_t *dev, srq_soft_shm_hdr_t *hdr)
 {
     _Atomic uint64_t *word = (_Atomic uint64_t*)&hdr->prod_lock;
@@ -97,19 +85,16 @@ int srq_soft_ring_lock(srq_soft_dev_t *dev, srq_soft_shm_hdr_t *hdr)
                 continue; /* spurious failure */
             }
         }
-        if (++spins < SRQ_SOFT_LOCK_SPINS) {
-            srq_soft_cpu_relax();
-            continue;
-        }
-        spins = 0;
-        if (srq_soft_proc_id_dead(cur) &&
+        /* before yielding, a holder that died (a live one that lost its
+         * CPU gets it back sooner for the yield) */
+        if ((spins + 1 >= SRQ_SOFT_LOCK_SPINS) && srq_soft_proc_id_dead(cur) &&
             atomic_compare_exchange_strong_explicit(word, &cur, dev->lock_id,
                                                     memory_order_acquire,
                                                     memory_order_relaxed)) {
             ++dev->stats.producer_recovered;
             return 0;
         }
-        sched_yield(); /* a live holder that lost its CPU */
+        srq_soft_lock_backoff(&spins);
     }
 }
 

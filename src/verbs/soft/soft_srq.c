@@ -38,7 +38,6 @@ static void srq_soft_srq_free(srq_soft_srq_t *srq)
     free(srq->wrid);
     free(srq->buf);
     free((void*)srq->dbrec);
-    pthread_spin_destroy(&srq->lock);
     free(srq);
 }
 
@@ -100,7 +99,7 @@ struct ibv_srq *srq_soft_create_srq(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
         errno = ENOMEM;
         return NULL;
     }
-    pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+    srq_soft_lock_init(&srq->lock);
     ret = srq_soft_srq_alloc_ring(srq, attr->attr.max_wr, attr->attr.max_sge);
     if (ret != 0) {
         srq_soft_srq_free(srq);
@@ -221,7 +220,7 @@ int srq_soft_srq_post(srq_soft_srq_t *srq, struct ibv_recv_wr *wr,
     uint16_t posted = 0;
     int ret = 0;
 
-    pthread_spin_lock(&srq->lock);
+    srq_soft_lock(&srq->lock);
     for (; wr != NULL; wr = wr->next) {
         if ((wr->num_sge < 0) || ((uint32_t)wr->num_sge > srq->max_sge)) {
             ret = EINVAL;
@@ -243,7 +242,7 @@ int srq_soft_srq_post(srq_soft_srq_t *srq, struct ibv_recv_wr *wr,
         atomic_store_explicit((_Atomic uint32_t*)srq->dbrec,
                               htobe32(srq->counter), memory_order_release);
     }
-    pthread_spin_unlock(&srq->lock);
+    srq_soft_unlock(&srq->lock);
     if (ret != 0) {
         *bad_wr = wr;
     }

@@ -9,6 +9,7 @@
 
 #include "../srq_verbs.h"
 #include "soft_list.h"
+#include "soft_lock.h"
 #include "soft_srq_wqe.h"
 
 #include <endian.h>
@@ -28,7 +29,7 @@ struct srq_soft_srq {
     uint32_t             max_wr;    /* wqe_cnt - 1 */
     volatile uint32_t   *dbrec;     /* WQEs posted, mod 2^16, big-endian */
     /* verbs side: the free list (post vs. poll) */
-    pthread_spinlock_t   lock;
+    srq_soft_lock_t      lock;
     uint16_t             head;      /* next free WQE, written by posting */
     uint16_t             tail;      /* last free WQE (sentinel) */
     uint16_t             counter;   /* WQEs posted so far, mod 2^16 */
@@ -57,13 +58,13 @@ static inline void srq_soft_srq_free_wqes(srq_soft_srq_t *srq,
     srq_soft_srq_next_seg_t *tail;
     unsigned i;
 
-    pthread_spin_lock(&srq->lock);
+    srq_soft_lock(&srq->lock);
     for (i = 0; i < n; ++i) {
         tail = srq_soft_srq_wqe(srq->buf, srq->stride, srq->tail);
         tail->next_wqe_index = htobe16(idx[i]);
         srq->tail = idx[i];
     }
-    pthread_spin_unlock(&srq->lock);
+    srq_soft_unlock(&srq->lock);
 }
 
 struct ibv_srq *srq_soft_create_srq(srq_verbs_dev_t *dev, struct ibv_pd *pd,

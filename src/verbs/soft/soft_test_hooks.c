@@ -39,6 +39,21 @@ int srq_soft_test_hold_lock(srq_verbs_dev_t *vdev)
     return ret;
 }
 
+int srq_soft_test_with_dev_lock(srq_verbs_dev_t *vdev, void (*fn)(void *arg),
+                                void *arg)
+{
+    srq_soft_dev_t *dev;
+
+    if ((vdev == NULL) || (vdev->kind != SRQ_VERBS_DEV_SOFT)) {
+        return EINVAL;
+    }
+    dev = srq_soft_dev(vdev);
+    srq_soft_dev_lock(dev);
+    fn(arg);
+    srq_soft_dev_unlock(dev);
+    return 0;
+}
+
 static void srq_soft_inject_scribble(srq_soft_shm_hdr_t *hdr, uint8_t *ring,
                                      const uint8_t *buf, size_t len)
 {

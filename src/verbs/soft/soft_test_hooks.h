@@ -39,6 +39,11 @@ int srq_soft_inject(srq_verbs_dev_t *from, const srq_verbs_port_addr_t *to,
  * lock. */
 int srq_soft_test_hold_lock(srq_verbs_dev_t *dev);
 
+/* Run @fn(@arg) holding @dev's own (process-private) lock, the one every
+ * verb of the device takes: a thread that holds it and loses its CPU */
+int srq_soft_test_with_dev_lock(srq_verbs_dev_t *dev, void (*fn)(void *arg),
+                                void *arg);
+
 /*
  * Arm a one-shot fault. The next ibv_post_srq_recv or
  * ibv_post_recv on this device whose WR chain has more than @wr_index WRs

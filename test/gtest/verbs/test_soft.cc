@@ -1,6 +1,7 @@
 /*
  * ucx-srq soft device specifics: receive progress is O(1) in the number of
- * QPs, the inbound queue survives garbage, the segment is owner-only.
+ * QPs, the inbound queue survives garbage, the segment is owner-only, a
+ * thread waiting for the device's lock gives its CPU to the holder.
  */
 #include "verbs_fixture.h"
 
@@ -9,8 +10,11 @@ extern "C" {
 #include "verbs/soft/soft_shm.h"
 }
 
+#include <atomic>
 #include <cstddef>
+#include <pthread.h>
 #include <random>
+#include <sched.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -222,6 +226,80 @@ TEST_P(soft, foreign_connection_packets_dropped)
     ASSERT_EQ(0, srq_soft_inject(a.dev, &b.addr, &pkt, sizeof(pkt),
                                  SRQ_SOFT_INJECT_FRAME));
     EXPECT_EQ(IBV_WC_SUCCESS, poll1(cqb).status);
+}
+
+namespace {
+
+/* A thread holding the device lock, and one waiting for it, on one CPU */
+struct lock_on_one_cpu_t {
+    ibv_cq            *cq;
+    pthread_t         waiter;
+    int               created = -1;
+    std::atomic<bool> waiting{false};
+};
+
+void *lock_waiter(void *arg)
+{
+    auto *s = static_cast<lock_on_one_cpu_t*>(arg);
+    ibv_wc wc;
+
+    s->waiting = true;
+    (void)ibv_poll_cq(s->cq, 1, &wc); /* takes the device lock */
+    return nullptr;
+}
+
+/* Under the lock: start the waiter, and give it the CPU. Running again
+ * means the waiter gave it back while it still waited for the lock. */
+void lock_holder(void *arg)
+{
+    auto *s = static_cast<lock_on_one_cpu_t*>(arg);
+
+    s->created = pthread_create(&s->waiter, nullptr, lock_waiter, s);
+    while ((s->created == 0) && !s->waiting) {
+        sched_yield();
+    }
+}
+
+} // namespace
+
+/*
+ * The holder of the device lock lost its CPU to a thread waiting for that
+ * lock (UCX's async thread and the main thread of a rank, on one core). Both
+ * run SCHED_FIFO at one priority on one CPU: nothing but the waiter's own
+ * yield lets the holder run again, so a lock that only spins never comes
+ * back (the child is killed at the timeout).
+ */
+TEST_P(soft, lock_waiter_gives_its_cpu_to_the_holder)
+{
+    pid_t pid = fork_child([this]() {
+        tdev_t &d = open_dev();
+        lock_on_one_cpu_t s;
+        sched_param sp{};
+        cpu_set_t cpus;
+
+        s.cq = make_cq(d);
+        CPU_ZERO(&cpus);
+        CPU_SET(sched_getcpu(), &cpus);
+        sp.sched_priority = 1;
+        if (sched_setaffinity(0, sizeof(cpus), &cpus) != 0) {
+            return 2;
+        }
+        if (sched_setscheduler(0, SCHED_FIFO, &sp) != 0) {
+            return 77; /* not allowed here */
+        }
+        /* the waiter inherits the policy and the CPU */
+        if ((srq_soft_test_with_dev_lock(d.dev, lock_holder, &s) != 0) ||
+            (s.created != 0)) {
+            return 3;
+        }
+        pthread_join(s.waiter, nullptr);
+        return 0;
+    });
+    int rc = wait_child(pid, 10000);
+    if (rc == 77) {
+        GTEST_SKIP() << "SCHED_FIFO not permitted (needs CAP_SYS_NICE)";
+    }
+    EXPECT_EQ(0, rc) << "-1: the waiter never gave its CPU back";
 }
 
 SRQ_INSTANTIATE(soft);
