@@ -187,7 +187,9 @@ struct ibv_cq *srq_soft_create_cq(srq_verbs_dev_t *vdev, int cqe,
         ++ch->refcnt;
     }
     srq_soft_list_add_tail(&dev->cqs, &cq->dev_link);
-    cq->progress_seen = dev->stats.progress_calls; /* its first poll runs it */
+    /* its first poll runs it */
+    atomic_store_explicit((_Atomic uint64_t*)&cq->progress_seen,
+                          dev->stats.progress_calls, memory_order_relaxed);
     srq_soft_dev_unlock(dev);
     return &cq->ibv;
 }
@@ -268,11 +270,13 @@ srq_soft_cqe_t *srq_soft_cq_push(srq_soft_cq_t *cq, bool solicited)
         return NULL;
     }
     if (cq->pi - cq->ci == cq->size) {
-        cq->error = true;
+        atomic_store_explicit((_Atomic bool*)&cq->error, true,
+                              memory_order_relaxed);
         srq_soft_async_raise(cq->dev, IBV_EVENT_CQ_ERR, cq);
         return NULL;
     }
-    cqe = &cq->ring[cq->pi++ & (cq->size - 1)];
+    cqe = &cq->ring[cq->pi & (cq->size - 1)];
+    srq_soft_cq_store(&cq->pi, cq->pi + 1);
     memset(cqe, 0, sizeof(*cqe));
     if ((cq->armed == 1) || ((cq->armed == 2) && solicited)) {
         srq_soft_cq_event(cq);
@@ -424,15 +428,17 @@ int srq_soft_cq_pop(srq_soft_cq_t *cq, int num, struct ibv_wc *wc)
 {
     srq_soft_cq_frees_t frees;
     srq_soft_cqe_t *cqe;
+    uint32_t ci = cq->ci;
     int n = 0;
 
     frees.srq = NULL; /* (idx needs no zeroing: an idle poll is common) */
     frees.n   = 0;
-    while ((n < num) && (cq->ci != cq->pi)) {
-        cqe     = &cq->ring[cq->ci++ & (cq->size - 1)];
+    while ((n < num) && (ci != cq->pi)) {
+        cqe     = &cq->ring[ci++ & (cq->size - 1)];
         wc[n++] = cqe->wc;
         srq_soft_cqe_release(cqe, &frees);
     }
+    srq_soft_cq_store(&cq->ci, ci);
     srq_soft_cq_frees_flush(&frees);
     if ((n == 0) && cq->error) {
         n = -EIO; /* overrun: completions were lost */

@@ -7,6 +7,7 @@
 #include "../srq_verbs.h"
 #include "soft_list.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -34,9 +35,11 @@ struct srq_soft_cq {
     srq_soft_dev_t      *dev;
     srq_soft_cqe_t      *ring;
     uint32_t             size;     /* power of two */
-    uint32_t             pi, ci;
+    uint32_t             pi, ci;   /* written under dev->lock, by atomic
+                                      stores: an empty poll reads them
+                                      without it (srq_soft_poll_cq) */
     int                  armed;    /* 0, 1: next CQE, 2: next solicited */
-    bool                 error;    /* overrun */
+    bool                 error;    /* overrun (as pi and ci) */
     srq_soft_list_t      ev_link;  /* channel->events */
     unsigned             events_delivered;
     unsigned             events_acked;
@@ -45,8 +48,21 @@ struct srq_soft_cq {
     int                  qp_refs;
     srq_soft_list_t      dev_link; /* dev->cqs */
     uint64_t             progress_seen; /* the device's progress_calls when
-                                           this CQ was last polled */
+                                           this CQ was last polled (atomic:
+                                           also an empty poll's, unlocked) */
 };
+
+/* The words an empty poll reads without dev->lock (the lock's holders
+ * write them with these) */
+static inline uint32_t srq_soft_cq_load(const uint32_t *v)
+{
+    return atomic_load_explicit((_Atomic uint32_t*)v, memory_order_relaxed);
+}
+
+static inline void srq_soft_cq_store(uint32_t *v, uint32_t value)
+{
+    atomic_store_explicit((_Atomic uint32_t*)v, value, memory_order_relaxed);
+}
 
 struct srq_soft_channel {
     struct ibv_comp_channel  ibv;      /* ibv.fd: an epoll fd, or in uverbs

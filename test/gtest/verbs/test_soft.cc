@@ -17,6 +17,7 @@ extern "C" {
 #include <sched.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <thread>
 
 using namespace srq_test;
 
@@ -300,6 +301,100 @@ TEST_P(soft, lock_waiter_gives_its_cpu_to_the_holder)
         GTEST_SKIP() << "SCHED_FIFO not permitted (needs CAP_SYS_NICE)";
     }
     EXPECT_EQ(0, rc) << "-1: the waiter never gave its CPU back";
+}
+
+namespace {
+
+/* A thread holding the device lock until the main thread's poll came back,
+ * or a few seconds */
+struct lock_held_t {
+    std::atomic<bool> held{false}, polled{false}, polled_under_lock{false};
+};
+
+void hold_until_polled(void *arg)
+{
+    auto *s      = static_cast<lock_held_t*>(arg);
+    uint64_t end = now_ms() + 5000;
+
+    s->held = true;
+    while (!s->polled && (now_ms() < end)) {
+        sched_yield();
+    }
+    s->polled_under_lock = s->polled.load();
+}
+
+} // namespace
+
+/*
+ * An empty CQ whose device progressed since its last poll is answered
+ * without the device lock: UCX polls its send CQ right after its receive
+ * CQ (whose poll ran the device), and an HCA's empty poll reads one line.
+ * With the lock taken, the poll waits for the holder, 5 s here.
+ */
+TEST_P(soft, empty_poll_after_progress_takes_no_lock)
+{
+    tdev_t &d = open_dev();
+    ibv_cq *first = make_cq(d), *second = make_cq(d);
+    lock_held_t s;
+    ibv_wc wc;
+
+    ASSERT_EQ(0, ibv_poll_cq(second, 1, &wc));
+    uint64_t since = stats(d).progress_calls;
+    /* a CQ polled twice with nothing come in between runs the device */
+    ASSERT_EQ(0, ibv_poll_cq(first, 1, &wc));
+    ASSERT_EQ(0, ibv_poll_cq(first, 1, &wc));
+    ASSERT_GT(stats(d).progress_calls, since);
+    std::thread holder([&]() {
+        EXPECT_EQ(0, srq_soft_test_with_dev_lock(d.dev, hold_until_polled,
+                                                 &s));
+    });
+    while (!s.held) {
+        sched_yield();
+    }
+    EXPECT_EQ(0, ibv_poll_cq(second, 1, &wc));
+    s.polled = true;
+    holder.join();
+    EXPECT_TRUE(s.polled_under_lock) << "the empty poll waited for the lock";
+}
+
+/*
+ * The other side of it: a completion that the receive CQ's poll wrote into
+ * the send CQ (the ACK came in while it ran the device) is found by the
+ * send CQ's next poll, which takes the lock-free answer only when empty.
+ */
+TEST_P(soft, send_completion_written_by_other_poll_is_found)
+{
+    tdev_t &a = open_dev();
+    tdev_t &b = open_dev();
+    ibv_cq *scq = make_cq(a), *rcq = make_cq(a), *cqb = make_cq(b);
+    char *buf = (char*)alloc(64);
+    ibv_mr *mra = reg(a, buf, 64, 0);
+    ibv_mr *mrb = reg(b, buf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_qp *qa = make_qp(a, IBV_QPT_RC, scq, rcq);
+    ibv_qp *qb = make_qp(b, IBV_QPT_RC, cqb, cqb);
+    uint64_t end;
+    int n = 0;
+    ibv_wc wc;
+
+    connect_rc(a, qa, b, qb);
+    ASSERT_EQ(0, post_recv(qb, buf, 64, mrb->lkey, 1));
+    ASSERT_EQ(0, post_send(qa, IBV_WR_SEND, buf, 8, mra->lkey, 7));
+    /* only b's CQ: b takes the message and ACKs it */
+    for (end = now_ms() + 5000; (n == 0) && (now_ms() < end);) {
+        n = ibv_poll_cq(cqb, 1, &wc);
+    }
+    ASSERT_EQ(1, n);
+    ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+    /* a polls as UCX does: its receive CQ (the device runs, the ACK
+     * completes the send), then its send CQ */
+    for (n = 0, end = now_ms() + 5000; (n == 0) && (now_ms() < end);) {
+        (void)ibv_poll_cq(cqb, 1, &wc); /* b sends an ACK it held back */
+        EXPECT_EQ(0, ibv_poll_cq(rcq, 1, &wc));
+        n = ibv_poll_cq(scq, 1, &wc);
+    }
+    ASSERT_EQ(1, n) << "the send completion was never found";
+    EXPECT_EQ(7u, wc.wr_id);
+    EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 }
 
 SRQ_INSTANTIATE(soft);
