@@ -13,7 +13,7 @@
  *   - how saturated the receiver is: the share of receive-CQ polls that
  *     found completions and came back full (UCT_SRQ_POLL_BATCH).
  *
- *  Target = clamp(round_up(M x D + B, B), RX_QUEUE_MIN, RX_QUEUE_MAX), with
+ *  Target = clamp(round_up(M x D, B), RX_QUEUE_MIN, RX_QUEUE_MAX), with
  *  the margin M = 2 (a burst twice the largest seen still finds buffers)
  *  and B = RX_BATCH (a refill's granularity).
  *
@@ -25,8 +25,8 @@
  *     queue's, answered by that growth) - unless the receiver is
  *     saturated (at least UCT_SRQ_RX_SATURATED of its polls full): then the queue runs dry
  *     because the receiver cannot take the messages any faster, a deeper
- *     queue only holds a longer backlog (measured: 16 senders into a queue
- *     of 4096 ran slower than into one of 128), and RNR is the flow
+ *     queue only holds a longer backlog (and 32 MB of buffers do not stay
+ *     in cache), and RNR is the flow
  *     control that makes the senders wait;
  *   - an SRQ limit event (the device saw fewer than the low watermark
  *     posted): an early warning, and a drawdown the refills may have
