@@ -187,9 +187,7 @@ struct ibv_cq *srq_soft_create_cq(srq_verbs_dev_t *vdev, int cqe,
         ++ch->refcnt;
     }
     srq_soft_list_add_tail(&dev->cqs, &cq->dev_link);
-    /* its first poll runs it */
-    atomic_store_explicit((_Atomic uint64_t*)&cq->progress_seen,
-                          dev->stats.progress_calls, memory_order_relaxed);
+    srq_soft_cq_seen(cq, dev->stats.progress_calls); /* its first poll runs it */
     srq_soft_dev_unlock(dev);
     return &cq->ibv;
 }

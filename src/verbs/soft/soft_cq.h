@@ -64,6 +64,13 @@ static inline void srq_soft_cq_store(uint32_t *v, uint32_t value)
     atomic_store_explicit((_Atomic uint32_t*)v, value, memory_order_relaxed);
 }
 
+/* The device's progress count @calls, as this CQ's last poll saw it */
+static inline void srq_soft_cq_seen(srq_soft_cq_t *cq, uint64_t calls)
+{
+    atomic_store_explicit((_Atomic uint64_t*)&cq->progress_seen, calls,
+                          memory_order_relaxed);
+}
+
 struct srq_soft_channel {
     struct ibv_comp_channel  ibv;      /* ibv.fd: an epoll fd, or in uverbs
                                           mode a pipe's read end */

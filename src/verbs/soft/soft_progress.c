@@ -254,8 +254,7 @@ static bool srq_soft_poll_empty(srq_soft_cq_t *cq, srq_soft_dev_t *dev)
         (srq_soft_stat_read_shared(&cq->progress_seen) == calls)) {
         return false;
     }
-    atomic_store_explicit((_Atomic uint64_t*)&cq->progress_seen, calls,
-                          memory_order_relaxed);
+    srq_soft_cq_seen(cq, calls);
     return true;
 }
 
@@ -263,14 +262,12 @@ int srq_soft_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
 {
     srq_soft_cq_t *cq   = srq_soft_cq(ibcq);
     srq_soft_dev_t *dev = cq->dev;
-    uint64_t calls;
     int n;
 
-    if (num <= 0) {
-        if (num < 0) {
-            return -EINVAL;
-        }
-    } else if (srq_soft_poll_empty(cq, dev)) {
+    if (num < 0) {
+        return -EINVAL;
+    }
+    if ((num > 0) && srq_soft_poll_empty(cq, dev)) {
         /* a user that polls (soft_wait.c), without the lock: a lost
          * increment still changes the count */
         srq_soft_stat_inc_shared(&dev->user_polls);
@@ -295,9 +292,7 @@ int srq_soft_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
             n += srq_soft_cq_pop(cq, num - n, wc + n);
         }
     }
-    calls = dev->stats.progress_calls;
-    atomic_store_explicit((_Atomic uint64_t*)&cq->progress_seen, calls,
-                          memory_order_relaxed);
+    srq_soft_cq_seen(cq, dev->stats.progress_calls);
     srq_soft_dev_unlock(dev);
     return n;
 }
