@@ -1,11 +1,12 @@
 #!/bin/bash
 #
-# The UCT benchmark programs run end to end (never timed: they print, and
+# The benchmark programs run end to end (never timed: they print, and
 # this only checks that they did): rx_memory, progress_cost and incast_rate
 # for rc_srq and, through srq-run --verbs, UCX's rc_verbs on soft0:1, each
 # with two peers or senders; every phase line is printed with its fields,
-# rc_srq's connections all came up, and no benchmark process outlives its
-# run.
+# rc_srq's connections all came up; copy_floor (no transport) in both
+# modes, its message check seen to fail; and no benchmark process outlives
+# its run.
 #
 set -u
 run=${SRQ_RUN:?}
@@ -17,8 +18,8 @@ export BENCH_PID_LOG="$work/pids"
 cleanup() {
     local pid
     for pid in $(cat "$BENCH_PID_LOG" 2>/dev/null); do
-        grep -qs -e rx_memory -e progress_cost -e incast_rate "/proc/$pid/cmdline" &&
-            kill -KILL "$pid" 2>/dev/null
+        grep -qs -e rx_memory -e progress_cost -e incast_rate -e copy_floor \
+            "/proc/$pid/cmdline" && kill -KILL "$pid" 2>/dev/null
     done
     rm -rf "$work"
 }
@@ -67,9 +68,22 @@ for tl in rc_srq rc_verbs; do
         "$([ $rc = 0 ] && has "$line" rate rss hwm && [[ $line == *" msgs=400 "* ]] && echo 1)" "$out"
 done
 
+# copy_floor (no transport): both modes print their rate, and its check of
+# every message's number fails a run whose message 500 carries a wrong one
+for mode in peek place; do
+    out=$(timeout -k 5 60 "$builddir/bench/copy_floor" -m $mode -s 4096 -n 20000 2>&1); rc=$?
+    line=$(grep "^copy_floor " <<<"$out")
+    result "copy_floor $mode: printed, every message checked" \
+        "$([ $rc = 0 ] && has "$line" mr us && [[ $line == *" msgs=20000 "* ]] && echo 1)" "$out"
+done
+out=$(timeout -k 5 60 "$builddir/bench/copy_floor" -m place -s 64 -n 20000 -x 500 2>&1); rc=$?
+result "copy_floor: a message out of place fails the run" \
+    "$([ $rc = 1 ] && grep -q "message 500 carries number 501" <<<"$out" && echo 1)" "rc=$rc $out"
+
 left=""
 for pid in $(cat "$BENCH_PID_LOG" 2>/dev/null); do
-    grep -qs -e rx_memory -e progress_cost -e incast_rate "/proc/$pid/cmdline" && left="$left $pid"
+    grep -qs -e rx_memory -e progress_cost -e incast_rate -e copy_floor \
+        "/proc/$pid/cmdline" && left="$left $pid"
 done
 result "no benchmark process left behind" "$([ -z "$left" ] && echo 1)" "left:$left"
 exit $fail
