@@ -13,6 +13,9 @@
  * duplicate request (the requester retransmitted) gets it again without
  * executing. The requester keeps at most max_rd_atomic (<= 16) atomics in
  * flight, so the last 16 results cover every duplicate it can send.
+ * READs executed by the responder (soft_resp.c) share the cache, for
+ * their order: a READ's data waits in it only while a full queue holds
+ * its response back.
  */
 #include "soft_atomic.h"
 #include "soft_dev.h"
@@ -20,6 +23,7 @@
 #include "soft_qp.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 
 uint8_t srq_soft_atomic_execute(srq_soft_qp_t *qp, uint8_t opcode,
@@ -65,15 +69,42 @@ bool srq_soft_atomic_has_room(srq_soft_qp_t *qp)
     return qp->atomic->next - qp->atomic->sent < SRQ_SOFT_MAX_RD_ATOMIC;
 }
 
-void srq_soft_atomic_save(srq_soft_qp_t *qp, uint32_t psn, uint64_t orig)
+/* The next slot, taken over from the result it kept (sent already) */
+static srq_soft_atomic_res_t *srq_soft_atomic_next(srq_soft_qp_t *qp,
+                                                   uint32_t psn)
 {
     srq_soft_atomic_res_t *res;
 
     res = &qp->atomic->res[qp->atomic->next % SRQ_SOFT_MAX_RD_ATOMIC];
-    res->orig  = orig;
+    res->data  = NULL;
+    res->len   = 0;
+    res->orig  = 0;
     res->psn   = psn;
     res->valid = true;
     ++qp->atomic->next;
+    return res;
+}
+
+void srq_soft_atomic_save(srq_soft_qp_t *qp, uint32_t psn, uint64_t orig)
+{
+    srq_soft_atomic_next(qp, psn)->orig = orig;
+}
+
+bool srq_soft_atomic_save_read(srq_soft_qp_t *qp, uint32_t psn,
+                               const void *data, uint32_t len)
+{
+    /* one byte at least: a zero-length READ is kept too */
+    uint8_t *copy = malloc(len ? len : 1);
+    srq_soft_atomic_res_t *res;
+
+    if (copy == NULL) {
+        return false;
+    }
+    memcpy(copy, data, len);
+    res       = srq_soft_atomic_next(qp, psn);
+    res->data = copy;
+    res->len  = len;
+    return true;
 }
 
 const srq_soft_atomic_res_t *srq_soft_atomic_unsent(const srq_soft_qp_t *qp)
@@ -86,7 +117,29 @@ const srq_soft_atomic_res_t *srq_soft_atomic_unsent(const srq_soft_qp_t *qp)
 
 void srq_soft_atomic_mark_sent(srq_soft_qp_t *qp)
 {
+    srq_soft_atomic_res_t *res;
+
+    res = &qp->atomic->res[qp->atomic->sent % SRQ_SOFT_MAX_RD_ATOMIC];
+    if (res->data != NULL) {
+        free(res->data); /* a duplicate READ executes again */
+        res->data  = NULL;
+        res->valid = false;
+    }
     ++qp->atomic->sent;
+}
+
+void srq_soft_atomic_free(srq_soft_qp_t *qp)
+{
+    uint32_t i;
+
+    if (qp->atomic == NULL) {
+        return;
+    }
+    for (i = 0; i < SRQ_SOFT_MAX_RD_ATOMIC; ++i) {
+        free(qp->atomic->res[i].data);
+    }
+    free(qp->atomic);
+    qp->atomic = NULL;
 }
 
 const srq_soft_atomic_res_t *srq_soft_atomic_find(const srq_soft_qp_t *qp,

@@ -14,11 +14,13 @@
  *   - INV_REQ / REM_OP / REM_ACCESS: IBV_WC_REM_INV_REQ_ERR /
  *     IBV_WC_REM_OP_ERR / IBV_WC_REM_ACCESS_ERR.
  * ATOMIC_ACK(psn, value) acknowledges everything before psn and completes
- * the atomic of psn: the original value goes to its scatter list. A plain
- * ACK never completes an atomic (it carries no value): the responder sends
- * an atomic's result before any ACK of a later PSN, so only a lost result
- * leaves one waiting - retransmitted on timeout, answered from the
- * responder's replay cache.
+ * the atomic of psn: the original value goes to its scatter list;
+ * READ_RESP(psn, data) does the same for a READ the responder executed
+ * (the scatter list's keys are checked again first). A plain ACK never
+ * completes either (it carries no data): the responder sends their
+ * results before any ACK of a later PSN, so only a lost result leaves one
+ * waiting - retransmitted on timeout, answered from the responder's
+ * replay cache (an atomic) or executed again (a READ).
  * Send WQEs complete strictly in order; a successful unsignaled one makes
  * no CQE, an error always does. An error puts the QP in error, which
  * flushes everything outstanding with IBV_WC_WR_FLUSH_ERR. A peer found
@@ -94,7 +96,7 @@ static bool srq_soft_comp_acked(srq_soft_qp_t *qp, uint32_t psn)
         }
         if ((wqe->state != SRQ_SOFT_SWQE_SENT) ||
             (srq_soft_psn_diff(wqe->psn, psn) > 0) ||
-            srq_soft_swqe_is_atomic(wqe)) {
+            srq_soft_swqe_awaits_data(wqe)) {
             break;
         }
         wqe->state  = SRQ_SOFT_SWQE_DONE;
@@ -205,42 +207,77 @@ static srq_soft_qp_t *srq_soft_comp_qp(srq_soft_dev_t *dev,
     return srq_soft_comp_psn_sent(qp, pkt->psn) ? qp : NULL;
 }
 
-/* Write an atomic's original value to its scatter list (ours; its lkeys
- * were checked for local write when it was first sent) */
+/* Write a response's data to the WQE's scatter list (ours), which covers
+ * its length: an atomic's 8 bytes (post check), a READ's length (the
+ * response's, checked) */
 static void srq_soft_comp_scatter(srq_soft_qp_t *qp,
-                                  const srq_soft_swqe_t *wqe, uint64_t value)
+                                  const srq_soft_swqe_t *wqe,
+                                  const uint8_t *src)
 {
     const struct ibv_sge *sge = srq_soft_swqe_sge(qp, wqe);
-    const uint8_t *src        = (const uint8_t*)&value;
     uint32_t i;
 
     for (i = 0; i < wqe->num_sge; ++i) {
         memcpy((void*)(uintptr_t)sge[i].addr, src, sge[i].length);
-        src += sge[i].length; /* the list covers 8 bytes (post check) */
+        src += sge[i].length;
     }
 }
 
-/* An ATOMIC_ACK reached us (the requester) */
-void srq_soft_comp_atomic_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
-                              const uint8_t *payload)
+/* The in-flight WQE a response with data answers, its lkeys checked again
+ * (a region deregistered since is not written: the WQE fails, as an HCA's
+ * invalidated key would fail it). NULL: stale, a replay of what already
+ * completed, or a response of the wrong length */
+static srq_soft_swqe_t *srq_soft_comp_answered(srq_soft_qp_t *qp,
+                                               const srq_soft_pkt_t *pkt,
+                                               bool read)
+{
+    srq_soft_swqe_t *wqe;
+
+    srq_soft_comp_acked(qp, srq_soft_psn_add(pkt->psn, 0xffffff));
+    wqe = srq_soft_comp_head(qp, pkt->psn);
+    if ((wqe == NULL) || !srq_soft_swqe_awaits_data(wqe) ||
+        (srq_soft_swqe_is_atomic(wqe) == read) ||
+        (pkt->length != (read ? wqe->length : sizeof(uint64_t)))) {
+        return NULL;
+    }
+    if (srq_soft_req_check_lkeys(qp, wqe) != 0) {
+        srq_soft_comp_swqe_error(qp, wqe, IBV_WC_LOC_PROT_ERR);
+        return NULL;
+    }
+    return wqe;
+}
+
+/* An ATOMIC_ACK or READ_RESP reached us (the requester) */
+static void srq_soft_comp_response(srq_soft_dev_t *dev,
+                                   const srq_soft_pkt_t *pkt,
+                                   const uint8_t *payload, bool read)
 {
     srq_soft_qp_t *qp = srq_soft_comp_qp(dev, pkt);
     srq_soft_swqe_t *wqe;
-    uint64_t value;
 
-    if ((qp == NULL) || (pkt->length != sizeof(value))) {
+    if (qp == NULL) {
         return;
     }
-    srq_soft_comp_acked(qp, srq_soft_psn_add(pkt->psn, 0xffffff));
-    wqe = srq_soft_comp_head(qp, pkt->psn);
-    if ((wqe != NULL) && srq_soft_swqe_is_atomic(wqe)) {
-        memcpy(&value, payload, sizeof(value));
-        srq_soft_comp_scatter(qp, wqe, value);
+    wqe = srq_soft_comp_answered(qp, pkt, read);
+    if (wqe != NULL) {
+        srq_soft_comp_scatter(qp, wqe, payload);
         wqe->state  = SRQ_SOFT_SWQE_DONE;
         wqe->status = IBV_WC_SUCCESS;
         srq_soft_comp_progressed(qp);
-    } /* else stale: a replay of what already completed */
-    srq_soft_req_progress(qp); /* the next atomic may go now */
+    }
+    srq_soft_req_progress(qp); /* the next READ or atomic may go now */
+}
+
+void srq_soft_comp_atomic_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
+                              const uint8_t *payload)
+{
+    srq_soft_comp_response(dev, pkt, payload, false);
+}
+
+void srq_soft_comp_read_resp(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
+                             const uint8_t *payload)
+{
+    srq_soft_comp_response(dev, pkt, payload, true);
 }
 
 /* An ACK or NAK packet reached us (the requester) */

@@ -22,6 +22,10 @@ void srq_soft_comp_carried_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt);
 /* An ATOMIC_ACK packet (the original value in @payload) */
 void srq_soft_comp_atomic_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
                               const uint8_t *payload);
+/* A READ_RESP reached us (the requester): the data of a READ the
+ * responder executed */
+void srq_soft_comp_read_resp(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
+                             const uint8_t *payload);
 /* Complete the finished WQEs at the head of the send queue */
 void srq_soft_comp_sq(srq_soft_qp_t *qp);
 /* @wqe failed with @status: it completes so, the QP goes to error */

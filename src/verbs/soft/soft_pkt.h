@@ -26,6 +26,13 @@ enum {
     SRQ_SOFT_OP_ACCESS_ERR = 9, /* a one-sided request the requester found
                                    the target refuses (no payload): the
                                    target's responder goes to error */
+    /* RDMA behind unacknowledged requests, executed by the responder in
+     * PSN order (the requester does them itself once nothing before them
+     * is outstanding). Payload: srq_soft_pkt_rdma_t, then for WRITE the
+     * data (or with F_PULL the iovecs the responder pulls) */
+    SRQ_SOFT_OP_WRITE     = 10,
+    SRQ_SOFT_OP_READ      = 11, /* length: the bytes to read */
+    SRQ_SOFT_OP_READ_RESP = 12, /* psn: the READ's; payload: its data */
     SRQ_SOFT_OP_LAST
 };
 
@@ -69,6 +76,13 @@ typedef struct srq_soft_pkt_iov {
     uint64_t  addr;
     uint64_t  len;
 } srq_soft_pkt_iov_t;
+
+/* Where an RDMA request executed by the responder goes */
+typedef struct srq_soft_pkt_rdma {
+    uint64_t  addr;        /* remote address */
+    uint32_t  rkey;
+    uint32_t  reserved;
+} srq_soft_pkt_rdma_t;
 
 /* What an atomic request carries; the target's responder executes it */
 typedef struct srq_soft_pkt_atomic {

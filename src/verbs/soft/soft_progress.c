@@ -43,6 +43,8 @@ static void srq_soft_progress_frame(srq_soft_dev_t *dev,
     case SRQ_SOFT_OP_CMP_SWAP:
     case SRQ_SOFT_OP_FETCH_ADD:
     case SRQ_SOFT_OP_ACCESS_ERR:
+    case SRQ_SOFT_OP_WRITE:
+    case SRQ_SOFT_OP_READ:
         /* the ACK it carries first, as the ACK frame it saved would
          * have come before it */
         if ((pkt->flags & (SRQ_SOFT_PKT_F_ACK | SRQ_SOFT_PKT_F_UD)) ==
@@ -57,6 +59,14 @@ static void srq_soft_progress_frame(srq_soft_dev_t *dev,
             break;
         }
         srq_soft_comp_atomic_ack(dev, pkt, payload);
+        break;
+    case SRQ_SOFT_OP_READ_RESP:
+        if ((pkt->length > SRQ_SOFT_PKT_INLINE_MAX) ||
+            (srq_soft_frame_len(pkt->length) > pkt->frame_len)) {
+            ++dev->stats.rx_dropped;
+            break;
+        }
+        srq_soft_comp_read_resp(dev, pkt, payload);
         break;
     case SRQ_SOFT_OP_ACK:
     case SRQ_SOFT_OP_NAK:

@@ -13,6 +13,7 @@
  */
 #include "soft_qp.h"
 #include "soft_async.h"
+#include "soft_atomic.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
 #include "soft_inflight.h"
@@ -310,7 +311,7 @@ static void srq_soft_qp_free(srq_soft_qp_t *qp)
     free(qp->sq_inline);
     free(qp->rq);
     free(qp->rq_sge);
-    free(qp->atomic);
+    srq_soft_atomic_free(qp);
     free(qp);
 }
 

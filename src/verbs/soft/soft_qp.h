@@ -32,6 +32,10 @@ typedef struct srq_soft_swqe {
     uint32_t             psn;
     uint8_t              state;       /* SRQ_SOFT_SWQE_* */
     bool                 write_done;  /* WRITE_IMM: data already written */
+    bool                 by_responder; /* WRITE/READ sent as a request the
+                                          responder executes (it went out
+                                          behind unacknowledged WQEs): so
+                                          for good, retransmissions too */
     bool                 is_inline;   /* data copied at post time */
     bool                 signaled;
     enum ibv_wc_status   status;      /* when state == DONE */
@@ -138,6 +142,14 @@ static inline bool srq_soft_swqe_is_atomic(const srq_soft_swqe_t *wqe)
 {
     return (wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) ||
            (wqe->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD);
+}
+
+/* Completed by a response with data (ATOMIC_ACK, READ_RESP), never by a
+ * plain ACK; counted against max_rd_atomic while in flight */
+static inline bool srq_soft_swqe_awaits_data(const srq_soft_swqe_t *wqe)
+{
+    return srq_soft_swqe_is_atomic(wqe) ||
+           (wqe->by_responder && (wqe->opcode == IBV_WR_RDMA_READ));
 }
 
 /* The WQE's gather (scatter, for READ and atomics) list */

@@ -174,9 +174,8 @@ static void srq_soft_qp_reset(srq_soft_qp_t *qp)
     srq_soft_qp_unpeer(qp);
     qp->sq_pi = qp->sq_tx = qp->sq_ci = qp->sq_free = 0;
     qp->rq_pi = qp->rq_hw = qp->rq_ci = 0;
-    /* the responder's atomic results belong to the old connection */
-    free(qp->atomic);
-    qp->atomic = NULL;
+    /* the responder's kept results belong to the old connection */
+    srq_soft_atomic_free(qp);
     memset(&qp->attr, 0, sizeof(qp->attr));
     qp->attr_mask = 0;
     srq_soft_cq_forget_qp(srq_soft_cq(qp->ibv.recv_cq), qp);

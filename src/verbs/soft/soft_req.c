@@ -17,8 +17,14 @@
  *     moves the target QP to error, as its responder would). The copy goes in chunks,
  *     announced and checked again each time (soft_inflight.c), so that a
  *     target that deregisters the region or destroys the QP cuts it off.
- *     To keep RC ordering they wait until every earlier WQE is
- *     acknowledged.
+ *     That is only when every earlier WQE is acknowledged: behind
+ *     unacknowledged ones, a WRITE (any size) or a READ (up to
+ *     SRQ_SOFT_PKT_INLINE_MAX) becomes a packet the target's responder
+ *     executes in PSN order, as an HCA's does (a READ's data comes back in
+ *     a READ_RESP), so RC ordering holds without waiting for ACKs. Larger
+ *     READs and WRITE_WITH_IMM still wait. A WQE posted with
+ *     IBV_SEND_FENCE waits until every earlier READ and atomic has its
+ *     response.
  *   - After an RNR NAK only the refused WQE goes out (a probe) until the
  *     responder takes it (soft_comp.c).
  *   - ATOMIC_CMP_AND_SWP / ATOMIC_FETCH_AND_ADD become packets the target's
@@ -75,8 +81,7 @@ void srq_soft_req_sched(srq_soft_qp_t *qp)
 }
 
 /* Local keys of the WQE's gather (or, for READ and atomics, scatter) list */
-static int srq_soft_req_check_lkeys(srq_soft_qp_t *qp,
-                                    const srq_soft_swqe_t *wqe)
+int srq_soft_req_check_lkeys(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
 {
     const struct ibv_sge *sge = srq_soft_swqe_sge(qp, wqe);
     int access = ((wqe->opcode == IBV_WR_RDMA_READ) ||
@@ -96,11 +101,23 @@ static int srq_soft_req_check_lkeys(srq_soft_qp_t *qp,
     return 0;
 }
 
+/* Done here, one-sided (else: a packet) */
 static bool srq_soft_is_one_sided(const srq_soft_swqe_t *wqe)
 {
+    return !wqe->by_responder &&
+           ((wqe->opcode == IBV_WR_RDMA_WRITE) ||
+            (wqe->opcode == IBV_WR_RDMA_READ) ||
+            ((wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) &&
+             !wqe->write_done));
+}
+
+/* May the responder execute it, behind unacknowledged WQEs? (A READ's
+ * data must fit one response packet) */
+static bool srq_soft_req_may_defer(const srq_soft_swqe_t *wqe)
+{
     return (wqe->opcode == IBV_WR_RDMA_WRITE) ||
-           (wqe->opcode == IBV_WR_RDMA_READ) ||
-           ((wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) && !wqe->write_done);
+           ((wqe->opcode == IBV_WR_RDMA_READ) &&
+            (wqe->length <= SRQ_SOFT_PKT_INLINE_MAX));
 }
 
 static int srq_soft_req_local_iov(srq_soft_qp_t *qp,
@@ -231,6 +248,10 @@ static int srq_soft_req_rdma(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
 static uint8_t srq_soft_req_pkt_opcode(const srq_soft_swqe_t *wqe)
 {
     switch (wqe->opcode) {
+    case IBV_WR_RDMA_WRITE:
+        return SRQ_SOFT_OP_WRITE;
+    case IBV_WR_RDMA_READ:
+        return SRQ_SOFT_OP_READ;
     case IBV_WR_RDMA_WRITE_WITH_IMM:
         return SRQ_SOFT_OP_WRITE_IMM;
     case IBV_WR_ATOMIC_CMP_AND_SWP:
@@ -267,21 +288,34 @@ static void srq_soft_req_pkt_hdr(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
     pkt->src_lid = qp->dev->lid;
 }
 
-/* Payload: the data itself, or the iovecs the responder pulls */
+/* Payload: (for RDMA executed by the responder, where it goes, then) the
+ * data itself, or the iovecs the responder pulls */
 static void srq_soft_req_pkt_payload(srq_soft_qp_t *qp,
                                      const srq_soft_swqe_t *wqe,
                                      srq_soft_pkt_t *pkt, bool pull)
 {
     const struct ibv_sge *sge = srq_soft_swqe_sge(qp, wqe);
-    srq_soft_pkt_iov_t *iov   = (srq_soft_pkt_iov_t*)(pkt + 1);
-    uint8_t *dst              = (uint8_t*)(pkt + 1);
+    srq_soft_pkt_rdma_t *rdma = (srq_soft_pkt_rdma_t*)(pkt + 1);
+    size_t skip   = wqe->by_responder ? sizeof(*rdma) : 0;
+    srq_soft_pkt_iov_t *iov   = (srq_soft_pkt_iov_t*)((uint8_t*)(pkt + 1) +
+                                                      skip);
+    uint8_t *dst              = (uint8_t*)(pkt + 1) + skip;
     srq_soft_pkt_atomic_t *atomic = (srq_soft_pkt_atomic_t*)(pkt + 1);
 
     _Static_assert((sizeof(*pkt) % 8) == 0, "iovecs are aligned");
+    _Static_assert((sizeof(*rdma) % 8) == 0, "iovecs are aligned");
     uint32_t i;
 
     if (pkt->opcode == SRQ_SOFT_OP_WRITE_IMM) {
         return; /* the data went one-sided already */
+    }
+    if (wqe->by_responder) {
+        rdma->addr     = wqe->remote_addr;
+        rdma->rkey     = wqe->rkey;
+        rdma->reserved = 0;
+        if (pkt->opcode == SRQ_SOFT_OP_READ) {
+            return; /* the scatter list waits for the READ_RESP */
+        }
     }
     if (srq_soft_swqe_is_atomic(wqe)) {
         atomic->addr        = wqe->remote_addr;
@@ -370,9 +404,12 @@ static int srq_soft_req_transmit(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
         payload = 0;
     } else if (srq_soft_swqe_is_atomic(wqe)) {
         payload = sizeof(srq_soft_pkt_atomic_t);
+    } else if (wqe->opcode == IBV_WR_RDMA_READ) {
+        payload = sizeof(srq_soft_pkt_rdma_t); /* by the responder */
     } else {
         payload = pull ? wqe->num_sge * sizeof(srq_soft_pkt_iov_t) :
                          wqe->length;
+        payload += wqe->by_responder ? sizeof(srq_soft_pkt_rdma_t) : 0;
     }
     ret = srq_soft_ring_reserve(qp->dev, peer, srq_soft_frame_len(payload),
                                 &tx);
@@ -448,20 +485,37 @@ static int srq_soft_req_rc_packet(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
     return SRQ_SOFT_REQ_NEXT;
 }
 
-/* May one more atomic go out? (max_rd_atomic; 0 is taken as 1: an
- * atomic posted on such a QP must not wait forever) */
-static bool srq_soft_req_atomic_room(srq_soft_qp_t *qp)
+/* READs and atomics in flight (sent, their response not in) */
+static uint32_t srq_soft_req_awaiting(const srq_soft_qp_t *qp)
 {
-    uint32_t max = qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
     const srq_soft_swqe_t *wqe;
     uint32_t i, n = 0;
 
     for (i = qp->sq_ci; i != qp->sq_tx; ++i) {
         wqe = &qp->sq[i & qp->sq_mask];
         n  += (wqe->state == SRQ_SOFT_SWQE_SENT) &&
-              srq_soft_swqe_is_atomic(wqe);
+              srq_soft_swqe_awaits_data(wqe);
     }
-    return n < max;
+    return n;
+}
+
+/* May one more READ or atomic go out? (max_rd_atomic; 0 is taken as 1:
+ * one posted on such a QP must not wait forever) */
+static bool srq_soft_req_atomic_room(srq_soft_qp_t *qp)
+{
+    uint32_t max = qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
+
+    return srq_soft_req_awaiting(qp) < max;
+}
+
+/* IBV_SEND_FENCE: the WQE waits until every earlier READ and atomic has
+ * its response (one-sided READs done here are complete already) */
+static bool srq_soft_req_fence_waits(const srq_soft_qp_t *qp,
+                                     const srq_soft_swqe_t *wqe)
+{
+    return (wqe->send_flags & IBV_SEND_FENCE) &&
+           (wqe->state == SRQ_SOFT_SWQE_POSTED) &&
+           (srq_soft_req_awaiting(qp) > 0);
 }
 
 /* The target dropped a one-sided request: as for a lost packet, try again
@@ -497,14 +551,22 @@ static int srq_soft_req_rc(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
         return in_order ? srq_soft_req_fail(qp, wqe, IBV_WC_LOC_PROT_ERR) :
                           SRQ_SOFT_REQ_STALL;
     }
+    if (srq_soft_req_fence_waits(qp, wqe)) {
+        return SRQ_SOFT_REQ_STALL; /* the last response resumes us */
+    }
+    if (srq_soft_is_one_sided(wqe) && !in_order) {
+        if (!srq_soft_req_may_defer(wqe)) {
+            return SRQ_SOFT_REQ_STALL; /* no overtaking unacked requests */
+        }
+        /* behind them, in PSN order: the target's responder executes it */
+        wqe->by_responder = true;
+        ++qp->dev->stats.rdma_by_responder;
+    }
     if ((wqe->state == SRQ_SOFT_SWQE_POSTED) &&
-        srq_soft_swqe_is_atomic(wqe) && !srq_soft_req_atomic_room(qp)) {
-        return SRQ_SOFT_REQ_STALL; /* an ATOMIC_ACK resumes us */
+        srq_soft_swqe_awaits_data(wqe) && !srq_soft_req_atomic_room(qp)) {
+        return SRQ_SOFT_REQ_STALL; /* a response resumes us */
     }
     if (srq_soft_is_one_sided(wqe)) {
-        if (!in_order) {
-            return SRQ_SOFT_REQ_STALL; /* no overtaking unacked sends */
-        }
         status = srq_soft_req_rdma(qp, wqe);
         if (status == SRQ_SOFT_REQ_DROPPED) {
             return srq_soft_req_dropped(qp, wqe);

@@ -9,9 +9,14 @@
  *
  * CMP_SWAP / FETCH_ADD execute on our memory (soft_atomic.c) and are
  * answered by an ATOMIC_ACK with the original value; a duplicate gets the
- * kept result again. An ATOMIC_ACK also acknowledges every PSN before it,
- * so it always leaves before any ACK/NAK of a later PSN: results a full
- * queue held back go first in srq_soft_resp_send_acks.
+ * kept result again. WRITE and READ (RDMA its requester sent behind
+ * unacknowledged requests) execute on our memory too, in PSN order, after
+ * the checks the requester makes when it does them one-sided (the QP's
+ * access, the rkey's range, access and PD); a READ is answered by a
+ * READ_RESP with the data, a duplicate READ executes again. An ATOMIC_ACK
+ * or READ_RESP also acknowledges every PSN before it, so it always leaves
+ * before any ACK/NAK of a later PSN: results a full queue held back (a
+ * READ's data copied) go first in srq_soft_resp_send_acks.
  *
  * Everything in a packet comes from another process and is checked before
  * use: QP number, source instance and QP of the connection, PSN, lengths.
@@ -237,12 +242,12 @@ static void srq_soft_resp_sched_nak(srq_soft_qp_t *qp, uint8_t nak,
 }
 
 /* A response frame to the requester: 0, EAGAIN (no room: try again
- * later) or EPIPE. @value: an ATOMIC_ACK's original value */
+ * later) or EPIPE. @data, @len: an ATOMIC_ACK's original value, a
+ * READ_RESP's data */
 static int srq_soft_resp_ctrl_frame(srq_soft_qp_t *qp, uint8_t opcode,
                                     uint32_t aux, uint32_t psn,
-                                    const uint64_t *value)
+                                    const void *data, size_t len)
 {
-    size_t len = (value != NULL) ? sizeof(*value) : 0;
     srq_soft_tx_t tx;
     srq_soft_pkt_t *pkt;
     int ret;
@@ -264,8 +269,8 @@ static int srq_soft_resp_ctrl_frame(srq_soft_qp_t *qp, uint8_t opcode,
     pkt->aux     = aux;
     memcpy(pkt->src_inst, qp->dev->instance, SRQ_SOFT_INST_LEN);
     pkt->src_lid = qp->dev->lid;
-    if (value != NULL) {
-        memcpy(pkt + 1, value, len);
+    if (len > 0) {
+        memcpy(pkt + 1, data, len);
     }
     srq_soft_ring_commit(qp->dev, &tx);
     return 0;
@@ -277,14 +282,19 @@ static int srq_soft_resp_ctrl(srq_soft_qp_t *qp, uint8_t nak, uint32_t psn)
     /* an RNR NAK carries our timer: the requester waits that long */
     return srq_soft_resp_ctrl_frame(qp, nak ? SRQ_SOFT_OP_NAK : SRQ_SOFT_OP_ACK,
                                     nak | ((uint32_t)qp->attr.min_rnr_timer
-                                           << 8), psn, NULL);
+                                           << 8), psn, NULL, 0);
 }
 
+/* A kept result: an ATOMIC_ACK, or a READ_RESP with the data copied */
 static int srq_soft_resp_atomic_ack(srq_soft_qp_t *qp,
                                     const srq_soft_atomic_res_t *res)
 {
+    if (res->data != NULL) {
+        return srq_soft_resp_ctrl_frame(qp, SRQ_SOFT_OP_READ_RESP, 0,
+                                        res->psn, res->data, res->len);
+    }
     return srq_soft_resp_ctrl_frame(qp, SRQ_SOFT_OP_ATOMIC_ACK, 0, res->psn,
-                                    &res->orig);
+                                    &res->orig, sizeof(res->orig));
 }
 
 /* Send the atomic results not sent yet, oldest first: 0, EAGAIN or EPIPE */
@@ -417,6 +427,21 @@ static bool srq_soft_resp_pkt_ok(const srq_soft_pkt_t *pkt,
     if (pkt->opcode == SRQ_SOFT_OP_ACCESS_ERR) {
         return (pkt->flags == 0) && (pkt->length == 0);
     }
+    if ((pkt->opcode == SRQ_SOFT_OP_WRITE) ||
+        (pkt->opcode == SRQ_SOFT_OP_READ)) {
+        /* where it goes, then (WRITE) what a SEND would carry */
+        if ((pkt->flags & (SRQ_SOFT_PKT_F_UD | SRQ_SOFT_PKT_F_IMM)) ||
+            (room < sizeof(srq_soft_pkt_rdma_t))) {
+            return false;
+        }
+        if (pkt->opcode == SRQ_SOFT_OP_READ) {
+            return !(pkt->flags & SRQ_SOFT_PKT_F_PULL) &&
+                   (pkt->length <= SRQ_SOFT_PKT_INLINE_MAX);
+        }
+        room    -= sizeof(srq_soft_pkt_rdma_t);
+        iov      = (const srq_soft_pkt_iov_t*)(payload +
+                                               sizeof(srq_soft_pkt_rdma_t));
+    }
     if (!(pkt->flags & SRQ_SOFT_PKT_F_PULL)) {
         return (pkt->length <= SRQ_SOFT_PKT_INLINE_MAX) &&
                (pkt->length <= room);
@@ -518,6 +543,98 @@ static void srq_soft_resp_atomic_dup(srq_soft_qp_t *qp,
     }
 }
 
+/* What the requester checks before it does RDMA one-sided: 0 or the NAK
+ * that refuses it */
+static uint8_t srq_soft_resp_rdma_check(srq_soft_qp_t *qp,
+                                        const srq_soft_pkt_rdma_t *req,
+                                        uint32_t len, int access)
+{
+    if (!(qp->attr.qp_access_flags & (unsigned)access) ||
+        (srq_soft_mr_check(&qp->dev->seg, req->rkey, req->addr, len, access,
+                           qp->ibv.pd->handle) != 0)) {
+        return SRQ_SOFT_NAK_REM_ACCESS;
+    }
+    return 0;
+}
+
+/* The next WRITE in sequence: into our memory, then a coalesced ACK */
+static void srq_soft_resp_write(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
+                                const uint8_t *payload)
+{
+    srq_soft_rview_t v = {.num_sge = 1};
+    srq_soft_pkt_rdma_t req;
+    uint8_t nak;
+
+    memcpy(&req, payload, sizeof(req)); /* the frame may be reused */
+    payload += sizeof(req);
+    nak      = srq_soft_resp_rdma_check(qp, &req, pkt->length,
+                                        IBV_ACCESS_REMOTE_WRITE);
+    if (nak != 0) {
+        srq_soft_resp_rc_error(qp, nak);
+        return;
+    }
+    v.sge[0].addr   = req.addr;
+    v.sge[0].length = pkt->length;
+    if (!(pkt->flags & SRQ_SOFT_PKT_F_PULL)) {
+        srq_soft_rview_copy(&v, 0, payload, pkt->length);
+    } else if (!srq_soft_rview_pull(&v, qp->peer->pid,
+                                    (const srq_soft_pkt_iov_t*)payload,
+                                    pkt->nsge, pkt->length)) {
+        /* as for a SEND: the sender's memory could not be read */
+        srq_soft_resp_ctrl(qp, SRQ_SOFT_NAK_REM_OP, qp->epsn);
+        return;
+    }
+    qp->epsn = srq_soft_psn_add(qp->epsn, 1);
+    srq_soft_resp_sched_ack_placed(qp);
+}
+
+/*
+ * A READ: the next in sequence (executed, answered, kept while a full
+ * queue holds the answer back), or a duplicate (@dup: executed again and
+ * answered if it can be at once, as nothing older waits; else dropped,
+ * and the requester asks again)
+ */
+static void srq_soft_resp_read(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
+                               const srq_soft_pkt_t *pkt,
+                               const uint8_t *payload, bool dup)
+{
+    const void *data;
+    srq_soft_pkt_rdma_t req;
+    uint8_t nak;
+
+    memcpy(&req, payload, sizeof(req));
+    nak = srq_soft_resp_rdma_check(qp, &req, pkt->length,
+                                   IBV_ACCESS_REMOTE_READ);
+    if (dup) {
+        if ((nak == 0) && (srq_soft_atomic_unsent(qp) == NULL)) {
+            srq_soft_resp_ctrl_frame(qp, SRQ_SOFT_OP_READ_RESP, 0, pkt->psn,
+                                     (const void*)(uintptr_t)req.addr,
+                                     pkt->length);
+        }
+        return;
+    }
+    if (nak != 0) {
+        srq_soft_resp_rc_error(qp, nak);
+        return;
+    }
+    if (!srq_soft_atomic_has_room(qp)) {
+        ++dev->stats.rx_dropped; /* not executed: the requester resends */
+        return;
+    }
+    qp->epsn = srq_soft_psn_add(qp->epsn, 1);
+    data     = (const void*)(uintptr_t)req.addr;
+    if ((srq_soft_atomic_unsent(qp) != NULL) ||
+        (srq_soft_resp_ctrl_frame(qp, SRQ_SOFT_OP_READ_RESP, 0, pkt->psn,
+                                  data, pkt->length) == EAGAIN)) {
+        /* after older results, or no room now: the data as read now.
+         * Without memory for a copy it is lost as a packet can be: the
+         * requester's timeout resends the READ */
+        if (srq_soft_atomic_save_read(qp, pkt->psn, data, pkt->length)) {
+            srq_soft_resp_sched_ack(qp); /* sent with the ACKs */
+        }
+    } /* else answered: the READ_RESP acknowledges it */
+}
+
 static void srq_soft_resp_rc(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
                              const srq_soft_pkt_t *pkt, const uint8_t *payload)
 {
@@ -530,6 +647,8 @@ static void srq_soft_resp_rc(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
         if (d < 0) {
             if (srq_soft_resp_is_atomic(pkt)) {
                 srq_soft_resp_atomic_dup(qp, pkt);
+            } else if (pkt->opcode == SRQ_SOFT_OP_READ) {
+                srq_soft_resp_read(dev, qp, pkt, payload, true);
             }
             srq_soft_resp_sched_ack(qp); /* a duplicate: ACK again */
         }
@@ -537,6 +656,14 @@ static void srq_soft_resp_rc(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     }
     if (srq_soft_resp_is_atomic(pkt)) {
         srq_soft_resp_atomic(dev, qp, pkt, payload);
+        return;
+    }
+    if (pkt->opcode == SRQ_SOFT_OP_WRITE) {
+        srq_soft_resp_write(qp, pkt, payload);
+        return;
+    }
+    if (pkt->opcode == SRQ_SOFT_OP_READ) {
+        srq_soft_resp_read(dev, qp, pkt, payload, false);
         return;
     }
     if (pkt->opcode == SRQ_SOFT_OP_ACCESS_ERR) {

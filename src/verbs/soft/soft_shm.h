@@ -54,9 +54,10 @@
 #define SRQ_SOFT_SHM_Q_PREFIX   "srq-softq-"  /* the queue's */
 #define SRQ_SOFT_SHM_MAGIC      0x54464f5351525332ull /* "2SRQSOFT" */
 /* 3: RC requests may carry ACKs (SRQ_SOFT_PKT_F_ACK), payloads up to 16
- * KiB travel in the packet; an instance of another version is refused,
- * not half understood */
-#define SRQ_SOFT_SHM_VERSION    3u
+ * KiB travel in the packet; 4: RDMA WRITE and READ packets (executed by
+ * the responder) and READ responses. An instance of another version is
+ * refused, not half understood */
+#define SRQ_SOFT_SHM_VERSION    4u
 #define SRQ_SOFT_INST_LEN       12  /* bytes of an instance id */
 
 #define SRQ_SOFT_CELL           64u

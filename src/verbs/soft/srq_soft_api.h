@@ -32,16 +32,19 @@ typedef struct srq_soft_stats {
                                    or reset) that waited for a peer's
                                    one-sided access in flight to end */
     uint64_t  producer_recovered; /* producer lock taken from a dead owner */
-    uint64_t  tx_fenced;        /* send WRs posted with IBV_SEND_FENCE (the
-                                   device runs RDMA operations in order, so a
-                                   fence changes nothing; it is counted so
-                                   that a user's fencing can be checked) */
+    uint64_t  tx_fenced;        /* send WRs posted with IBV_SEND_FENCE (each
+                                   waits until every earlier READ and
+                                   atomic has its response) */
     uint64_t  liveness_checks;  /* a peer's liveness asked of the kernel
                                    (kill(), /proc/<pid>/stat) */
     uint64_t  acks_sent;        /* ACK packets of their own (the responder's;
                                    NAKs and atomic results not counted) */
     uint64_t  acks_carried;     /* ACKs carried by a request of the same QP
                                    going the other way */
+    uint64_t  rdma_by_responder; /* RDMA WRITE/READ WRs sent for the target's
+                                   responder to execute, because earlier
+                                   WRs were not acknowledged yet (else the
+                                   requester does them, one-sided) */
 } srq_soft_stats_t;
 
 /*

@@ -4,6 +4,7 @@
  * scatter/gather, immediate data, one-sided write/read.
  */
 #include "verbs_fixture.h"
+#include "verbs/soft/soft_pkt.h"
 
 #include <chrono>
 #include <string>
@@ -374,6 +375,175 @@ TEST_P(rc, write_does_not_overtake_send)
     EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
     EXPECT_EQ(IBV_WC_SUCCESS, wc[1].status);
     EXPECT_EQ('s', tgt[0]);
+}
+
+/*
+ * RDMA behind an unacknowledged SEND (held by RNR NAKs: no receive
+ * posted) goes out at once, for the target's responder to execute in PSN
+ * order (soft0 counts it): the READ still sees what the SEND placed, the
+ * WRITE lands only after it. The large WRITE is pulled by the responder.
+ */
+TEST_P(rc, rdma_behind_unacked_send_goes_at_once_in_order)
+{
+    conn_opts_t o;
+    make_pair(o);
+    const size_t big = 100000;
+    char *sbuf = (char*)alloc(64, 's'), *rbuf = (char*)alloc(64, 0);
+    char *lbuf = (char*)alloc(64, 0), *wsrc = (char*)alloc(big, 'w');
+    char *tgt  = (char*)alloc(big, 0);
+    ibv_mr *smr = reg(*a, sbuf, 64, 0);
+    ibv_mr *lmr = reg(*a, lbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *wmr = reg(*a, wsrc, big, 0);
+    ibv_mr *rmr = reg(*b, rbuf, 64, IBV_ACCESS_LOCAL_WRITE |
+                                    IBV_ACCESS_REMOTE_READ);
+    ibv_mr *tmr = reg(*b, tgt, big, IBV_ACCESS_LOCAL_WRITE |
+                                    IBV_ACCESS_REMOTE_WRITE);
+    srq_soft_stats_t before{}, after{};
+
+    if (is_soft()) {
+        ASSERT_EQ(0, srq_soft_query_stats(a->dev, &before));
+    }
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 1));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_READ, lbuf, 16, lmr->lkey, 2,
+                           IBV_SEND_SIGNALED, (uintptr_t)rbuf, rmr->rkey));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_WRITE, wsrc, big, wmr->lkey, 3,
+                           IBV_SEND_SIGNALED, (uintptr_t)tgt, tmr->rkey));
+    pump(20);
+    EXPECT_EQ(0, tgt[0]) << "the write overtook an unacknowledged send";
+    EXPECT_EQ(0, tgt[big - 1]);
+    if (is_soft()) {
+        ASSERT_EQ(0, srq_soft_query_stats(a->dev, &after));
+        EXPECT_EQ(2u, after.rdma_by_responder - before.rdma_by_responder)
+            << "the READ and the WRITE waited for the SEND's ACK";
+    }
+    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
+    ibv_wc wc[3];
+    ASSERT_EQ(3, poll(scqa, 3, wc));
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ((uint64_t)i + 1, wc[i].wr_id);
+        EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status) << ibv_wc_status_str(wc[i].status);
+    }
+    EXPECT_EQ(IBV_WC_RDMA_READ, wc[1].opcode);
+    EXPECT_EQ(16u, wc[1].byte_len);
+    EXPECT_EQ(0, memcmp(lbuf, sbuf, 16)) << "the READ ran before the SEND";
+    EXPECT_EQ(0, memcmp(tgt, wsrc, big));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll1(rcqb).status);
+}
+
+/*
+ * IBV_SEND_FENCE: a WRITE whose source a READ before it fills goes only
+ * once the READ's data is in, so it carries that data (without the fence
+ * the READ and the WRITE may go together, the WRITE with the old bytes).
+ */
+TEST_P(rc, fenced_write_waits_for_the_read_before_it)
+{
+    conn_opts_t o;
+    make_pair(o);
+    char *sbuf = (char*)alloc(64, 's'), *rbuf = (char*)alloc(64, 0);
+    char *lbuf = (char*)alloc(64, 0), *src = (char*)alloc(64, 'X');
+    char *dst  = (char*)alloc(64, 0);
+    ibv_mr *smr = reg(*a, sbuf, 64, 0);
+    ibv_mr *lmr = reg(*a, lbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *rmr = reg(*b, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *xmr = reg(*b, src, 64, IBV_ACCESS_REMOTE_READ);
+    ibv_mr *dmr = reg(*b, dst, 64, IBV_ACCESS_LOCAL_WRITE |
+                                   IBV_ACCESS_REMOTE_WRITE);
+
+    /* the SEND waits out RNR NAKs: the READ and the WRITE are behind it */
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 1));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_READ, lbuf, 32, lmr->lkey, 2,
+                           IBV_SEND_SIGNALED, (uintptr_t)src, xmr->rkey));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_WRITE, lbuf, 32, lmr->lkey, 3,
+                           IBV_SEND_SIGNALED | IBV_SEND_FENCE,
+                           (uintptr_t)dst, dmr->rkey));
+    pump(20);
+    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
+    ibv_wc wc[3];
+    ASSERT_EQ(3, poll(scqa, 3, wc));
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ((uint64_t)i + 1, wc[i].wr_id);
+        EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status) << ibv_wc_status_str(wc[i].status);
+    }
+    EXPECT_EQ(0, memcmp(lbuf, src, 32));
+    EXPECT_EQ(0, memcmp(dst, src, 32)) << "the fenced WRITE did not wait";
+}
+
+/* A READ the responder executes is refused as the requester would refuse
+ * it: a bad rkey fails it with a remote access error, and the target's
+ * QP goes to error */
+TEST_P(rc, read_behind_unacked_send_with_bad_rkey)
+{
+    conn_opts_t o;
+    make_pair(o);
+    char *sbuf = (char*)alloc(64, 's'), *rbuf = (char*)alloc(64, 0);
+    char *lbuf = (char*)alloc(64, 0);
+    ibv_mr *smr = reg(*a, sbuf, 64, 0);
+    ibv_mr *lmr = reg(*a, lbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *rmr = reg(*b, rbuf, 64, IBV_ACCESS_LOCAL_WRITE); /* no READ */
+
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 1));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_READ, lbuf, 16, lmr->lkey, 2,
+                           IBV_SEND_SIGNALED, (uintptr_t)rbuf, rmr->rkey));
+    pump(20);
+    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
+    ibv_wc wc[2];
+    ASSERT_EQ(2, poll(scqa, 2, wc));
+    EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+    EXPECT_EQ(2u, wc[1].wr_id);
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc[1].status)
+        << ibv_wc_status_str(wc[1].status);
+    EXPECT_EQ(0, lbuf[0]);
+    EXPECT_EQ(IBV_WC_SUCCESS, poll1(rcqb).status);
+    EXPECT_EQ(IBV_QPS_ERR, qp_state(*b, qpb));
+}
+
+/*
+ * A READ whose response finds the requester's queue full is answered once
+ * there is room, with the data as it was when the READ executed (a copy
+ * kept meanwhile), not as it is by then.
+ */
+TEST_P(rc, read_response_held_back_by_a_full_queue)
+{
+    if (!is_soft()) {
+        GTEST_SKIP() << "fills soft0's queue";
+    }
+    conn_opts_t o;
+    make_pair(o);
+    char *sbuf = (char*)alloc(64, 's'), *rbuf = (char*)alloc(64, 0);
+    char *lbuf = (char*)alloc(64, 0);
+    ibv_mr *smr = reg(*a, sbuf, 64, 0);
+    ibv_mr *lmr = reg(*a, lbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *rmr = reg(*b, rbuf, 64, IBV_ACCESS_LOCAL_WRITE |
+                                    IBV_ACCESS_REMOTE_READ);
+    std::vector<char> pad(64 * 1024, 0);
+    srq_soft_stats_t before{}, after{};
+    int i, ret = 0;
+
+    /* behind the SEND (no receive posted yet), the READ is b's to do */
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 1));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_READ, lbuf, 16, lmr->lkey, 2,
+                           IBV_SEND_SIGNALED, (uintptr_t)rbuf, rmr->rkey));
+    /* a's queue full of padding, from b */
+    ((srq_soft_pkt_t*)pad.data())->opcode = SRQ_SOFT_OP_PAD;
+    for (i = 0; (i < 64) && (ret == 0); ++i) {
+        ret = srq_soft_inject(b->dev, &a->addr, pad.data(), pad.size(),
+                              SRQ_SOFT_INJECT_FRAME);
+    }
+    ASSERT_EQ(EAGAIN, ret);
+    ASSERT_EQ(0, srq_soft_query_stats(b->dev, &before));
+    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
+    ibv_wc wc = poll1(rcqb); /* b alone: the SEND placed, the READ done */
+    ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+    ASSERT_EQ(0, srq_soft_query_stats(b->dev, &after));
+    EXPECT_GT(after.tx_ring_full, before.tx_ring_full)
+        << "the READ's response was not held back";
+    memset(rbuf, 'Z', 16); /* after the READ */
+    pump(50);              /* a drains its queue, b sends what it kept */
+    ibv_wc swc[2];
+    ASSERT_EQ(2, poll(scqa, 2, swc));
+    EXPECT_EQ(IBV_WC_SUCCESS, swc[0].status);
+    EXPECT_EQ(IBV_WC_SUCCESS, swc[1].status) << ibv_wc_status_str(swc[1].status);
+    EXPECT_EQ(0, memcmp(lbuf, sbuf, 16)) << "not the data the READ read";
 }
 
 TEST_P(rc, rnr_retry_succeeds_when_recv_posted_late)
