@@ -27,6 +27,18 @@ protected:
         connect_rc(*a, qpa, *b, qpb, o);
     }
 
+    /* The @n send completions of WRs 1..@n on a's send CQ: all succeed,
+     * in order; into @wc */
+    void expect_sends_done_in_order(int n, ibv_wc *wc)
+    {
+        ASSERT_EQ(n, poll(scqa, n, wc));
+        for (int i = 0; i < n; ++i) {
+            EXPECT_EQ((uint64_t)i + 1, wc[i].wr_id);
+            EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status)
+                << "WR " << i + 1 << ": " << ibv_wc_status_str(wc[i].status);
+        }
+    }
+
     ibv_qp *qpa = nullptr, *qpb = nullptr;
 };
 
@@ -369,11 +381,7 @@ TEST_P(rc, write_does_not_overtake_send)
     EXPECT_EQ(0, tgt[0]) << "the write overtook an unacknowledged send";
     ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
     ibv_wc wc[2];
-    ASSERT_EQ(2, poll(scqa, 2, wc));
-    EXPECT_EQ(1u, wc[0].wr_id);
-    EXPECT_EQ(2u, wc[1].wr_id);
-    EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
-    EXPECT_EQ(IBV_WC_SUCCESS, wc[1].status);
+    expect_sends_done_in_order(2, wc);
     EXPECT_EQ('s', tgt[0]);
 }
 
@@ -418,11 +426,7 @@ TEST_P(rc, rdma_behind_unacked_send_goes_at_once_in_order)
     }
     ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
     ibv_wc wc[3];
-    ASSERT_EQ(3, poll(scqa, 3, wc));
-    for (int i = 0; i < 3; ++i) {
-        EXPECT_EQ((uint64_t)i + 1, wc[i].wr_id);
-        EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status) << ibv_wc_status_str(wc[i].status);
-    }
+    expect_sends_done_in_order(3, wc);
     EXPECT_EQ(IBV_WC_RDMA_READ, wc[1].opcode);
     EXPECT_EQ(16u, wc[1].byte_len);
     EXPECT_EQ(0, memcmp(lbuf, sbuf, 16)) << "the READ ran before the SEND";
@@ -459,11 +463,7 @@ TEST_P(rc, fenced_write_waits_for_the_read_before_it)
     pump(20);
     ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
     ibv_wc wc[3];
-    ASSERT_EQ(3, poll(scqa, 3, wc));
-    for (int i = 0; i < 3; ++i) {
-        EXPECT_EQ((uint64_t)i + 1, wc[i].wr_id);
-        EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status) << ibv_wc_status_str(wc[i].status);
-    }
+    expect_sends_done_in_order(3, wc);
     EXPECT_EQ(0, memcmp(lbuf, src, 32));
     EXPECT_EQ(0, memcmp(dst, src, 32)) << "the fenced WRITE did not wait";
 }
@@ -540,9 +540,7 @@ TEST_P(rc, read_response_held_back_by_a_full_queue)
     memset(rbuf, 'Z', 16); /* after the READ */
     pump(50);              /* a drains its queue, b sends what it kept */
     ibv_wc swc[2];
-    ASSERT_EQ(2, poll(scqa, 2, swc));
-    EXPECT_EQ(IBV_WC_SUCCESS, swc[0].status);
-    EXPECT_EQ(IBV_WC_SUCCESS, swc[1].status) << ibv_wc_status_str(swc[1].status);
+    expect_sends_done_in_order(2, swc);
     EXPECT_EQ(0, memcmp(lbuf, sbuf, 16)) << "not the data the READ read";
 }
 
