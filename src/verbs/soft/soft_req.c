@@ -18,11 +18,11 @@
  *     announced and checked again each time (soft_inflight.c), so that a
  *     target that deregisters the region or destroys the QP cuts it off.
  *     That is only when every earlier WQE is acknowledged: behind
- *     unacknowledged ones, a WRITE (any size) or a READ (up to
- *     SRQ_SOFT_PKT_INLINE_MAX) becomes a packet the target's responder
- *     executes in PSN order, as an HCA's does (a READ's data comes back in
- *     a READ_RESP), so RC ordering holds without waiting for ACKs. Larger
- *     READs and WRITE_WITH_IMM still wait. A WQE posted with
+ *     unacknowledged ones, a WRITE (any size, with immediate data too) or
+ *     a READ (up to SRQ_SOFT_PKT_INLINE_MAX) becomes a packet the target's
+ *     responder executes in PSN order, as an HCA's does (a READ's data
+ *     comes back in a READ_RESP), so RC ordering holds without waiting for
+ *     ACKs. Larger READs still wait. A WQE posted with
  *     IBV_SEND_FENCE waits until every earlier READ and atomic has its
  *     response.
  *   - After an RNR NAK only the refused WQE goes out (a probe) until the
@@ -116,6 +116,7 @@ static bool srq_soft_is_one_sided(const srq_soft_swqe_t *wqe)
 static bool srq_soft_req_may_defer(const srq_soft_swqe_t *wqe)
 {
     return (wqe->opcode == IBV_WR_RDMA_WRITE) ||
+           (wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) ||
            ((wqe->opcode == IBV_WR_RDMA_READ) &&
             (wqe->length <= SRQ_SOFT_PKT_INLINE_MAX));
 }
@@ -253,7 +254,9 @@ static uint8_t srq_soft_req_pkt_opcode(const srq_soft_swqe_t *wqe)
     case IBV_WR_RDMA_READ:
         return SRQ_SOFT_OP_READ;
     case IBV_WR_RDMA_WRITE_WITH_IMM:
-        return SRQ_SOFT_OP_WRITE_IMM;
+        /* the responder's: a WRITE with F_IMM; else the data went
+         * one-sided and the packet only consumes a receive */
+        return wqe->by_responder ? SRQ_SOFT_OP_WRITE : SRQ_SOFT_OP_WRITE_IMM;
     case IBV_WR_ATOMIC_CMP_AND_SWP:
         return SRQ_SOFT_OP_CMP_SWAP;
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
@@ -393,14 +396,15 @@ static void srq_soft_req_carry_ack(srq_soft_qp_t *qp, srq_soft_pkt_t *pkt)
 static int srq_soft_req_transmit(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
                                  srq_soft_peer_t *peer)
 {
-    bool pull = (wqe->opcode != IBV_WR_RDMA_WRITE_WITH_IMM) &&
-                !srq_soft_swqe_is_atomic(wqe) &&
+    bool data_went = (wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) &&
+                     !wqe->by_responder; /* one-sided already */
+    bool pull = !data_went && !srq_soft_swqe_is_atomic(wqe) &&
                 !wqe->is_inline && (wqe->length > SRQ_SOFT_PKT_INLINE_MAX);
     size_t payload;
     srq_soft_tx_t tx;
     int ret;
 
-    if (wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
+    if (data_went) {
         payload = 0;
     } else if (srq_soft_swqe_is_atomic(wqe)) {
         payload = sizeof(srq_soft_pkt_atomic_t);

@@ -379,7 +379,9 @@ static void srq_soft_resp_cqe(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
     }
     cqe->wc.wr_id    = v->wr_id;
     cqe->wc.status   = status;
-    cqe->wc.opcode   = (pkt->opcode == SRQ_SOFT_OP_WRITE_IMM) ?
+    /* a WRITE with immediate, done one-sided or here */
+    cqe->wc.opcode   = ((pkt->opcode == SRQ_SOFT_OP_WRITE_IMM) ||
+                        (pkt->opcode == SRQ_SOFT_OP_WRITE)) ?
                        IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
     cqe->wc.byte_len = byte_len;
     cqe->wc.qp_num   = qp->ibv.qp_num;
@@ -429,13 +431,14 @@ static bool srq_soft_resp_pkt_ok(const srq_soft_pkt_t *pkt,
     }
     if ((pkt->opcode == SRQ_SOFT_OP_WRITE) ||
         (pkt->opcode == SRQ_SOFT_OP_READ)) {
-        /* where it goes, then (WRITE) what a SEND would carry */
-        if ((pkt->flags & (SRQ_SOFT_PKT_F_UD | SRQ_SOFT_PKT_F_IMM)) ||
+        /* where it goes, then (WRITE, with immediate or not) what a
+         * SEND would carry */
+        if ((pkt->flags & SRQ_SOFT_PKT_F_UD) ||
             (room < sizeof(srq_soft_pkt_rdma_t))) {
             return false;
         }
         if (pkt->opcode == SRQ_SOFT_OP_READ) {
-            return !(pkt->flags & SRQ_SOFT_PKT_F_PULL) &&
+            return !(pkt->flags & (SRQ_SOFT_PKT_F_PULL | SRQ_SOFT_PKT_F_IMM)) &&
                    (pkt->length <= SRQ_SOFT_PKT_INLINE_MAX);
         }
         room    -= sizeof(srq_soft_pkt_rdma_t);
@@ -543,6 +546,16 @@ static void srq_soft_resp_atomic_dup(srq_soft_qp_t *qp,
     }
 }
 
+/* The request at the expected PSN is done: expect the next, ACK it */
+static void srq_soft_resp_done(srq_soft_qp_t *qp)
+{
+    qp->epsn = srq_soft_psn_add(qp->epsn, 1);
+    if (qp->nak == SRQ_SOFT_NAK_RNR) {
+        qp->nak = 0; /* the refused PSN arrived again and was taken */
+    }
+    srq_soft_resp_sched_ack_placed(qp);
+}
+
 /* What the requester checks before it does RDMA one-sided: 0 or the NAK
  * that refuses it */
 static uint8_t srq_soft_resp_rdma_check(srq_soft_qp_t *qp,
@@ -557,14 +570,34 @@ static uint8_t srq_soft_resp_rdma_check(srq_soft_qp_t *qp,
     return 0;
 }
 
-/* The next WRITE in sequence: into our memory, then a coalesced ACK */
-static void srq_soft_resp_write(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
+/* No receive WQE for the request at @pkt: RNR NAK (later PSNs are
+ * dropped until the requester resends it) */
+static void srq_soft_resp_rnr(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
+                              const srq_soft_pkt_t *pkt)
+{
+    srq_soft_stat_inc_shared(&dev->stats.rnr_naks_sent);
+    if (qp->ibv.srq != NULL) {
+        srq_soft_stat_inc_shared(&srq_soft_srq(qp->ibv.srq)->rnr_naks);
+    }
+    srq_soft_resp_sched_nak(qp, SRQ_SOFT_NAK_RNR, pkt->psn);
+}
+
+/* The next WRITE in sequence: into our memory (with immediate data: only
+ * once a receive WQE is there to take it, then completed into it), then a
+ * coalesced ACK */
+static void srq_soft_resp_write(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
+                                const srq_soft_pkt_t *pkt,
                                 const uint8_t *payload)
 {
-    srq_soft_rview_t v = {.num_sge = 1};
+    srq_soft_rview_t v = {.num_sge = 1}, rv;
+    bool imm = (pkt->flags & SRQ_SOFT_PKT_F_IMM) != 0;
     srq_soft_pkt_rdma_t req;
     uint8_t nak;
 
+    if (imm && !srq_soft_rview_peek(qp, &rv)) {
+        srq_soft_resp_rnr(dev, qp, pkt);
+        return;
+    }
     memcpy(&req, payload, sizeof(req)); /* the frame may be reused */
     payload += sizeof(req);
     nak      = srq_soft_resp_rdma_check(qp, &req, pkt->length,
@@ -584,8 +617,11 @@ static void srq_soft_resp_write(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
         srq_soft_resp_ctrl(qp, SRQ_SOFT_NAK_REM_OP, qp->epsn);
         return;
     }
-    qp->epsn = srq_soft_psn_add(qp->epsn, 1);
-    srq_soft_resp_sched_ack_placed(qp);
+    if (imm) {
+        srq_soft_rview_consume(qp, &rv);
+        srq_soft_resp_cqe(qp, pkt, &rv, IBV_WC_SUCCESS, pkt->length);
+    }
+    srq_soft_resp_done(qp);
 }
 
 /*
@@ -659,7 +695,7 @@ static void srq_soft_resp_rc(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
         return;
     }
     if (pkt->opcode == SRQ_SOFT_OP_WRITE) {
-        srq_soft_resp_write(qp, pkt, payload);
+        srq_soft_resp_write(dev, qp, pkt, payload);
         return;
     }
     if (pkt->opcode == SRQ_SOFT_OP_READ) {
@@ -672,11 +708,7 @@ static void srq_soft_resp_rc(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
         return;
     }
     if (!srq_soft_rview_peek(qp, &v)) {
-        srq_soft_stat_inc_shared(&dev->stats.rnr_naks_sent);
-        if (qp->ibv.srq != NULL) {
-            srq_soft_stat_inc_shared(&srq_soft_srq(qp->ibv.srq)->rnr_naks);
-        }
-        srq_soft_resp_sched_nak(qp, SRQ_SOFT_NAK_RNR, pkt->psn);
+        srq_soft_resp_rnr(dev, qp, pkt);
         return;
     }
     status = srq_soft_resp_place(qp, pkt, payload, &v, 0);
@@ -691,11 +723,7 @@ static void srq_soft_resp_rc(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     } else if (status != IBV_WC_SUCCESS) {
         srq_soft_resp_rc_error(qp, SRQ_SOFT_NAK_REM_OP);
     } else {
-        qp->epsn = srq_soft_psn_add(qp->epsn, 1);
-        if (qp->nak == SRQ_SOFT_NAK_RNR) {
-            qp->nak = 0; /* the refused PSN arrived again and was taken */
-        }
-        srq_soft_resp_sched_ack_placed(qp);
+        srq_soft_resp_done(qp);
     }
 }
 

@@ -435,6 +435,56 @@ TEST_P(rc, rdma_behind_unacked_send_goes_at_once_in_order)
 }
 
 /*
+ * A WRITE with immediate data behind an unacknowledged SEND goes at once
+ * too; the responder writes its data only once a receive WQE is there to
+ * take the immediate (an RNR NAK first leaves the target untouched).
+ */
+TEST_P(rc, write_imm_behind_unacked_send_waits_for_its_receive)
+{
+    conn_opts_t o;
+    make_pair(o);
+    char *sbuf = (char*)alloc(64, 's'), *rbuf = (char*)alloc(128, 0);
+    char *wsrc = (char*)alloc(64, 'w'), *tgt = (char*)alloc(64, 0);
+    ibv_mr *smr = reg(*a, sbuf, 64, 0);
+    ibv_mr *wmr = reg(*a, wsrc, 64, 0);
+    ibv_mr *rmr = reg(*b, rbuf, 128, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *tmr = reg(*b, tgt, 64, IBV_ACCESS_LOCAL_WRITE |
+                                   IBV_ACCESS_REMOTE_WRITE);
+    srq_soft_stats_t before{}, after{};
+
+    if (is_soft()) {
+        ASSERT_EQ(0, srq_soft_query_stats(a->dev, &before));
+    }
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 1));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_WRITE_WITH_IMM, wsrc, 16,
+                           wmr->lkey, 2, IBV_SEND_SIGNALED, (uintptr_t)tgt,
+                           tmr->rkey, htobe32(0x1234)));
+    pump(20);
+    if (is_soft()) {
+        ASSERT_EQ(0, srq_soft_query_stats(a->dev, &after));
+        EXPECT_EQ(1u, after.rdma_by_responder - before.rdma_by_responder)
+            << "the WRITE waited for the SEND's ACK";
+    }
+    /* one receive: the SEND takes it, the WRITE finds none */
+    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
+    ibv_wc wc = poll1(rcqb);
+    EXPECT_EQ(IBV_WC_RECV, wc.opcode);
+    pump(20);
+    EXPECT_EQ(0, tgt[0]) << "written before a receive WQE took it";
+    ASSERT_EQ(0, post_recv(qpb, rbuf + 64, 64, rmr->lkey, 2));
+    wc = poll1(rcqb);
+    ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+    EXPECT_EQ(IBV_WC_RECV_RDMA_WITH_IMM, wc.opcode);
+    EXPECT_EQ(2u, wc.wr_id);
+    EXPECT_EQ(16u, wc.byte_len);
+    EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
+    EXPECT_EQ(htobe32(0x1234), wc.imm_data);
+    EXPECT_EQ(0, memcmp(tgt, wsrc, 16));
+    ibv_wc swc[2];
+    expect_sends_done_in_order(2, swc);
+}
+
+/*
  * IBV_SEND_FENCE: a WRITE whose source a READ before it fills goes only
  * once the READ's data is in, so it carries that data (without the fence
  * the READ and the WRITE may go together, the WRITE with the old bytes).
