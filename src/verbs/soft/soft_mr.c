@@ -202,3 +202,13 @@ int srq_soft_mr_check(const srq_soft_seg_t *seg, uint32_t key, uint64_t addr,
     }
     return ((uint32_t)access & ~mr_access) ? EACCES : 0;
 }
+
+int srq_soft_mr_check_remote(const srq_soft_seg_t *seg, uint32_t qp_access,
+                             uint32_t pd, uint32_t rkey, uint64_t addr,
+                             uint64_t len, int access)
+{
+    if (!(qp_access & (uint32_t)access)) {
+        return EACCES;
+    }
+    return srq_soft_mr_check(seg, rkey, addr, len, access, pd);
+}

@@ -179,9 +179,9 @@ static int srq_soft_req_rdma_check(srq_soft_qp_t *qp,
         memcmp(ent.dest_inst, qp->dev->instance, SRQ_SOFT_INST_LEN)) {
         return SRQ_SOFT_REQ_DROPPED;
     }
-    if (!(ent.access & (uint32_t)access) ||
-        (srq_soft_mr_check(&peer->seg, wqe->rkey, wqe->remote_addr,
-                           wqe->length, access, ent.pd) != 0)) {
+    if (srq_soft_mr_check_remote(&peer->seg, ent.access, ent.pd, wqe->rkey,
+                                 wqe->remote_addr, wqe->length, access) !=
+        0) {
         return IBV_WC_REM_ACCESS_ERR;
     }
     return IBV_WC_SUCCESS;

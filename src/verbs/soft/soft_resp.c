@@ -556,18 +556,16 @@ static void srq_soft_resp_done(srq_soft_qp_t *qp)
     srq_soft_resp_sched_ack_placed(qp);
 }
 
-/* What the requester checks before it does RDMA one-sided: 0 or the NAK
- * that refuses it */
+/* What the requester checks before it does RDMA one-sided, on our own
+ * tables: 0 or the NAK that refuses it */
 static uint8_t srq_soft_resp_rdma_check(srq_soft_qp_t *qp,
                                         const srq_soft_pkt_rdma_t *req,
                                         uint32_t len, int access)
 {
-    if (!(qp->attr.qp_access_flags & (unsigned)access) ||
-        (srq_soft_mr_check(&qp->dev->seg, req->rkey, req->addr, len, access,
-                           qp->ibv.pd->handle) != 0)) {
-        return SRQ_SOFT_NAK_REM_ACCESS;
-    }
-    return 0;
+    return (srq_soft_mr_check_remote(&qp->dev->seg, qp->attr.qp_access_flags,
+                                     qp->ibv.pd->handle, req->rkey, req->addr,
+                                     len, access) != 0) ?
+           SRQ_SOFT_NAK_REM_ACCESS : 0;
 }
 
 /* No receive WQE for the request at @pkt: RNR NAK (later PSNs are
