@@ -78,6 +78,7 @@ static srq_soft_atomic_res_t *srq_soft_atomic_next(srq_soft_qp_t *qp,
     res = &qp->atomic->res[qp->atomic->next % SRQ_SOFT_MAX_RD_ATOMIC];
     res->data  = NULL;
     res->len   = 0;
+    res->pull  = false;
     res->orig  = 0;
     res->psn   = psn;
     res->valid = true;
@@ -93,17 +94,21 @@ void srq_soft_atomic_save(srq_soft_qp_t *qp, uint32_t psn, uint64_t orig)
 bool srq_soft_atomic_save_read(srq_soft_qp_t *qp, uint32_t psn,
                                const void *data, uint32_t len)
 {
-    /* one byte at least: a zero-length READ is kept too */
-    uint8_t *copy = malloc(len ? len : 1);
+    uint8_t *copy = NULL;
     srq_soft_atomic_res_t *res;
 
-    if (copy == NULL) {
-        return false;
+    if (data != NULL) {
+        /* one byte at least: a zero-length READ is kept too */
+        copy = malloc(len ? len : 1);
+        if (copy == NULL) {
+            return false;
+        }
+        memcpy(copy, data, len);
     }
-    memcpy(copy, data, len);
     res       = srq_soft_atomic_next(qp, psn);
     res->data = copy;
     res->len  = len;
+    res->pull = (data == NULL);
     return true;
 }
 
@@ -120,7 +125,7 @@ void srq_soft_atomic_mark_sent(srq_soft_qp_t *qp)
     srq_soft_atomic_res_t *res;
 
     res = &qp->atomic->res[qp->atomic->sent % SRQ_SOFT_MAX_RD_ATOMIC];
-    if (res->data != NULL) {
+    if ((res->data != NULL) || res->pull) {
         free(res->data); /* a duplicate READ executes again */
         res->data  = NULL;
         res->valid = false;

@@ -23,6 +23,7 @@ typedef struct srq_soft_atomic_res {
     uint64_t  orig;    /* the value before the operation */
     uint8_t  *data;    /* READ: a copy of the data read (malloc), else NULL */
     uint32_t  len;     /* READ: its length */
+    bool      pull;    /* READ answered without data (F_PULL) */
     uint32_t  psn;
     bool      valid;
 } srq_soft_atomic_res_t;
@@ -49,7 +50,8 @@ bool srq_soft_atomic_has_room(srq_soft_qp_t *qp);
 /* Keep the result of the atomic of @psn (to be sent) */
 void srq_soft_atomic_save(srq_soft_qp_t *qp, uint32_t psn, uint64_t orig);
 /* Keep a copy of the @len bytes the READ of @psn read at @data (to be
- * sent); false with nothing kept when there is no memory for it */
+ * sent), or with @data NULL its answer without data (F_PULL); false with
+ * nothing kept when there is no memory for it */
 bool srq_soft_atomic_save_read(srq_soft_qp_t *qp, uint32_t psn,
                                const void *data, uint32_t len);
 /* The oldest result not sent yet, or NULL */

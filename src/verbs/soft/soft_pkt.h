@@ -31,14 +31,19 @@ enum {
      * is outstanding). Payload: srq_soft_pkt_rdma_t, then for WRITE the
      * data (or with F_PULL the iovecs the responder pulls) */
     SRQ_SOFT_OP_WRITE     = 10,
-    SRQ_SOFT_OP_READ      = 11, /* length: the bytes to read */
-    SRQ_SOFT_OP_READ_RESP = 12, /* psn: the READ's; payload: its data */
+    SRQ_SOFT_OP_READ      = 11, /* length: the bytes to read; with F_PULL
+                                   (over SRQ_SOFT_PKT_INLINE_MAX) the
+                                   requester reads them itself */
+    SRQ_SOFT_OP_READ_RESP = 12, /* psn: the READ's; payload: its data, or
+                                   with F_PULL none: executed in order,
+                                   the requester reads the data now */
     SRQ_SOFT_OP_LAST
 };
 
 enum {
     SRQ_SOFT_PKT_F_IMM    = 1u << 0,
-    SRQ_SOFT_PKT_F_PULL   = 1u << 1,  /* payload: remote iovecs to pull */
+    SRQ_SOFT_PKT_F_PULL   = 1u << 1,  /* payload: remote iovecs to pull;
+                                         READ, READ_RESP: see above */
     SRQ_SOFT_PKT_F_UD     = 1u << 2,
     SRQ_SOFT_PKT_F_SE     = 1u << 3,  /* solicited event */
     SRQ_SOFT_PKT_F_ACK    = 1u << 4   /* RC request that also acknowledges

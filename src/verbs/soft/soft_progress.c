@@ -61,8 +61,12 @@ static void srq_soft_progress_frame(srq_soft_dev_t *dev,
         srq_soft_comp_atomic_ack(dev, pkt, payload);
         break;
     case SRQ_SOFT_OP_READ_RESP:
-        if ((pkt->length > SRQ_SOFT_PKT_INLINE_MAX) ||
-            (srq_soft_frame_len(pkt->length) > pkt->frame_len)) {
+        /* the data, or (F_PULL) none: the requester reads it */
+        if ((pkt->flags & SRQ_SOFT_PKT_F_PULL) ?
+            ((pkt->flags != SRQ_SOFT_PKT_F_PULL) ||
+             (pkt->frame_len != SRQ_SOFT_CELL)) :
+            ((pkt->length > SRQ_SOFT_PKT_INLINE_MAX) ||
+             (srq_soft_frame_len(pkt->length) > pkt->frame_len))) {
             ++dev->stats.rx_dropped;
             break;
         }

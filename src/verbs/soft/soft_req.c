@@ -18,13 +18,15 @@
  *     announced and checked again each time (soft_inflight.c), so that a
  *     target that deregisters the region or destroys the QP cuts it off.
  *     That is only when every earlier WQE is acknowledged: behind
- *     unacknowledged ones, a WRITE (any size, with immediate data too) or
- *     a READ (up to SRQ_SOFT_PKT_INLINE_MAX) becomes a packet the target's
- *     responder executes in PSN order, as an HCA's does (a READ's data
- *     comes back in a READ_RESP), so RC ordering holds without waiting for
- *     ACKs. Larger READs still wait. A WQE posted with
- *     IBV_SEND_FENCE waits until every earlier READ and atomic has its
- *     response.
+ *     unacknowledged ones, a WRITE or a READ (any size, a WRITE with
+ *     immediate data too) becomes a packet the target's responder executes
+ *     in PSN order, as an HCA's does, so RC ordering holds without waiting
+ *     for ACKs. A READ's data comes back in a READ_RESP; one larger than
+ *     SRQ_SOFT_PKT_INLINE_MAX is answered without it, and we read the data
+ *     one-sided (as above) when the answer comes: after everything the
+ *     responder executed before the READ, as IB orders it. A WQE posted
+ *     with IBV_SEND_FENCE waits until every earlier READ and atomic has
+ *     its response.
  *   - After an RNR NAK only the refused WQE goes out (a probe) until the
  *     responder takes it (soft_comp.c).
  *   - ATOMIC_CMP_AND_SWP / ATOMIC_FETCH_AND_ADD become packets the target's
@@ -111,14 +113,12 @@ static bool srq_soft_is_one_sided(const srq_soft_swqe_t *wqe)
              !wqe->write_done));
 }
 
-/* May the responder execute it, behind unacknowledged WQEs? (A READ's
- * data must fit one response packet) */
-static bool srq_soft_req_may_defer(const srq_soft_swqe_t *wqe)
+/* A READ whose data does not fit one response packet: its responder
+ * answers without the data, which we then read one-sided */
+static bool srq_soft_req_read_pulled(const srq_soft_swqe_t *wqe)
 {
-    return (wqe->opcode == IBV_WR_RDMA_WRITE) ||
-           (wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) ||
-           ((wqe->opcode == IBV_WR_RDMA_READ) &&
-            (wqe->length <= SRQ_SOFT_PKT_INLINE_MAX));
+    return (wqe->opcode == IBV_WR_RDMA_READ) &&
+           (wqe->length > SRQ_SOFT_PKT_INLINE_MAX);
 }
 
 static int srq_soft_req_local_iov(srq_soft_qp_t *qp,
@@ -317,6 +317,9 @@ static void srq_soft_req_pkt_payload(srq_soft_qp_t *qp,
         rdma->rkey     = wqe->rkey;
         rdma->reserved = 0;
         if (pkt->opcode == SRQ_SOFT_OP_READ) {
+            if (srq_soft_req_read_pulled(wqe)) {
+                pkt->flags |= SRQ_SOFT_PKT_F_PULL;
+            }
             return; /* the scatter list waits for the READ_RESP */
         }
     }
@@ -542,6 +545,36 @@ static int srq_soft_req_dropped(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
     return SRQ_SOFT_REQ_STALL;
 }
 
+/* One-sided RDMA failed with @status: the WQE fails (unless the QP did
+ * already: a dead peer), and a refused access is told to the target */
+static int srq_soft_req_rdma_failed(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
+                                    int status)
+{
+    if (qp->ibv.state == IBV_QPS_ERR) {
+        return SRQ_SOFT_REQ_FAILED;
+    }
+    if (status == IBV_WC_REM_ACCESS_ERR) {
+        srq_soft_req_access_notice(qp, wqe);
+    }
+    return srq_soft_req_fail(qp, wqe, status);
+}
+
+void srq_soft_req_pull_read(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
+{
+    int status = srq_soft_req_rdma(qp, wqe);
+
+    if (status == SRQ_SOFT_REQ_DROPPED) {
+        return; /* its QP went since it answered: as a lost response, the
+                   transport timeout resends the READ */
+    }
+    if (status != IBV_WC_SUCCESS) {
+        (void)srq_soft_req_rdma_failed(qp, wqe, status);
+        return;
+    }
+    wqe->state  = SRQ_SOFT_SWQE_DONE;
+    wqe->status = IBV_WC_SUCCESS;
+}
+
 static int srq_soft_req_rc(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
 {
     bool in_order = (qp->sq_ci == qp->sq_tx);
@@ -559,10 +592,8 @@ static int srq_soft_req_rc(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
         return SRQ_SOFT_REQ_STALL; /* the last response resumes us */
     }
     if (srq_soft_is_one_sided(wqe) && !in_order) {
-        if (!srq_soft_req_may_defer(wqe)) {
-            return SRQ_SOFT_REQ_STALL; /* no overtaking unacked requests */
-        }
-        /* behind them, in PSN order: the target's responder executes it */
+        /* behind unacknowledged requests, in PSN order: the target's
+         * responder executes it */
         wqe->by_responder = true;
         ++qp->dev->stats.rdma_by_responder;
     }
@@ -576,13 +607,7 @@ static int srq_soft_req_rc(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
             return srq_soft_req_dropped(qp, wqe);
         }
         if (status != IBV_WC_SUCCESS) {
-            if (qp->ibv.state == IBV_QPS_ERR) {
-                return SRQ_SOFT_REQ_FAILED;
-            }
-            if (status == IBV_WC_REM_ACCESS_ERR) {
-                srq_soft_req_access_notice(qp, wqe);
-            }
-            return srq_soft_req_fail(qp, wqe, status);
+            return srq_soft_req_rdma_failed(qp, wqe, status);
         }
         qp->retry_left = qp->attr.retry_cnt; /* it got through */
         if (wqe->opcode != IBV_WR_RDMA_WRITE_WITH_IMM) {

@@ -13,7 +13,9 @@
  * unacknowledged requests) execute on our memory too, in PSN order, after
  * the checks the requester makes when it does them one-sided (the QP's
  * access, the rkey's range, access and PD); a READ is answered by a
- * READ_RESP with the data, a duplicate READ executes again. An ATOMIC_ACK
+ * READ_RESP with the data (one over SRQ_SOFT_PKT_INLINE_MAX without it:
+ * its requester reads the data when the answer comes), a duplicate READ
+ * executes again. An ATOMIC_ACK
  * or READ_RESP also acknowledges every PSN before it, so it always leaves
  * before any ACK/NAK of a later PSN: results a full queue held back (a
  * READ's data copied) go first in srq_soft_resp_send_acks.
@@ -243,23 +245,25 @@ static void srq_soft_resp_sched_nak(srq_soft_qp_t *qp, uint8_t nak,
 
 /* A response frame to the requester: 0, EAGAIN (no room: try again
  * later) or EPIPE. @data, @len: an ATOMIC_ACK's original value, a
- * READ_RESP's data */
+ * READ_RESP's data; @flags SRQ_SOFT_PKT_F_PULL: a READ_RESP of @len
+ * bytes without them (@data unused) */
 static int srq_soft_resp_ctrl_frame(srq_soft_qp_t *qp, uint8_t opcode,
-                                    uint32_t aux, uint32_t psn,
+                                    uint8_t flags, uint32_t aux, uint32_t psn,
                                     const void *data, size_t len)
 {
+    size_t payload = (flags & SRQ_SOFT_PKT_F_PULL) ? 0 : len;
     srq_soft_tx_t tx;
     srq_soft_pkt_t *pkt;
     int ret;
 
-    ret = srq_soft_ring_reserve(qp->dev, qp->peer, srq_soft_frame_len(len),
-                                &tx);
+    ret = srq_soft_ring_reserve(qp->dev, qp->peer,
+                                srq_soft_frame_len(payload), &tx);
     if (ret != 0) {
         return ret;
     }
     pkt          = tx.pkt;
     pkt->opcode  = opcode;
-    pkt->flags   = 0;
+    pkt->flags   = flags;
     pkt->nsge    = 0;
     pkt->dst_qpn = qp->attr.dest_qp_num;
     pkt->src_qpn = qp->ibv.qp_num;
@@ -269,8 +273,8 @@ static int srq_soft_resp_ctrl_frame(srq_soft_qp_t *qp, uint8_t opcode,
     pkt->aux     = aux;
     memcpy(pkt->src_inst, qp->dev->instance, SRQ_SOFT_INST_LEN);
     pkt->src_lid = qp->dev->lid;
-    if (len > 0) {
-        memcpy(pkt + 1, data, len);
+    if (payload > 0) {
+        memcpy(pkt + 1, data, payload);
     }
     srq_soft_ring_commit(qp->dev, &tx);
     return 0;
@@ -281,20 +285,30 @@ static int srq_soft_resp_ctrl(srq_soft_qp_t *qp, uint8_t nak, uint32_t psn)
 {
     /* an RNR NAK carries our timer: the requester waits that long */
     return srq_soft_resp_ctrl_frame(qp, nak ? SRQ_SOFT_OP_NAK : SRQ_SOFT_OP_ACK,
-                                    nak | ((uint32_t)qp->attr.min_rnr_timer
-                                           << 8), psn, NULL, 0);
+                                    0, nak | ((uint32_t)qp->attr.min_rnr_timer
+                                              << 8), psn, NULL, 0);
 }
 
-/* A kept result: an ATOMIC_ACK, or a READ_RESP with the data copied */
+/* A READ's answer: @len bytes of @data, or with @data NULL none (the
+ * requester reads them itself: a READ over SRQ_SOFT_PKT_INLINE_MAX) */
+static int srq_soft_resp_read_resp(srq_soft_qp_t *qp, uint32_t psn,
+                                   const void *data, uint32_t len)
+{
+    return srq_soft_resp_ctrl_frame(qp, SRQ_SOFT_OP_READ_RESP,
+                                    data ? 0 : SRQ_SOFT_PKT_F_PULL, 0, psn,
+                                    data, len);
+}
+
+/* A kept result: an ATOMIC_ACK, or a READ_RESP (its data copied, or
+ * none) */
 static int srq_soft_resp_atomic_ack(srq_soft_qp_t *qp,
                                     const srq_soft_atomic_res_t *res)
 {
-    if (res->data != NULL) {
-        return srq_soft_resp_ctrl_frame(qp, SRQ_SOFT_OP_READ_RESP, 0,
-                                        res->psn, res->data, res->len);
+    if ((res->data != NULL) || res->pull) {
+        return srq_soft_resp_read_resp(qp, res->psn, res->data, res->len);
     }
-    return srq_soft_resp_ctrl_frame(qp, SRQ_SOFT_OP_ATOMIC_ACK, 0, res->psn,
-                                    &res->orig, sizeof(res->orig));
+    return srq_soft_resp_ctrl_frame(qp, SRQ_SOFT_OP_ATOMIC_ACK, 0, 0,
+                                    res->psn, &res->orig, sizeof(res->orig));
 }
 
 /* Send the atomic results not sent yet, oldest first: 0, EAGAIN or EPIPE */
@@ -438,8 +452,11 @@ static bool srq_soft_resp_pkt_ok(const srq_soft_pkt_t *pkt,
             return false;
         }
         if (pkt->opcode == SRQ_SOFT_OP_READ) {
-            return !(pkt->flags & (SRQ_SOFT_PKT_F_PULL | SRQ_SOFT_PKT_F_IMM)) &&
-                   (pkt->length <= SRQ_SOFT_PKT_INLINE_MAX);
+            /* larger than a response frame: the requester reads it */
+            return !(pkt->flags & SRQ_SOFT_PKT_F_IMM) &&
+                   ((pkt->flags & SRQ_SOFT_PKT_F_PULL) ?
+                    (pkt->length > SRQ_SOFT_PKT_INLINE_MAX) :
+                    (pkt->length <= SRQ_SOFT_PKT_INLINE_MAX));
         }
         room    -= sizeof(srq_soft_pkt_rdma_t);
         iov      = (const srq_soft_pkt_iov_t*)(payload +
@@ -626,7 +643,9 @@ static void srq_soft_resp_write(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
  * A READ: the next in sequence (executed, answered, kept while a full
  * queue holds the answer back), or a duplicate (@dup: executed again and
  * answered if it can be at once, as nothing older waits; else dropped,
- * and the requester asks again)
+ * and the requester asks again). One with F_PULL is answered without its
+ * data: it is checked and in its place in the PSN order, and the
+ * requester reads the data itself when the answer reaches it.
  */
 static void srq_soft_resp_read(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
                                const srq_soft_pkt_t *pkt,
@@ -637,13 +656,13 @@ static void srq_soft_resp_read(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     uint8_t nak;
 
     memcpy(&req, payload, sizeof(req));
-    nak = srq_soft_resp_rdma_check(qp, &req, pkt->length,
-                                   IBV_ACCESS_REMOTE_READ);
+    nak  = srq_soft_resp_rdma_check(qp, &req, pkt->length,
+                                    IBV_ACCESS_REMOTE_READ);
+    data = (pkt->flags & SRQ_SOFT_PKT_F_PULL) ? NULL :
+           (const void*)(uintptr_t)req.addr;
     if (dup) {
         if ((nak == 0) && (srq_soft_atomic_unsent(qp) == NULL)) {
-            srq_soft_resp_ctrl_frame(qp, SRQ_SOFT_OP_READ_RESP, 0, pkt->psn,
-                                     (const void*)(uintptr_t)req.addr,
-                                     pkt->length);
+            srq_soft_resp_read_resp(qp, pkt->psn, data, pkt->length);
         }
         return;
     }
@@ -656,11 +675,11 @@ static void srq_soft_resp_read(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
         return;
     }
     qp->epsn = srq_soft_psn_add(qp->epsn, 1);
-    data     = (const void*)(uintptr_t)req.addr;
     if ((srq_soft_atomic_unsent(qp) != NULL) ||
-        (srq_soft_resp_ctrl_frame(qp, SRQ_SOFT_OP_READ_RESP, 0, pkt->psn,
-                                  data, pkt->length) == EAGAIN)) {
-        /* after older results, or no room now: the data as read now.
+        (srq_soft_resp_read_resp(qp, pkt->psn, data, pkt->length) ==
+         EAGAIN)) {
+        /* after older results, or no room now: the data as read now
+         * (or, pulled, the answer alone).
          * Without memory for a copy it is lost as a packet can be: the
          * requester's timeout resends the READ */
         if (srq_soft_atomic_save_read(qp, pkt->psn, data, pkt->length)) {

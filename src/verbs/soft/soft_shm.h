@@ -55,9 +55,10 @@
 #define SRQ_SOFT_SHM_MAGIC      0x54464f5351525332ull /* "2SRQSOFT" */
 /* 3: RC requests may carry ACKs (SRQ_SOFT_PKT_F_ACK), payloads up to 16
  * KiB travel in the packet; 4: RDMA WRITE and READ packets (executed by
- * the responder) and READ responses. An instance of another version is
+ * the responder) and READ responses; 5: larger READs answered without
+ * their data (SRQ_SOFT_PKT_F_PULL). An instance of another version is
  * refused, not half understood */
-#define SRQ_SOFT_SHM_VERSION    4u
+#define SRQ_SOFT_SHM_VERSION    5u
 #define SRQ_SOFT_INST_LEN       12  /* bytes of an instance id */
 
 #define SRQ_SOFT_CELL           64u

@@ -39,6 +39,53 @@ protected:
         }
     }
 
+    /* Fill a's inbound queue with padding from b (soft0 only): b's next
+     * frame to a finds no room, and waits */
+    void fill_queue_of_a()
+    {
+        std::vector<char> pad(64 * 1024, 0);
+        int i, ret = 0;
+
+        ((srq_soft_pkt_t*)pad.data())->opcode = SRQ_SOFT_OP_PAD;
+        for (i = 0; (i < 64) && (ret == 0); ++i) {
+            ret = srq_soft_inject(b->dev, &a->addr, pad.data(), pad.size(),
+                                  SRQ_SOFT_INJECT_FRAME);
+        }
+        ASSERT_EQ(EAGAIN, ret);
+    }
+
+    /* WR 1: a SEND of 16 bytes of @sbuf; WR 2, behind it: a READ of @len
+     * bytes at @raddr into @lbuf */
+    void post_send_then_read(char *sbuf, ibv_mr *smr, char *lbuf,
+                             ibv_mr *lmr, uint32_t len, void *raddr,
+                             uint32_t rkey)
+    {
+        ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 1));
+        ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_READ, lbuf, len, lmr->lkey,
+                               2, IBV_SEND_SIGNALED, (uintptr_t)raddr, rkey));
+    }
+
+    /* post_send_then_read; b alone takes both (the SEND into @rbuf) and
+     * finds a's queue full for the READ's response, which it keeps. b's
+     * statistics before it, into @before */
+    void hold_back_read_response(char *sbuf, ibv_mr *smr, char *lbuf,
+                                 ibv_mr *lmr, uint32_t len, void *raddr,
+                                 uint32_t rkey, char *rbuf, ibv_mr *rmr,
+                                 srq_soft_stats_t *before)
+    {
+        srq_soft_stats_t after{};
+
+        post_send_then_read(sbuf, smr, lbuf, lmr, len, raddr, rkey);
+        fill_queue_of_a();
+        ASSERT_EQ(0, srq_soft_query_stats(b->dev, before));
+        ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
+        ibv_wc wc = poll1(rcqb); /* b alone: the SEND, then the READ */
+        ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+        ASSERT_EQ(0, srq_soft_query_stats(b->dev, &after));
+        EXPECT_GT(after.tx_ring_full, before->tx_ring_full)
+            << "the READ's response was not held back";
+    }
+
     ibv_qp *qpa = nullptr, *qpb = nullptr;
 };
 
@@ -411,9 +458,7 @@ TEST_P(rc, rdma_behind_unacked_send_goes_at_once_in_order)
     if (is_soft()) {
         ASSERT_EQ(0, srq_soft_query_stats(a->dev, &before));
     }
-    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 1));
-    ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_READ, lbuf, 16, lmr->lkey, 2,
-                           IBV_SEND_SIGNALED, (uintptr_t)rbuf, rmr->rkey));
+    post_send_then_read(sbuf, smr, lbuf, lmr, 16, rbuf, rmr->rkey);
     ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_WRITE, wsrc, big, wmr->lkey, 3,
                            IBV_SEND_SIGNALED, (uintptr_t)tgt, tmr->rkey));
     pump(20);
@@ -432,6 +477,80 @@ TEST_P(rc, rdma_behind_unacked_send_goes_at_once_in_order)
     EXPECT_EQ(0, memcmp(lbuf, sbuf, 16)) << "the READ ran before the SEND";
     EXPECT_EQ(0, memcmp(tgt, wsrc, big));
     EXPECT_EQ(IBV_WC_SUCCESS, poll1(rcqb).status);
+}
+
+/*
+ * A READ too large for one response packet goes at once behind an
+ * unacknowledged SEND as well: the responder answers it in PSN order
+ * without the data, and the requester reads it then. So it sees what the
+ * SEND placed at the start of the range it reads.
+ */
+TEST_P(rc, large_read_behind_unacked_send_goes_at_once_in_order)
+{
+    conn_opts_t o;
+    make_pair(o);
+    const size_t big = 100000;
+    char *sbuf = (char*)alloc(64, 's'), *lbuf = (char*)alloc(big, 0);
+    char *src  = (char*)alloc(big, 'r');
+    ibv_mr *smr = reg(*a, sbuf, 64, 0);
+    ibv_mr *lmr = reg(*a, lbuf, big, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *xmr = reg(*b, src, big, IBV_ACCESS_LOCAL_WRITE |
+                                    IBV_ACCESS_REMOTE_READ);
+    srq_soft_stats_t before{}, after{};
+
+    if (is_soft()) {
+        ASSERT_EQ(0, srq_soft_query_stats(a->dev, &before));
+    }
+    post_send_then_read(sbuf, smr, lbuf, lmr, big, src, xmr->rkey);
+    pump(20);
+    if (is_soft()) {
+        ASSERT_EQ(0, srq_soft_query_stats(a->dev, &after));
+        EXPECT_EQ(1u, after.rdma_by_responder - before.rdma_by_responder)
+            << "the READ waited for the SEND's ACK";
+    }
+    ASSERT_EQ(0, post_recv(qpb, src, 64, xmr->lkey, 1)); /* src's start */
+    ibv_wc wc[2];
+    expect_sends_done_in_order(2, wc);
+    EXPECT_EQ(IBV_WC_RDMA_READ, wc[1].opcode);
+    EXPECT_EQ(big, wc[1].byte_len);
+    EXPECT_EQ(0, memcmp(lbuf, sbuf, 16)) << "the READ ran before the SEND";
+    EXPECT_EQ(0, memcmp(lbuf + 16, src + 16, big - 16));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll1(rcqb).status);
+}
+
+/*
+ * The requester reads a large READ's data when its answer comes, with the
+ * target's keys checked again then: a region deregistered in between is
+ * not read, and the READ fails with a remote access error.
+ */
+TEST_P(rc, large_read_answered_then_deregistered_reads_nothing)
+{
+    conn_opts_t o;
+    make_pair(o);
+    const size_t big = 100000;
+    char *sbuf = (char*)alloc(64, 's'), *rbuf = (char*)alloc(64, 0);
+    char *lbuf = (char*)alloc(big, 0), *src = (char*)alloc(big, 'r');
+    ibv_mr *smr = reg(*a, sbuf, 64, 0);
+    ibv_mr *lmr = reg(*a, lbuf, big, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *rmr = reg(*b, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *xmr = srq_verbs_reg_mr(b->dev, b->pd, src, big,
+                                   IBV_ACCESS_REMOTE_READ);
+
+    ASSERT_NE(nullptr, xmr) << strerror(errno);
+    /* both go at once, the READ behind the unacknowledged SEND */
+    post_send_then_read(sbuf, smr, lbuf, lmr, big, src, xmr->rkey);
+    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
+    ibv_wc wc = poll1(rcqb); /* b alone: the SEND placed, the READ answered */
+    ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+    ASSERT_EQ(0, srq_verbs_dereg_mr(b->dev, xmr));
+    ibv_wc swc[2];
+    ASSERT_EQ(2, poll(scqa, 2, swc));
+    EXPECT_EQ(IBV_WC_SUCCESS, swc[0].status);
+    EXPECT_EQ(2u, swc[1].wr_id);
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, swc[1].status)
+        << ibv_wc_status_str(swc[1].status);
+    EXPECT_EQ(0, lbuf[0]);
+    EXPECT_EQ(0, lbuf[big - 1]);
 }
 
 /*
@@ -565,33 +684,51 @@ TEST_P(rc, read_response_held_back_by_a_full_queue)
     ibv_mr *lmr = reg(*a, lbuf, 64, IBV_ACCESS_LOCAL_WRITE);
     ibv_mr *rmr = reg(*b, rbuf, 64, IBV_ACCESS_LOCAL_WRITE |
                                     IBV_ACCESS_REMOTE_READ);
-    std::vector<char> pad(64 * 1024, 0);
-    srq_soft_stats_t before{}, after{};
-    int i, ret = 0;
+    srq_soft_stats_t before{};
 
-    /* behind the SEND (no receive posted yet), the READ is b's to do */
-    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 1));
-    ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_READ, lbuf, 16, lmr->lkey, 2,
-                           IBV_SEND_SIGNALED, (uintptr_t)rbuf, rmr->rkey));
-    /* a's queue full of padding, from b */
-    ((srq_soft_pkt_t*)pad.data())->opcode = SRQ_SOFT_OP_PAD;
-    for (i = 0; (i < 64) && (ret == 0); ++i) {
-        ret = srq_soft_inject(b->dev, &a->addr, pad.data(), pad.size(),
-                              SRQ_SOFT_INJECT_FRAME);
-    }
-    ASSERT_EQ(EAGAIN, ret);
-    ASSERT_EQ(0, srq_soft_query_stats(b->dev, &before));
-    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
-    ibv_wc wc = poll1(rcqb); /* b alone: the SEND placed, the READ done */
-    ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
-    ASSERT_EQ(0, srq_soft_query_stats(b->dev, &after));
-    EXPECT_GT(after.tx_ring_full, before.tx_ring_full)
-        << "the READ's response was not held back";
+    /* behind the SEND, the READ is b's to do: it reads what the SEND
+     * placed */
+    hold_back_read_response(sbuf, smr, lbuf, lmr, 16, rbuf, rmr->rkey, rbuf,
+                            rmr, &before);
     memset(rbuf, 'Z', 16); /* after the READ */
     pump(50);              /* a drains its queue, b sends what it kept */
     ibv_wc swc[2];
     expect_sends_done_in_order(2, swc);
     EXPECT_EQ(0, memcmp(lbuf, sbuf, 16)) << "not the data the READ read";
+}
+
+/*
+ * A large READ's answer (no data: the requester reads it) that finds the
+ * requester's queue full is kept and sent once there is room: the READ
+ * completes without being sent again, with the data as the requester
+ * reads it then.
+ */
+TEST_P(rc, large_read_answer_held_back_by_a_full_queue)
+{
+    if (!is_soft()) {
+        GTEST_SKIP() << "fills soft0's queue";
+    }
+    conn_opts_t o;
+    make_pair(o);
+    const size_t big = 100000;
+    char *sbuf = (char*)alloc(64, 's'), *rbuf = (char*)alloc(64, 0);
+    char *lbuf = (char*)alloc(big, 0), *src = (char*)alloc(big, 'r');
+    ibv_mr *smr = reg(*a, sbuf, 64, 0);
+    ibv_mr *lmr = reg(*a, lbuf, big, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *rmr = reg(*b, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *xmr = reg(*b, src, big, IBV_ACCESS_REMOTE_READ);
+    srq_soft_stats_t before{}, after{};
+
+    hold_back_read_response(sbuf, smr, lbuf, lmr, big, src, xmr->rkey, rbuf,
+                            rmr, &before);
+    memset(src, 'Z', big); /* read when the answer reaches a */
+    ibv_wc swc[2];
+    expect_sends_done_in_order(2, swc);
+    ASSERT_EQ(0, srq_soft_query_stats(b->dev, &after));
+    EXPECT_EQ(before.rx_out_of_seq, after.rx_out_of_seq)
+        << "the READ was sent again: its answer was lost";
+    EXPECT_EQ('Z', lbuf[0]);
+    EXPECT_EQ('Z', lbuf[big - 1]);
 }
 
 TEST_P(rc, rnr_retry_succeeds_when_recv_posted_late)
