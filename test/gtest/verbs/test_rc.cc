@@ -525,6 +525,11 @@ TEST_P(rc, large_read_behind_unacked_send_goes_at_once_in_order)
  */
 TEST_P(rc, large_read_answered_then_deregistered_reads_nothing)
 {
+    if (!is_soft()) {
+        /* soft0 through rdma-core runs a progress thread per instance,
+         * which may take the answer before b deregisters */
+        GTEST_SKIP() << "needs a to progress only when polled";
+    }
     conn_opts_t o;
     make_pair(o);
     const size_t big = 100000;
