@@ -76,9 +76,9 @@ static srq_soft_atomic_res_t *srq_soft_atomic_next(srq_soft_qp_t *qp,
     srq_soft_atomic_res_t *res;
 
     res = &qp->atomic->res[qp->atomic->next % SRQ_SOFT_MAX_RD_ATOMIC];
+    res->read  = false;
     res->data  = NULL;
     res->len   = 0;
-    res->pull  = false;
     res->orig  = 0;
     res->psn   = psn;
     res->valid = true;
@@ -106,9 +106,9 @@ bool srq_soft_atomic_save_read(srq_soft_qp_t *qp, uint32_t psn,
         memcpy(copy, data, len);
     }
     res       = srq_soft_atomic_next(qp, psn);
+    res->read = true;
     res->data = copy;
     res->len  = len;
-    res->pull = (data == NULL);
     return true;
 }
 
@@ -125,7 +125,7 @@ void srq_soft_atomic_mark_sent(srq_soft_qp_t *qp)
     srq_soft_atomic_res_t *res;
 
     res = &qp->atomic->res[qp->atomic->sent % SRQ_SOFT_MAX_RD_ATOMIC];
-    if ((res->data != NULL) || res->pull) {
+    if (res->read) {
         free(res->data); /* a duplicate READ executes again */
         res->data  = NULL;
         res->valid = false;

@@ -21,9 +21,10 @@ typedef struct srq_soft_qp srq_soft_qp_t;
  * executed again, as IB allows): then the entry is no longer valid */
 typedef struct srq_soft_atomic_res {
     uint64_t  orig;    /* the value before the operation */
-    uint8_t  *data;    /* READ: a copy of the data read (malloc), else NULL */
+    bool      read;    /* a READ's answer, not an atomic's */
+    uint8_t  *data;    /* READ: a copy of the data read (malloc), or NULL:
+                          answered without data (F_PULL) */
     uint32_t  len;     /* READ: its length */
-    bool      pull;    /* READ answered without data (F_PULL) */
     uint32_t  psn;
     bool      valid;
 } srq_soft_atomic_res_t;

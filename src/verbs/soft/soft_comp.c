@@ -259,15 +259,17 @@ static void srq_soft_comp_response(srq_soft_dev_t *dev,
         return;
     }
     wqe = srq_soft_comp_answered(qp, pkt, read);
-    if ((wqe != NULL) && (pkt->flags & SRQ_SOFT_PKT_F_PULL)) {
-        srq_soft_req_pull_read(qp, wqe); /* done, failed, or resent */
-    } else if (wqe != NULL) {
-        srq_soft_comp_scatter(qp, wqe, payload);
-        wqe->state  = SRQ_SOFT_SWQE_DONE;
-        wqe->status = IBV_WC_SUCCESS;
-    }
-    if ((wqe != NULL) && (wqe->state == SRQ_SOFT_SWQE_DONE)) {
-        srq_soft_comp_progressed(qp);
+    if (wqe != NULL) {
+        if (pkt->flags & SRQ_SOFT_PKT_F_PULL) {
+            srq_soft_req_pull_read(qp, wqe); /* done, failed, or resent */
+        } else {
+            srq_soft_comp_scatter(qp, wqe, payload);
+            wqe->state  = SRQ_SOFT_SWQE_DONE;
+            wqe->status = IBV_WC_SUCCESS;
+        }
+        if (wqe->state == SRQ_SOFT_SWQE_DONE) {
+            srq_soft_comp_progressed(qp);
+        }
     }
     srq_soft_req_progress(qp); /* the next READ or atomic may go now */
 }

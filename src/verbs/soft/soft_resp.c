@@ -304,7 +304,7 @@ static int srq_soft_resp_read_resp(srq_soft_qp_t *qp, uint32_t psn,
 static int srq_soft_resp_atomic_ack(srq_soft_qp_t *qp,
                                     const srq_soft_atomic_res_t *res)
 {
-    if ((res->data != NULL) || res->pull) {
+    if (res->read) {
         return srq_soft_resp_read_resp(qp, res->psn, res->data, res->len);
     }
     return srq_soft_resp_ctrl_frame(qp, SRQ_SOFT_OP_ATOMIC_ACK, 0, 0,
