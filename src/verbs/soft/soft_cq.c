@@ -72,7 +72,9 @@ static int srq_soft_channel_pipe(srq_soft_channel_t *ch)
     return fcntl(ch->wfd, F_SETFL, O_NONBLOCK);
 }
 
-/* the epoll set srq_verbs_get_cq_event sleeps on */
+/* the epoll set srq_verbs_get_cq_event sleeps on: the channel's events,
+ * and, on an instance without its progress thread (a test stopped it),
+ * the wake pipe and the timer, since the sleeper must move the device */
 static int srq_soft_channel_epoll(srq_soft_channel_t *ch)
 {
     srq_soft_dev_t *dev = ch->dev;
@@ -80,9 +82,12 @@ static int srq_soft_channel_epoll(srq_soft_channel_t *ch)
     ch->efd    = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     ch->ibv.fd = epoll_create1(EPOLL_CLOEXEC);
     if ((ch->efd < 0) || (ch->ibv.fd < 0) ||
-        srq_soft_epoll_add(ch->ibv.fd, ch->efd) ||
-        srq_soft_epoll_add(ch->ibv.fd, dev->fifo_fd) ||
-        srq_soft_epoll_add(ch->ibv.fd, dev->timer_fd)) {
+        srq_soft_epoll_add(ch->ibv.fd, ch->efd)) {
+        return -1;
+    }
+    if (!dev->thread_started &&
+        (srq_soft_epoll_add(ch->ibv.fd, dev->fifo_fd) ||
+         srq_soft_epoll_add(ch->ibv.fd, dev->timer_fd))) {
         return -1;
     }
     return 0;

@@ -251,12 +251,12 @@ int srq_soft_open_ex(const char *name, const srq_soft_open_params_t *params,
     }
     srq_soft_dev_init_self(dev);
     srq_soft_dev_init_ctx(dev);
-    if (dev->params.uverbs_fds) {
-        ret = srq_soft_thread_start(dev);
-        if (ret != 0) {
-            srq_soft_dev_free(dev);
-            return ret;
-        }
+    /* every instance: an HCA moves packets, fires its timers and raises
+     * its events whether or not its process polls (soft_thread.c) */
+    ret = srq_soft_thread_start(dev);
+    if (ret != 0) {
+        srq_soft_dev_free(dev);
+        return ret;
     }
     *dev_p = &dev->super;
     return 0;

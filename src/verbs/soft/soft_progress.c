@@ -109,15 +109,36 @@ static void srq_soft_progress_sched(srq_soft_dev_t *dev, uint64_t now)
     }
 }
 
-/* Our last packet still waits in the peer's queue: the peer is alive but
- * not progressing (an HCA would have ACKed without its CPU). Not a loss. */
+static uint64_t srq_soft_peer_gen(const srq_soft_qp_t *qp)
+{
+    return atomic_load_explicit(
+               (_Atomic uint64_t*)&qp->peer->seg.hdr->progress_gen,
+               memory_order_acquire);
+}
+
+/*
+ * No ACK, but no loss either: the peer's device has not run since (an HCA
+ * would have ACKed without its CPU; a descheduled or stopped process's
+ * device does not run). Our last packet still waits in its queue; or its
+ * device has not finished two rounds since it took it (the round that
+ * took it, and the next, in which an ACK waiting for a reply goes, each
+ * ending with the ACKs owed sent); or our own queue holds frames we have
+ * not read, the ACK maybe among them. Only a packet that the peer's
+ * device took and answered nothing to (its QP not ready, a PSN it does
+ * not expect) is a loss, and costs a retry.
+ */
 static bool srq_soft_peer_behind(srq_soft_qp_t *qp)
 {
     uint64_t head = atomic_load_explicit(
                         (_Atomic uint64_t*)&qp->peer->seg.hdr->head,
                         memory_order_acquire);
 
-    return (int64_t)(head - qp->tx_pos) < 0;
+    if ((int64_t)(head - qp->tx_pos) < 0) {
+        qp->tx_gen = srq_soft_peer_gen(qp);
+        return true;
+    }
+    return (srq_soft_peer_gen(qp) - qp->tx_gen < 2) ||
+           !srq_soft_ring_empty(qp->dev);
 }
 
 /* No ACK within the local ACK timeout: resend (a packet the responder
@@ -132,6 +153,7 @@ static void srq_soft_progress_timeout(srq_soft_qp_t *qp, uint64_t now)
     }
     if (qp->tx_time == 0) {
         qp->tx_time = now; /* first tick since it was sent or acked */
+        qp->tx_gen  = srq_soft_peer_gen(qp);
         return;
     }
     /* tx_time may be newer than @now: progress resent something since */
@@ -192,6 +214,16 @@ static void srq_soft_progress_send_acks(srq_soft_dev_t *dev, bool all)
     }
 }
 
+/* This round's ACKs are out: peers' timers may tell (srq_soft_peer_behind).
+ * The owner's line, which peers read only on a timer tick */
+static void srq_soft_progress_round_done(srq_soft_dev_t *dev)
+{
+    _Atomic uint64_t *gen = (_Atomic uint64_t*)&dev->seg.hdr->progress_gen;
+
+    atomic_store_explicit(gen, atomic_load_explicit(gen, memory_order_relaxed)
+                          + 1, memory_order_release);
+}
+
 /* Timed work: read the clock only every SRQ_SOFT_TICK_CALLS calls, or
  * when a QP waits for a moment (RNR) */
 static void srq_soft_progress_timed(srq_soft_dev_t *dev)
@@ -218,10 +250,10 @@ void srq_soft_progress(srq_soft_dev_t *dev)
     /* read without the lock by an empty poll (srq_soft_poll_cq) */
     srq_soft_stat_inc_shared(&dev->stats.progress_calls);
     /* a producer took our wake request: its byte must not keep the FIFO
-     * readable (and channel fds spinning) forever. In uverbs mode the FIFO
-     * is the progress thread's alone (no channel holds it): the byte is
+     * readable (and channel fds spinning) forever. With a progress thread
+     * the FIFO is the thread's alone (no channel holds it): the byte is
      * what wakes the thread, which may be asleep while we poll */
-    if (dev->wake_armed && !dev->params.uverbs_fds &&
+    if (dev->wake_armed && !dev->thread_started &&
         (atomic_load_explicit(srq_soft_wake_req(dev),
                                                  memory_order_relaxed) == 0)) {
         srq_soft_fd_drain(dev->fifo_fd);
@@ -233,6 +265,7 @@ void srq_soft_progress(srq_soft_dev_t *dev)
      * ACKs a reply may carry: they wait one call (soft_resp.c). A caller
      * about to sleep sends them all first (srq_soft_progress_acks) */
     srq_soft_progress_send_acks(dev, false);
+    srq_soft_progress_round_done(dev);
     if (!srq_soft_list_empty(&dev->dying_peers)) {
         srq_soft_comp_dying_peers(dev);
     }

@@ -102,6 +102,8 @@ struct srq_soft_qp {
     uint64_t             tx_pos;     /* the peer's ring position after our
                                         last packet: consumed once its
                                         head is there */
+    uint64_t             tx_gen;     /* the peer's progress_gen when it
+                                        was last seen not to have it */
     int                  rnr_left;
     uint8_t              rnr_streak; /* RNR NAKs in a row, no progress */
     bool                 rnr_probe;  /* after an RNR NAK: one WQE in

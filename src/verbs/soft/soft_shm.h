@@ -56,9 +56,11 @@
 /* 3: RC requests may carry ACKs (SRQ_SOFT_PKT_F_ACK), payloads up to 16
  * KiB travel in the packet; 4: RDMA WRITE and READ packets (executed by
  * the responder) and READ responses; 5: larger READs answered without
- * their data (SRQ_SOFT_PKT_F_PULL). An instance of another version is
- * refused, not half understood */
-#define SRQ_SOFT_SHM_VERSION    5u
+ * their data (SRQ_SOFT_PKT_F_PULL); 6: the owner's count of progress
+ * rounds (progress_gen), which tells a peer's transport timer a slow
+ * device from a lost packet. An instance of another version is refused,
+ * not half understood */
+#define SRQ_SOFT_SHM_VERSION    6u
 #define SRQ_SOFT_INST_LEN       12  /* bytes of an instance id */
 
 #define SRQ_SOFT_CELL           64u
@@ -94,6 +96,9 @@ typedef struct srq_soft_shm_hdr {
 
     /* consumer */
     uint64_t        head             __attribute__((aligned(64)));
+    /* progress rounds the owner finished, each with the ACKs it owed
+     * sent (soft_progress.c): read by peers' transport timers only */
+    uint64_t        progress_gen;
 } srq_soft_shm_hdr_t;
 
 /*

@@ -12,6 +12,7 @@
 #include "soft_proc.h"
 #include "soft_ring.h"
 #include "soft_shm.h"
+#include "soft_thread.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -51,6 +52,16 @@ int srq_soft_test_with_dev_lock(srq_verbs_dev_t *vdev, void (*fn)(void *arg),
     srq_soft_dev_lock(dev);
     fn(arg);
     srq_soft_dev_unlock(dev);
+    return 0;
+}
+
+/* The device stops answering for itself: only polls move it */
+int srq_soft_test_stop_thread(srq_verbs_dev_t *vdev)
+{
+    if ((vdev == NULL) || (vdev->kind != SRQ_VERBS_DEV_SOFT)) {
+        return EINVAL;
+    }
+    srq_soft_thread_stop(srq_soft_dev(vdev));
     return 0;
 }
 

@@ -45,6 +45,16 @@ int srq_soft_test_with_dev_lock(srq_verbs_dev_t *dev, void (*fn)(void *arg),
                                 void *arg);
 
 /*
+ * Stop @dev's progress thread: from now on the device moves only when its
+ * owner polls (ibv_poll_cq, srq_verbs_get_cq_event), as an HCA never
+ * does - for the tests of what a peer sees while this side does not run
+ * (its ACKs late, its queue filling) and of the device's work done in a
+ * poll. Call it before creating a completion channel on @dev (a channel
+ * made while the thread ran leaves the moving to it).
+ */
+int srq_soft_test_stop_thread(srq_verbs_dev_t *dev);
+
+/*
  * Arm a one-shot fault. The next ibv_post_srq_recv or
  * ibv_post_recv on this device whose WR chain has more than @wr_index WRs
  * fails at WR number @wr_index (0-based) as a post-time check would: it

@@ -1,14 +1,18 @@
 /*
- * ucx-srq soft device: the progress thread of an instance in uverbs mode.
+ * ucx-srq soft device: the progress thread of an instance.
  *
- * A kernel device moves packets, fires its timers and raises completion and
- * async events with no help from the process. libibverbs expects that: its
- * ibv_get_cq_event only reads the channel's fd, and a program may poll one
- * context while the packets that complete its work wait in another context's
- * queue (two QPs of one process talking to each other). So in uverbs mode
- * each instance has a thread that runs progress whenever a peer pokes the
- * instance's FIFO or timed work falls due, and sleeps otherwise. Polling by
- * the program still runs progress inline; the device lock orders the two.
+ * A kernel device or an HCA moves packets, fires its timers and raises
+ * completion and async events with no help from the process: ACKs,
+ * one-sided operations and atomics aimed at a process that never polls
+ * (UCX's atomic tests' targets, a rank computing, a descheduled process
+ * on a loaded machine) are answered all the same, and a peer never takes
+ * a slow poller for a dead one. So each instance has a thread that runs
+ * progress whenever a peer pokes the instance's wake pipe or timed work
+ * falls due, and sleeps otherwise. While the owner polls, the owner's
+ * polls run progress inline (the busy-polling fast path is unchanged) and
+ * the thread only looks, without the lock, every SRQ_SOFT_THREAD_LOOK_MS;
+ * the device lock orders the two. The wake pipe and the timer are the
+ * thread's: completion channels wait for the events its progress raises.
  */
 #include "soft_thread.h"
 #include "soft_dev.h"

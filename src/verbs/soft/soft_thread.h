@@ -1,5 +1,5 @@
 /*
- * ucx-srq soft device: the progress thread of an instance in uverbs mode.
+ * ucx-srq soft device: the progress thread of an instance (every instance has one).
  */
 #ifndef SRQ_SOFT_THREAD_H_
 #define SRQ_SOFT_THREAD_H_

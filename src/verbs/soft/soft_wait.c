@@ -155,7 +155,9 @@ int srq_soft_get_cq_event(srq_verbs_dev_t *vdev,
         /* drain first: anything raised after this makes the fd readable */
         srq_soft_fd_drain(ch->efd);
         srq_soft_dev_lock(dev);
-        srq_soft_wake_drain(dev);
+        if (!dev->thread_started) {
+            srq_soft_wake_drain(dev); /* else they are the thread's */
+        }
         srq_soft_progress(dev);
         cq = srq_soft_channel_pop(ch);
         if (cq == NULL) {

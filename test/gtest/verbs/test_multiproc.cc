@@ -36,9 +36,14 @@ struct endpoint {
     char *buf = nullptr;
     peer_info_t info{};
 
-    bool open(const std::string &name, bool channel = false)
+    /* @still: the device moves only when polled (a soft device) */
+    bool open(const std::string &name, bool channel = false,
+              bool still = false)
     {
         if (srq_verbs_open(name.c_str(), &dev) != 0) {
+            return false;
+        }
+        if (still && (srq_soft_test_stop_thread(dev) != 0)) {
             return false;
         }
         pd  = srq_verbs_alloc_pd(dev);
@@ -248,15 +253,16 @@ protected:
 
     /* Fork a child that opens the device, swaps peer_info with us and
      * connects; then runs @body(child endpoint, socket) */
+    /* @still: the child's device moves only when it polls */
     pid_t spawn(const std::function<int(endpoint&, int)> &body,
-                bool connect = true)
+                bool connect = true, bool still = false)
     {
         std::string name = GetParam();
         int s = sv[1];
-        pid_t pid = fork_child([name, s, body, connect]() {
+        pid_t pid = fork_child([name, s, body, connect, still]() {
             endpoint ep;
             peer_info_t peer;
-            if (!ep.open(name) || !write_full(s, &ep.info, sizeof(ep.info)) ||
+            if (!ep.open(name, false, still) || !write_full(s, &ep.info, sizeof(ep.info)) ||
                 !read_full(s, &peer, sizeof(peer))) {
                 return 10;
             }
@@ -649,7 +655,8 @@ TEST_P(multiproc, back_pressure_makes_no_system_call_per_retry)
     ibv_qp *qp = make_qp(d, IBV_QPT_UD, cq, cq);
     char *buf  = (char*)alloc(len, 'b');
     ibv_mr *mr = reg(d, buf, len, 0);
-    pid_t pid  = spawn(child_serve, false); /* it sits in read() */
+    /* it sits in read(), its device still: its queue fills */
+    pid_t pid  = spawn(child_serve, false, true);
     ud_to_rts(d, qp, 0x1234);
     ibv_ah *ah = make_ah(d, child.addr);
     srq_soft_stats_t st;

@@ -44,14 +44,20 @@ protected:
     void fill_queue_of_a()
     {
         std::vector<char> pad(64 * 1024, 0);
+        size_t len;
         int i, ret = 0;
 
         ((srq_soft_pkt_t*)pad.data())->opcode = SRQ_SOFT_OP_PAD;
-        for (i = 0; (i < 64) && (ret == 0); ++i) {
-            ret = srq_soft_inject(b->dev, &a->addr, pad.data(), pad.size(),
-                                  SRQ_SOFT_INJECT_FRAME);
+        /* large frames, then smaller ones into what is left: a's head
+         * need not sit on a large frame's boundary (a's device may have
+         * taken frames before it stopped) */
+        for (len = pad.size(); len >= SRQ_SOFT_CELL; len /= 2) {
+            for (i = 0, ret = 0; (i < 64) && (ret == 0); ++i) {
+                ret = srq_soft_inject(b->dev, &a->addr, pad.data(), len,
+                                      SRQ_SOFT_INJECT_FRAME);
+            }
+            ASSERT_EQ(EAGAIN, ret);
         }
-        ASSERT_EQ(EAGAIN, ret);
     }
 
     /* WR 1: a SEND of 16 bytes of @sbuf; WR 2, behind it: a READ of @len
@@ -79,7 +85,7 @@ protected:
         fill_queue_of_a();
         ASSERT_EQ(0, srq_soft_query_stats(b->dev, before));
         ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
-        ibv_wc wc = poll1(rcqb); /* b alone: the SEND, then the READ */
+        ibv_wc wc = poll1_alone(rcqb); /* b alone: the SEND, then the READ */
         ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
         ASSERT_EQ(0, srq_soft_query_stats(b->dev, &after));
         EXPECT_GT(after.tx_ring_full, before->tx_ring_full)
@@ -532,6 +538,8 @@ TEST_P(rc, large_read_answered_then_deregistered_reads_nothing)
     }
     conn_opts_t o;
     make_pair(o);
+    still(*a); /* the answer waits until a polls */
+    still(*b);
     const size_t big = 100000;
     char *sbuf = (char*)alloc(64, 's'), *rbuf = (char*)alloc(64, 0);
     char *lbuf = (char*)alloc(big, 0), *src = (char*)alloc(big, 'r');
@@ -545,7 +553,7 @@ TEST_P(rc, large_read_answered_then_deregistered_reads_nothing)
     /* both go at once, the READ behind the unacknowledged SEND */
     post_send_then_read(sbuf, smr, lbuf, lmr, big, src, xmr->rkey);
     ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
-    ibv_wc wc = poll1(rcqb); /* b alone: the SEND placed, the READ answered */
+    ibv_wc wc = poll1_alone(rcqb); /* b alone: the SEND placed, the READ answered */
     ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
     ASSERT_EQ(0, srq_verbs_dereg_mr(b->dev, xmr));
     ibv_wc swc[2];
@@ -683,6 +691,8 @@ TEST_P(rc, read_response_held_back_by_a_full_queue)
     }
     conn_opts_t o;
     make_pair(o);
+    still(*a); /* its queue stays full while it does not poll */
+    still(*b);
     char *sbuf = (char*)alloc(64, 's'), *rbuf = (char*)alloc(64, 0);
     char *lbuf = (char*)alloc(64, 0);
     ibv_mr *smr = reg(*a, sbuf, 64, 0);
@@ -715,6 +725,8 @@ TEST_P(rc, large_read_answer_held_back_by_a_full_queue)
     }
     conn_opts_t o;
     make_pair(o);
+    still(*a); /* its queue stays full while it does not poll */
+    still(*b);
     const size_t big = 100000;
     char *sbuf = (char*)alloc(64, 's'), *rbuf = (char*)alloc(64, 0);
     char *lbuf = (char*)alloc(big, 0), *src = (char*)alloc(big, 'r');
@@ -1308,3 +1320,88 @@ TEST_P(rc_reply, destroy_sends_the_ack_a_reply_would_have_carried)
 }
 
 SRQ_INSTANTIATE(rc_reply);
+
+/*
+ * The device answers for itself, as an HCA does: b's program never polls,
+ * yet a's SEND is placed and ACKed, a WRITE and a READ behind it (which
+ * b's responder executes, in order) complete, all by b's progress thread.
+ * Only a's CQ is polled, so nothing of this test moves b.
+ */
+TEST_P(rc, target_that_never_polls_answers)
+{
+    SRQ_SKIP_UNLESS_SOFT(); /* an HCA does this without asking */
+    make_pair();
+    char *sbuf = (char*)alloc(64, 's'), *rbuf = (char*)alloc(64, 0);
+    char *wsrc = (char*)alloc(64, 'w'), *tgt = (char*)alloc(64, 0);
+    char *lbuf = (char*)alloc(64, 0);
+    ibv_mr *smr = reg(*a, sbuf, 64, 0);
+    ibv_mr *wmr = reg(*a, wsrc, 64, 0);
+    ibv_mr *lmr = reg(*a, lbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *rmr = reg(*b, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *tmr = reg(*b, tgt, 64, IBV_ACCESS_LOCAL_WRITE |
+                                   IBV_ACCESS_REMOTE_WRITE |
+                                   IBV_ACCESS_REMOTE_READ);
+
+    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 1));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_WRITE, wsrc, 32, wmr->lkey, 2,
+                           IBV_SEND_SIGNALED, (uintptr_t)tgt, tmr->rkey));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_READ, lbuf, 32, lmr->lkey, 3,
+                           IBV_SEND_SIGNALED, (uintptr_t)tgt, tmr->rkey));
+    ibv_wc wc[3];
+    for (int i = 0; i < 3; ++i) {
+        wc[i] = poll1_alone(scqa);
+        EXPECT_EQ((uint64_t)i + 1, wc[i].wr_id);
+        ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status)
+            << ibv_wc_status_str(wc[i].status);
+    }
+    EXPECT_EQ(0, memcmp(rbuf, sbuf, 16));
+    EXPECT_EQ(0, memcmp(tgt, wsrc, 32));
+    EXPECT_EQ(0, memcmp(lbuf, wsrc, 32)) << "the READ ran before the WRITE";
+}
+
+/*
+ * A live peer is not declared dead because we are slow. b took a's SEND
+ * and answers it at once, but a's queue is full of frames a has not read
+ * (a slow, descheduled a): the ACK waits in b, then behind those frames.
+ * a's transport timer fires many times over meanwhile (16 ms, 1 retry)
+ * and finds a's own queue unread each time: not a loss, so no retry
+ * counts, and the SEND completes once a reads its way to the ACK.
+ */
+TEST_P(rc, slow_requester_does_not_exhaust_its_retries)
+{
+    SRQ_SKIP_UNLESS_SOFT(); /* fills a queue by injection */
+    conn_opts_t o;
+    o.timeout   = 12; /* ~16.8 ms */
+    o.retry_cnt = 1;
+    make_pair(o);
+    still(*a); /* a reads its queue only when the test polls it */
+    char *sbuf = (char*)alloc(64, 's'), *rbuf = (char*)alloc(64, 0);
+    ibv_mr *smr = reg(*a, sbuf, 64, 0);
+    ibv_mr *rmr = reg(*b, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    uint8_t junk[SRQ_SOFT_CELL] = {};
+    int ret = 0;
+
+    ((srq_soft_pkt_t*)junk)->opcode = 0x7f; /* a drops them, one by one */
+    while (ret == 0) {
+        ret = srq_soft_inject(b->dev, &a->addr, junk, sizeof(junk),
+                              SRQ_SOFT_INJECT_FRAME);
+    }
+    ASSERT_EQ(EAGAIN, ret);
+    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 1,
+                           IBV_SEND_SIGNALED));
+
+    /* a reads a batch every millisecond: the 32768 frames ahead of the ACK
+     * take it about half a second, 30 of its timeouts */
+    ibv_wc wc;
+    int n = 0;
+    uint64_t end = now_ms() + 20000;
+    while ((n == 0) && (now_ms() < end)) {
+        usleep(1000);
+        n = ibv_poll_cq(scqa, 1, &wc);
+    }
+    ASSERT_EQ(1, n) << "no completion";
+    EXPECT_EQ(IBV_WC_SUCCESS, wc.status) << ibv_wc_status_str(wc.status);
+    EXPECT_EQ(0, memcmp(rbuf, sbuf, 16));
+}

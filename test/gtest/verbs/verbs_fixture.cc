@@ -117,6 +117,11 @@ void verbs_test::TearDown()
     m_destroyed.clear();
 }
 
+void verbs_test::still(tdev_t &d)
+{
+    ASSERT_EQ(0, srq_soft_test_stop_thread(d.dev));
+}
+
 bool verbs_test::is_soft() const
 {
     srq_verbs_dev_info_t *list;
@@ -451,6 +456,20 @@ ibv_wc verbs_test::poll1(ibv_cq *cq, int timeout_ms)
     wc.status = IBV_WC_GENERAL_ERR;
     wc.wr_id  = UINT64_MAX;
     EXPECT_EQ(1, poll(cq, 1, &wc, timeout_ms)) << "no completion";
+    return wc;
+}
+
+ibv_wc verbs_test::poll1_alone(ibv_cq *cq, int timeout_ms)
+{
+    uint64_t end = now_ms() + timeout_ms;
+    ibv_wc wc = {};
+    int n;
+
+    wc.status = IBV_WC_GENERAL_ERR;
+    wc.wr_id  = UINT64_MAX;
+    while (((n = ibv_poll_cq(cq, 1, &wc)) == 0) && (now_ms() < end)) {
+    }
+    EXPECT_EQ(1, n) << "no completion";
     return wc;
 }
 

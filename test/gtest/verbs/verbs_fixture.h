@@ -62,6 +62,11 @@ protected:
 
     bool is_soft() const;
 
+    /* @d (a soft device) stops answering for itself: it moves only when
+     * polled, for the tests of what a peer sees while it does not run.
+     * Before any completion channel of @d */
+    void still(tdev_t &d);
+
     /* objects are destroyed in reverse order of creation in TearDown */
     tdev_t &open_dev();
     ibv_cq *make_cq(tdev_t &d, int cqe = 256,
@@ -93,6 +98,9 @@ protected:
      * progress of every CQ this test created meanwhile */
     int poll(ibv_cq *cq, int n, ibv_wc *wc, int timeout_ms = 5000);
     ibv_wc poll1(ibv_cq *cq, int timeout_ms = 5000);
+    /* One completion of @cq, polling @cq alone (no other CQ is pumped):
+     * only @cq's device moves meanwhile */
+    ibv_wc poll1_alone(ibv_cq *cq, int timeout_ms = 10000);
     /* Drive progress of every CQ for a while, taking no completions */
     void pump(int ms);
     void pump_once();
