@@ -104,6 +104,9 @@ struct srq_soft_qp {
                                         head is there */
     uint64_t             tx_gen;     /* the peer's progress_gen when it
                                         was last seen not to have it */
+    uint64_t             lock_busy_since; /* first time the peer's queue
+                                        was found locked by another
+                                        producer, 0: it was not */
     int                  rnr_left;
     uint8_t              rnr_streak; /* RNR NAKs in a row, no progress */
     bool                 rnr_probe;  /* after an RNR NAK: one WQE in

@@ -395,7 +395,8 @@ static void srq_soft_req_carry_ack(srq_soft_qp_t *qp, srq_soft_pkt_t *pkt)
     ++qp->dev->stats.acks_carried;
 }
 
-/* Queue the WQE's packet at @peer: 0, EAGAIN (no room) or EPIPE (gone) */
+/* Queue the WQE's packet at @peer: 0, EAGAIN (no room), EBUSY (locked by
+ * another producer) or EPIPE (gone) */
 static int srq_soft_req_transmit(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
                                  srq_soft_peer_t *peer)
 {
@@ -442,9 +443,33 @@ static int srq_soft_req_fail(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
 
 /* The peer did not take the packet: a dead peer fails its QPs (this one
  * included) through srq_soft_comp_peer_dead() */
-static int srq_soft_req_tx_failed(srq_soft_qp_t *qp, srq_soft_peer_t *peer,
-                                  int ret)
+/*
+ * Another producer keeps the peer's queue locked (stopped or misbehaving:
+ * it held it for SRQ_SOFT_RING_LOCK_NS): back-pressure, retried from
+ * progress, but not forever - once the QP's transport timeout and its
+ * retries have passed, the WQE fails as a request nobody answers does.
+ */
+static int srq_soft_req_lock_busy(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
 {
+    uint64_t to  = srq_soft_timeout_ns(qp->attr.timeout);
+    uint64_t now = srq_soft_now_ns();
+
+    if (qp->lock_busy_since == 0) {
+        qp->lock_busy_since = now;
+    } else if ((to != UINT64_MAX) &&
+               (now - qp->lock_busy_since > to * (qp->attr.retry_cnt + 1u))) {
+        qp->lock_busy_since = 0;
+        return srq_soft_req_fail(qp, wqe, IBV_WC_RETRY_EXC_ERR);
+    }
+    return SRQ_SOFT_REQ_AGAIN;
+}
+
+static int srq_soft_req_tx_failed(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
+                                  srq_soft_peer_t *peer, int ret)
+{
+    if (ret == EBUSY) {
+        return srq_soft_req_lock_busy(qp, wqe);
+    }
     if ((ret == EAGAIN) && srq_soft_comp_peer_check_due(qp->dev, peer)) {
         return SRQ_SOFT_REQ_AGAIN;
     }
@@ -464,7 +489,8 @@ static int srq_soft_req_ud(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
         srq_soft_comp_peer_check_due(qp->dev, wqe->ud_peer)) {
         return SRQ_SOFT_REQ_AGAIN;
     }
-    /* sent, or the destination is gone: a datagram is just lost then */
+    /* sent, or the destination is gone or kept locked by another
+     * producer: a datagram is just lost then */
     wqe->state  = SRQ_SOFT_SWQE_DONE;
     wqe->status = IBV_WC_SUCCESS;
     return SRQ_SOFT_REQ_NEXT;
@@ -479,8 +505,9 @@ static int srq_soft_req_rc_packet(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
     }
     ret = srq_soft_req_transmit(qp, wqe, qp->peer);
     if (ret != 0) {
-        return srq_soft_req_tx_failed(qp, qp->peer, ret);
+        return srq_soft_req_tx_failed(qp, wqe, qp->peer, ret);
     }
+    qp->lock_busy_since = 0;
     if (wqe->state == SRQ_SOFT_SWQE_POSTED) {
         qp->next_psn = srq_soft_psn_add(qp->next_psn, 1);
         wqe->state   = SRQ_SOFT_SWQE_SENT;

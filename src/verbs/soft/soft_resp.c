@@ -259,7 +259,8 @@ static int srq_soft_resp_ctrl_frame(srq_soft_qp_t *qp, uint8_t opcode,
     ret = srq_soft_ring_reserve(qp->dev, qp->peer,
                                 srq_soft_frame_len(payload), &tx);
     if (ret != 0) {
-        return ret;
+        /* a lock held by another producer: to us, no room now */
+        return (ret == EBUSY) ? EAGAIN : ret;
     }
     pkt          = tx.pkt;
     pkt->opcode  = opcode;

@@ -22,6 +22,7 @@
  * producer first fills the rest with a PAD frame.
  */
 #include "soft_ring.h"
+#include "soft_clock.h"
 #include "soft_dev.h"
 #include "soft_fifo.h"
 #include "soft_peer.h"
@@ -70,7 +71,7 @@ int srq_soft_ring_lock(srq_soft_dev_t *dev, srq_soft_shm_hdr_t *hdr)
 {
     _Atomic uint64_t *word = (_Atomic uint64_t*)&hdr->prod_lock;
     unsigned spins = 0;
-    uint64_t cur;
+    uint64_t cur, give_up = 0;
 
     for (;;) {
         cur = atomic_load_explicit(word, memory_order_relaxed);
@@ -93,6 +94,15 @@ int srq_soft_ring_lock(srq_soft_dev_t *dev, srq_soft_shm_hdr_t *hdr)
                                                     memory_order_relaxed)) {
             ++dev->stats.producer_recovered;
             return 0;
+        }
+        /* a live holder: the clock is read once a yield, not per look */
+        if (spins + 1 >= SRQ_SOFT_LOCK_SPINS) {
+            if (give_up == 0) {
+                give_up = srq_soft_now_ns() + SRQ_SOFT_RING_LOCK_NS;
+            } else if (srq_soft_now_ns() >= give_up) {
+                ++dev->stats.tx_lock_busy;
+                return EBUSY;
+            }
         }
         srq_soft_lock_backoff(&spins);
     }
@@ -152,7 +162,7 @@ int srq_soft_ring_reserve(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
         return EPIPE;
     }
     if (srq_soft_ring_lock(dev, hdr) != 0) {
-        return EPIPE;
+        return EBUSY;
     }
 
     /* a misbehaving producer may have left a misaligned tail */

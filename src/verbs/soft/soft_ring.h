@@ -34,7 +34,8 @@ typedef void (*srq_soft_frame_cb_t)(srq_soft_dev_t *dev,
 /*
  * Reserve room for a frame of @frame_len bytes in @peer's queue. On success
  * the producer lock is held until srq_soft_ring_commit. EAGAIN: no room
- * now; EPIPE: the peer is gone.
+ * now; EBUSY: another producer has held the lock for SRQ_SOFT_RING_LOCK_NS
+ * (try again later); EPIPE: the peer is gone.
  */
 int  srq_soft_ring_reserve(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
                            uint32_t frame_len, srq_soft_tx_t *tx);
@@ -56,8 +57,13 @@ uint64_t srq_soft_ring_tail(srq_soft_dev_t *dev);
 /* Our consumer took everything before @pos (a srq_soft_ring_tail) */
 bool srq_soft_ring_drained_to(srq_soft_dev_t *dev, uint64_t pos);
 
+/* A live producer holding a queue's lock longer than this (descheduled,
+ * stopped, misbehaving) makes the others give up for now: no verb waits
+ * for another process without bound */
+#define SRQ_SOFT_RING_LOCK_NS  2000000ull
+
 /* Take the producers' lock of the queue at @hdr, taking it over from a
- * dead holder */
+ * dead holder: 0, or EBUSY after SRQ_SOFT_RING_LOCK_NS of a live one */
 int  srq_soft_ring_lock(srq_soft_dev_t *dev, srq_soft_shm_hdr_t *hdr);
 void srq_soft_ring_unlock(srq_soft_shm_hdr_t *hdr);
 

@@ -32,6 +32,7 @@
  * ourselves so that whoever sleeps next wakes at once */
 static void srq_soft_wake_arm(srq_soft_dev_t *dev)
 {
+    bool ordered;
     ssize_t ret;
 
     atomic_store_explicit(srq_soft_wake_req(dev), 1, memory_order_relaxed);
@@ -39,11 +40,14 @@ static void srq_soft_wake_arm(srq_soft_dev_t *dev)
     /* producers do not fence: passing through their lock orders us with
      * each of them (see srq_soft_ring_commit) - a producer that takes it
      * after us sees wake_req, one that released it before us published
-     * its frame before */
-    if (srq_soft_ring_lock(dev, dev->seg.hdr) == 0) {
+     * its frame before. A holder that keeps it (EBUSY) may publish a
+     * frame without seeing wake_req: then we poke ourselves, and the
+     * sleeper looks again */
+    ordered = (srq_soft_ring_lock(dev, dev->seg.hdr) == 0);
+    if (ordered) {
         srq_soft_ring_unlock(dev->seg.hdr);
     }
-    if (!srq_soft_ring_empty(dev)) {
+    if (!ordered || !srq_soft_ring_empty(dev)) {
         ret = write(dev->fifo_fd, "w", 1);
         (void)ret;
     }

@@ -45,6 +45,10 @@ typedef struct srq_soft_stats {
                                    responder to execute, because earlier
                                    WRs were not acknowledged yet (else the
                                    requester does them, one-sided) */
+    uint64_t  tx_lock_busy;     /* a peer's queue's producer lock held by a
+                                   live process for SRQ_SOFT_RING_LOCK_NS
+                                   (retried; a WR fails after its
+                                   transport timeout and retries) */
 } srq_soft_stats_t;
 
 /*

@@ -266,7 +266,10 @@ protected:
                 !read_full(s, &peer, sizeof(peer))) {
                 return 10;
             }
-            if (connect && !ep.connect(peer)) {
+            /* connected (RTR) before the parent sends: a packet that
+             * finds the QP not ready yet is dropped, as on an HCA */
+            char up = 'c';
+            if (connect && (!ep.connect(peer) || !write_full(s, &up, 1))) {
                 return 11;
             }
             int rc = body(ep, s);
@@ -275,6 +278,11 @@ protected:
         });
         EXPECT_TRUE(read_full(sv[0], &child, sizeof(child)));
         EXPECT_TRUE(write_full(sv[0], &me.info, sizeof(me.info)));
+        char up = 0;
+        if (connect) {
+            EXPECT_TRUE(read_full(sv[0], &up, 1, 30000));
+            EXPECT_EQ('c', up) << "the child did not connect";
+        }
         return pid;
     }
 
@@ -615,16 +623,73 @@ TEST_P(multiproc, producer_dies_holding_queue_lock)
     EXPECT_EQ(0, wait_child(pid));
 
     check_traffic_flows(a, b, 1);
+    /* whoever took b's lock first took it over: a sending, or b's own
+     * device arming its wake request */
+    srq_soft_stats_t sa, sb;
+    ASSERT_EQ(0, srq_soft_query_stats(a.dev, &sa));
+    ASSERT_EQ(0, srq_soft_query_stats(b.dev, &sb));
+    EXPECT_EQ(1u, sa.producer_recovered + sb.producer_recovered);
+}
+
+/*
+ * A live process that keeps a target's producer lock (stopped, or never
+ * releasing it) makes no verb wait for it: ibv_post_send returns at once,
+ * the WR waits as under back-pressure, and fails with RETRY_EXC_ERR once
+ * the QP's transport timeout and its retries have passed (here 2 x 17 ms;
+ * the holder keeps the lock for 30 s).
+ */
+TEST_P(multiproc, live_holder_of_queue_lock_blocks_no_verb)
+{
+    SRQ_SKIP_UNLESS_SOFT();
+    tdev_t &a = open_dev();
+    tdev_t &b = open_dev();
+    ibv_cq *cqa = make_cq(a), *cqb = make_cq(b);
+    ibv_qp *qa = make_qp(a, IBV_QPT_RC, cqa, cqa);
+    ibv_qp *qb = make_qp(b, IBV_QPT_RC, cqb, cqb);
+    char *buf = (char*)alloc(64, 'k');
+    ibv_mr *mra = reg(a, buf, 64, 0);
+    conn_opts_t o;
+    o.timeout   = 12; /* ~16.8 ms */
+    o.retry_cnt = 1;
+    connect_rc(a, qa, b, qb, o);
+
+    srq_verbs_dev_t *bdev = b.dev;
+    int sv2[2];
+    ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv2));
+    pid_t pid = fork_child([bdev, sv2]() {
+        int rc = srq_soft_test_hold_lock(bdev);
+        char c = rc ? 'n' : 'y';
+        if (!write_full(sv2[1], &c, 1)) {
+            return 2;
+        }
+        sleep(30); /* alive, holding it; TearDown kills us */
+        return rc;
+    });
+    char c = 0;
+    ASSERT_TRUE(read_full(sv2[0], &c, 1, 10000));
+    close(sv2[0]);
+    close(sv2[1]);
+    ASSERT_EQ('y', c) << "the child did not get the lock";
+
+    uint64_t t0 = now_ms();
+    ASSERT_EQ(0, post_send(qa, IBV_WR_SEND, buf, 16, mra->lkey, 1));
+    EXPECT_LT(now_ms() - t0, 1000u) << "ibv_post_send waited for the holder";
+    ibv_wc wc = poll1_alone(cqa, 10000);
+    EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, wc.status) << ibv_wc_status_str(wc.status);
+    EXPECT_LT(now_ms() - t0, 5000u);
     srq_soft_stats_t st;
     ASSERT_EQ(0, srq_soft_query_stats(a.dev, &st));
-    EXPECT_EQ(1u, st.producer_recovered);
+    EXPECT_GT(st.tx_lock_busy, 0u);
+    kill(pid, SIGKILL);
+    wait_child(pid);
 }
 
 TEST_P(multiproc, slow_peer_is_not_a_lost_packet)
 {
     SRQ_SKIP_UNLESS_SOFT(); /* an HCA ACKs without the peer's CPU anyway */
     ASSERT_TRUE(me.open(GetParam()));
-    pid_t pid = spawn(child_serve);
+    /* a child whose device does not run while it sits in read() */
+    pid_t pid = spawn(child_serve, true, true);
     /* ~1 ms ACK timeout, one retry: a lossy link would fail in ~2 ms */
     ASSERT_TRUE(me.connect(child, 7, 8, 1));
     ibv_wc wc;
