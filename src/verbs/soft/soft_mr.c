@@ -26,6 +26,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+/* A slot's key while its region is deregistered: taken, matching no key */
+#define SRQ_SOFT_MR_WITHDRAWN    SRQ_SOFT_SRQ_INVALID_LKEY
+
 #define SRQ_SOFT_MR_ACCESS_KNOWN (IBV_ACCESS_LOCAL_WRITE | \
                                   IBV_ACCESS_REMOTE_WRITE | \
                                   IBV_ACCESS_REMOTE_READ | \
@@ -82,7 +85,8 @@ static void srq_soft_mr_publish(srq_soft_mr_ent_t *ent, uint32_t key,
 
 /* The next key whose slot is free (slot 0 is never used: key 0 is none).
  * SRQ_SOFT_SRQ_INVALID_LKEY is never a key: in an SRQ WQE it ends the
- * scatter list (an SGE with it would cut the list short) */
+ * scatter list (an SGE with it would cut the list short); it also marks a
+ * slot whose region is being deregistered (SRQ_SOFT_MR_WITHDRAWN) */
 static uint32_t srq_soft_mr_next_key(srq_soft_dev_t *dev)
 {
     uint32_t key = dev->mr_last_key;
@@ -146,19 +150,29 @@ int srq_soft_dereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr)
     srq_soft_mr_t *mr   = srq_soft_container_of(ibmr, srq_soft_mr_t, ibv);
     srq_soft_mr_ent_t *ent;
 
-    if (srq_soft_dev_lock_obj(dev, ibmr) != 0) {
+    uint32_t key = ibmr->lkey;
+
+    if (!srq_soft_dev_has(dev, ibmr)) {
         return EINVAL;
     }
+    /* Withdrawn before the device lock (sequentially consistent: see
+     * soft_inflight.c): a copy under it that runs under the lock (this
+     * process's requester or responder, in chunks) sees it at its next
+     * chunk and stops, so taking the lock waits for one chunk, not for
+     * the whole WRITE or READ. The slot stays taken (a marker no key
+     * equals) until the lock is ours, so a registration meanwhile cannot
+     * get it */
     ent = &dev->seg.mrs[mr->index];
-    if (ent->key != ibmr->lkey) {
-        srq_soft_dev_unlock(dev);
+    if (!atomic_compare_exchange_strong_explicit(
+            (_Atomic uint32_t*)&ent->key, &key, SRQ_SOFT_MR_WITHDRAWN,
+            memory_order_seq_cst, memory_order_relaxed)) {
         return EINVAL;
     }
-    /* withdrawn (sequentially consistent: see soft_inflight.c), then no
-     * peer's copy under it may still be running when we return */
-    atomic_store_explicit((_Atomic uint32_t*)&ent->key, 0,
-                          memory_order_seq_cst);
+    srq_soft_dev_lock(dev);
+    /* then no peer's copy under it may still be running when we return */
     srq_soft_inflight_wait_all(dev, ibmr->lkey);
+    atomic_store_explicit((_Atomic uint32_t*)&ent->key, 0,
+                          memory_order_release);
     --dev->mr_count;
     srq_soft_dev_unlock(dev);
     srq_soft_pd_put(ibmr->pd);

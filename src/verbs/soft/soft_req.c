@@ -43,6 +43,7 @@
 #include "soft_comp.h"
 #include "soft_dev.h"
 #include "soft_inflight.h"
+#include "soft_iov.h"
 #include "soft_list.h"
 #include "soft_mr.h"
 #include "soft_peer.h"
@@ -140,29 +141,6 @@ static int srq_soft_req_local_iov(srq_soft_qp_t *qp,
     return (int)wqe->num_sge;
 }
 
-/* [off, off + len) of the list @iov (@n entries) as a list of its own */
-static int srq_soft_req_iov_slice(const struct iovec *iov, int n, size_t off,
-                                  size_t len, struct iovec *out)
-{
-    int i, m = 0;
-    size_t part;
-
-    for (i = 0; (i < n) && (len > 0); ++i) {
-        if (off >= iov[i].iov_len) {
-            off -= iov[i].iov_len;
-            continue;
-        }
-        part = iov[i].iov_len - off;
-        part = (part < len) ? part : len;
-        out[m].iov_base = (uint8_t*)iov[i].iov_base + off;
-        out[m].iov_len  = part;
-        ++m;
-        len -= part;
-        off  = 0;
-    }
-    return m;
-}
-
 /*
  * What the target's responder would check, in its tables: 0, an IBV_WC_*
  * error status, or SRQ_SOFT_REQ_DROPPED (no such QP, not ready, not ours:
@@ -199,7 +177,7 @@ static int srq_soft_req_rdma_chunk(srq_soft_qp_t *qp,
     ssize_t done;
     int m;
 
-    m               = srq_soft_req_iov_slice(local, n, off, len, part);
+    m               = srq_soft_iov_slice(local, n, off, len, part);
     remote.iov_base = (void*)(uintptr_t)(wqe->remote_addr + off);
     remote.iov_len  = len;
     done = read ? process_vm_readv(pid, part, m, &remote, 1, 0) :
@@ -237,6 +215,12 @@ static int srq_soft_req_rdma(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
         srq_soft_inflight_begin(dev, qp->peer->instance, wqe->rkey,
                                 qp->attr.dest_qp_num);
         status = srq_soft_req_rdma_check(qp, wqe, access);
+        if ((status == IBV_WC_SUCCESS) && (off > 0) &&
+            (srq_soft_req_check_lkeys(qp, wqe) != 0)) {
+            /* our own region, deregistered since the last chunk (its
+             * ibv_dereg_mr withdraws it before waiting for our lock) */
+            status = IBV_WC_LOC_PROT_ERR;
+        }
         if ((status == IBV_WC_SUCCESS) && (len > 0)) {
             status = srq_soft_req_rdma_chunk(qp, wqe, local, n, off, len);
         }

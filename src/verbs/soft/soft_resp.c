@@ -30,6 +30,8 @@
 #include "soft_comp.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
+#include "soft_inflight.h"
+#include "soft_iov.h"
 #include "soft_list.h"
 #include "soft_mr.h"
 #include "soft_peer.h"
@@ -598,6 +600,50 @@ static void srq_soft_resp_rnr(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     srq_soft_resp_sched_nak(qp, SRQ_SOFT_NAK_RNR, pkt->psn);
 }
 
+/*
+ * A WRITE's data pulled from the requester into our region at @req, in
+ * the chunks of a one-sided copy, its rkey checked again before each: an
+ * ibv_dereg_mr withdraws the key before it waits for our lock, so it
+ * waits for one chunk, never the whole WRITE. 0, or the NAK to answer
+ * (REM_ACCESS: withdrawn meanwhile; REM_OP: the requester's memory could
+ * not be read, as for a SEND)
+ */
+static uint8_t srq_soft_resp_write_pull(srq_soft_qp_t *qp,
+                                        const srq_soft_pkt_rdma_t *req,
+                                        const srq_soft_pkt_iov_t *riov,
+                                        uint16_t nsge, uint32_t len)
+{
+    struct iovec remote[SRQ_SOFT_MAX_SGE], part[SRQ_SOFT_MAX_SGE], local;
+    srq_soft_pkt_rdma_t at = *req;
+    size_t off, chunk;
+    uint8_t nak;
+    int i, m;
+
+    for (i = 0; i < nsge; ++i) {
+        remote[i].iov_base = (void*)(uintptr_t)riov[i].addr;
+        remote[i].iov_len  = riov[i].len;
+    }
+    for (off = 0; off < len; off += chunk) {
+        chunk   = len - off;
+        chunk   = (chunk < SRQ_SOFT_INFLIGHT_CHUNK) ? chunk :
+                                                      SRQ_SOFT_INFLIGHT_CHUNK;
+        at.addr = req->addr + off;
+        nak     = srq_soft_resp_rdma_check(qp, &at, (uint32_t)chunk,
+                                           IBV_ACCESS_REMOTE_WRITE);
+        if (nak != 0) {
+            return nak;
+        }
+        m              = srq_soft_iov_slice(remote, nsge, off, chunk, part);
+        local.iov_base = (void*)(uintptr_t)at.addr;
+        local.iov_len  = chunk;
+        if (process_vm_readv(qp->peer->pid, &local, 1, part, m, 0) !=
+            (ssize_t)chunk) {
+            return SRQ_SOFT_NAK_REM_OP;
+        }
+    }
+    return 0;
+}
+
 /* The next WRITE in sequence: into our memory (with immediate data: only
  * once a receive WQE is there to take it, then completed into it), then a
  * coalesced ACK */
@@ -626,12 +672,19 @@ static void srq_soft_resp_write(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     v.sge[0].length = pkt->length;
     if (!(pkt->flags & SRQ_SOFT_PKT_F_PULL)) {
         srq_soft_rview_copy(&v, 0, payload, pkt->length);
-    } else if (!srq_soft_rview_pull(&v, qp->peer->pid,
-                                    (const srq_soft_pkt_iov_t*)payload,
-                                    pkt->nsge, pkt->length)) {
-        /* as for a SEND: the sender's memory could not be read */
-        srq_soft_resp_ctrl(qp, SRQ_SOFT_NAK_REM_OP, qp->epsn);
-        return;
+    } else {
+        nak = srq_soft_resp_write_pull(qp, &req,
+                                       (const srq_soft_pkt_iov_t*)payload,
+                                       pkt->nsge, pkt->length);
+        if (nak == SRQ_SOFT_NAK_REM_ACCESS) {
+            srq_soft_resp_rc_error(qp, nak);
+            return;
+        }
+        if (nak != 0) {
+            /* as for a SEND: the sender's memory could not be read */
+            srq_soft_resp_ctrl(qp, nak, qp->epsn);
+            return;
+        }
     }
     if (imm) {
         srq_soft_rview_consume(qp, &rv);

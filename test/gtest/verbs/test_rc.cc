@@ -1405,3 +1405,78 @@ TEST_P(rc, slow_requester_does_not_exhaust_its_retries)
     EXPECT_EQ(IBV_WC_SUCCESS, wc.status) << ibv_wc_status_str(wc.status);
     EXPECT_EQ(0, memcmp(rbuf, sbuf, 16));
 }
+
+/*
+ * ibv_dereg_mr waits at most for the chunk in flight, whoever executes
+ * the WRITE: a 1 GiB WRITE posted behind an unacknowledged SEND is b's
+ * responder's to execute (b's device thread; b's program never polls).
+ * The bound is derived from what it measures: the same WRITE run to its
+ * end first, then deregistering b's region once the second one has begun
+ * must take less than a quarter of that whole WRITE (a 1 MiB chunk is a
+ * thousandth of it); the WRITE then fails with REM_ACCESS_ERR and
+ * nothing lands after dereg returns.
+ */
+TEST_P(rc, dereg_waits_for_a_chunk_of_a_responder_write)
+{
+    SRQ_SKIP_UNLESS_SOFT(); /* times soft0's responder */
+    const size_t big = 1ul << 30;
+    conn_opts_t o;
+    make_pair(o);
+    char *src = (char*)alloc(big, 'w');
+    char *tgt = (char*)alloc(big, 0);
+    char *sbuf = (char*)alloc(64, 's'), *rbuf = (char*)alloc(256, 0);
+    ibv_mr *smr = reg(*a, sbuf, 64, 0);
+    ibv_mr *wmr = reg(*a, src, big, 0);
+    ibv_mr *rmr = reg(*b, rbuf, 256, IBV_ACCESS_LOCAL_WRITE);
+    const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+    ibv_wc wc[2];
+
+    /* the whole WRITE, executed by b's responder behind the SEND */
+    ibv_mr *tmr = srq_verbs_reg_mr(b->dev, b->pd, tgt, big, access);
+    ASSERT_NE(nullptr, tmr);
+    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
+    uint64_t t0 = now_ms();
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 1));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_WRITE, src, big, wmr->lkey, 2,
+                           IBV_SEND_SIGNALED, (uintptr_t)tgt, tmr->rkey));
+    for (int i = 0; i < 2; ++i) {
+        wc[i] = poll1_alone(scqa, 60000);
+        ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status)
+            << ibv_wc_status_str(wc[i].status);
+    }
+    uint64_t whole = now_ms() - t0;
+    ASSERT_EQ(tgt[big - 1], 'w');
+    ASSERT_EQ(0, srq_verbs_dereg_mr(b->dev, tmr));
+
+    /* again, and deregistered as soon as its first bytes land */
+    memset(tgt, 0, 4096);
+    tmr = srq_verbs_reg_mr(b->dev, b->pd, tgt, big, access);
+    ASSERT_NE(nullptr, tmr);
+    ASSERT_EQ(0, post_recv(qpb, rbuf + 64, 64, rmr->lkey, 3));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 3));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_WRITE, src, big, wmr->lkey, 4,
+                           IBV_SEND_SIGNALED, (uintptr_t)tgt, tmr->rkey));
+    uint64_t end = now_ms() + 60000;
+    while ((((volatile char*)tgt)[0] == 0) && (now_ms() < end)) {
+        /* a's completions not taken: nothing of this moves b */
+    }
+    ASSERT_EQ('w', tgt[0]) << "the WRITE never began";
+    uint64_t t1 = now_ms();
+    ASSERT_EQ(0, srq_verbs_dereg_mr(b->dev, tmr));
+    uint64_t dereg = now_ms() - t1;
+    printf("dereg during a 1 GiB responder WRITE: %lu ms (the whole WRITE: "
+           "%lu ms)\n", (unsigned long)dereg, (unsigned long)whole);
+    EXPECT_LT(dereg * 4, whole) << "dereg took " << dereg
+                                << " ms, the whole WRITE " << whole << " ms";
+    memset(tgt, 'Z', big);
+    for (int i = 0; i < 2; ++i) {
+        wc[i] = poll1_alone(scqa, 60000);
+    }
+    EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc[1].status)
+        << ibv_wc_status_str(wc[1].status) << " (dereg " << dereg
+        << " ms, the whole WRITE " << whole << " ms)";
+    for (size_t i = 0; i < big; i += 4096) {
+        ASSERT_EQ('Z', tgt[i]) << "landed after dereg, at " << i;
+    }
+}
