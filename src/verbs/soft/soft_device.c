@@ -415,18 +415,45 @@ static int srq_soft_acks_before(srq_soft_dev_t *dev, struct ibv_qp *qp)
     return 0;
 }
 
+/* A destroy, or a move to RESET or ERR, first stops a WRITE the responder
+ * is executing on the QP (at its next chunk), then waits for the lock:
+ * for one chunk, not for the whole WRITE */
+static bool srq_soft_revoke_before(srq_soft_dev_t *dev, struct ibv_qp *qp,
+                                   bool revokes)
+{
+    if (!revokes || !srq_soft_dev_has(dev, qp)) {
+        return false;
+    }
+    srq_soft_qp_revoke(srq_soft_qp(qp), true);
+    return true;
+}
+
 static int srq_soft_modify_qp_acked(srq_verbs_dev_t *vdev, struct ibv_qp *qp,
                                     struct ibv_qp_attr *attr, int attr_mask)
 {
-    int ret = srq_soft_acks_before(srq_soft_dev(vdev), qp);
+    srq_soft_dev_t *dev = srq_soft_dev(vdev);
+    bool revoked = srq_soft_revoke_before(dev, qp,
+                       (attr_mask & IBV_QP_STATE) &&
+                       ((attr->qp_state == IBV_QPS_RESET) ||
+                        (attr->qp_state == IBV_QPS_ERR)));
+    int ret      = srq_soft_acks_before(dev, qp);
 
-    return (ret != 0) ? ret : srq_soft_modify_qp(vdev, qp, attr, attr_mask);
+    if (ret == 0) {
+        ret = srq_soft_modify_qp(vdev, qp, attr, attr_mask);
+    }
+    if (revoked) {
+        srq_soft_qp_revoke(srq_soft_qp(qp), false);
+    }
+    return ret;
 }
 
 static int srq_soft_destroy_qp_acked(srq_verbs_dev_t *vdev, struct ibv_qp *qp)
 {
-    int ret = srq_soft_acks_before(srq_soft_dev(vdev), qp);
+    srq_soft_dev_t *dev = srq_soft_dev(vdev);
+    int ret;
 
+    (void)srq_soft_revoke_before(dev, qp, true);
+    ret = srq_soft_acks_before(dev, qp);
     return (ret != 0) ? ret : srq_soft_destroy_qp(vdev, qp);
 }
 

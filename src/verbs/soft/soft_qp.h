@@ -10,6 +10,7 @@
 #include "soft_list.h"
 #include "soft_shm.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -113,6 +114,10 @@ struct srq_soft_qp {
                                         flight until the peer takes it */
     int                  retry_left;
     bool                 busy;       /* counted in peer->busy_qps */
+    bool                 revoking;   /* a destroy or a move to RESET/ERR
+                                        waits for the device lock: the
+                                        responder's chunked WRITE stops
+                                        (atomic, set without the lock) */
 
     /* responder */
     uint32_t             epsn;
@@ -141,6 +146,20 @@ struct srq_soft_qp {
 static inline srq_soft_qp_t *srq_soft_qp(struct ibv_qp *qp)
 {
     return srq_soft_container_of(qp, srq_soft_qp_t, ibv);
+}
+
+/* A destroy or reset of @qp is waiting for the device lock (@on), or has
+ * it (!@on): read by the responder between chunks, without the lock */
+static inline void srq_soft_qp_revoke(srq_soft_qp_t *qp, bool on)
+{
+    atomic_store_explicit((_Atomic bool*)&qp->revoking, on,
+                          memory_order_seq_cst);
+}
+
+static inline bool srq_soft_qp_revoked(srq_soft_qp_t *qp)
+{
+    return atomic_load_explicit((_Atomic bool*)&qp->revoking,
+                                memory_order_relaxed);
 }
 
 static inline bool srq_soft_swqe_is_atomic(const srq_soft_swqe_t *wqe)

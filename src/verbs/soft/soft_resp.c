@@ -604,10 +604,13 @@ static void srq_soft_resp_rnr(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
  * A WRITE's data pulled from the requester into our region at @req, in
  * the chunks of a one-sided copy, its rkey checked again before each: an
  * ibv_dereg_mr withdraws the key before it waits for our lock, so it
- * waits for one chunk, never the whole WRITE. 0, or the NAK to answer
- * (REM_ACCESS: withdrawn meanwhile; REM_OP: the requester's memory could
- * not be read, as for a SEND)
+ * waits for one chunk, never the whole WRITE; so does a destroy or reset
+ * of the QP (SRQ_SOFT_RESP_REVOKED: nothing to answer, the QP is going).
+ * 0, or the NAK to answer (REM_ACCESS: withdrawn meanwhile; REM_OP: the
+ * requester's memory could not be read, as for a SEND)
  */
+#define SRQ_SOFT_RESP_REVOKED  0xff
+
 static uint8_t srq_soft_resp_write_pull(srq_soft_qp_t *qp,
                                         const srq_soft_pkt_rdma_t *req,
                                         const srq_soft_pkt_iov_t *riov,
@@ -627,6 +630,9 @@ static uint8_t srq_soft_resp_write_pull(srq_soft_qp_t *qp,
         chunk   = len - off;
         chunk   = (chunk < SRQ_SOFT_INFLIGHT_CHUNK) ? chunk :
                                                       SRQ_SOFT_INFLIGHT_CHUNK;
+        if (srq_soft_qp_revoked(qp)) {
+            return SRQ_SOFT_RESP_REVOKED;
+        }
         at.addr = req->addr + off;
         nak     = srq_soft_resp_rdma_check(qp, &at, (uint32_t)chunk,
                                            IBV_ACCESS_REMOTE_WRITE);
@@ -676,6 +682,9 @@ static void srq_soft_resp_write(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
         nak = srq_soft_resp_write_pull(qp, &req,
                                        (const srq_soft_pkt_iov_t*)payload,
                                        pkt->nsge, pkt->length);
+        if (nak == SRQ_SOFT_RESP_REVOKED) {
+            return; /* unanswered: the QP leaves RTS/RTR or goes */
+        }
         if (nak == SRQ_SOFT_NAK_REM_ACCESS) {
             srq_soft_resp_rc_error(qp, nak);
             return;

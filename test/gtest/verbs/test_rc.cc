@@ -1407,76 +1407,119 @@ TEST_P(rc, slow_requester_does_not_exhaust_its_retries)
 }
 
 /*
- * ibv_dereg_mr waits at most for the chunk in flight, whoever executes
- * the WRITE: a 1 GiB WRITE posted behind an unacknowledged SEND is b's
- * responder's to execute (b's device thread; b's program never polls).
- * The bound is derived from what it measures: the same WRITE run to its
- * end first, then deregistering b's region once the second one has begun
- * must take less than a quarter of that whole WRITE (a 1 MiB chunk is a
- * thousandth of it); the WRITE then fails with REM_ACCESS_ERR and
- * nothing lands after dereg returns.
+ * A revocation waits at most for the chunk in flight, whoever executes
+ * the WRITE: one of @big bytes posted behind an unacknowledged SEND is
+ * b's responder's to execute (b's device thread; b's program never
+ * polls). The bound is derived from what it measures: the same WRITE run
+ * to its end first, then revoking once the second one has begun
+ * (@revoke: deregistering b's region, resetting b's QP) must take less
+ * than a quarter of that whole WRITE (a 1 MiB chunk is a thousandth of a
+ * GiB). @wc: the completions of the second SEND and WRITE, after @tgt
+ * was overwritten with 'Z' (nothing may land after the revocation).
  */
-TEST_P(rc, dereg_waits_for_a_chunk_of_a_responder_write)
+struct revoke_run_t {
+    uint64_t whole_ms, revoke_ms;
+    ibv_wc   wc[2];
+    char    *tgt;
+};
+
+class rc_revoke : public rc {
+protected:
+    void run(size_t big, const std::function<void(ibv_mr*)> &revoke,
+             revoke_run_t *r)
+    {
+        make_pair();
+        char *src = (char*)alloc(big, 'w');
+        char *tgt = (char*)alloc(big, 0);
+        char *sbuf = (char*)alloc(64, 's'), *rbuf = (char*)alloc(256, 0);
+        ibv_mr *smr = reg(*a, sbuf, 64, 0);
+        ibv_mr *wmr = reg(*a, src, big, 0);
+        ibv_mr *rmr = reg(*b, rbuf, 256, IBV_ACCESS_LOCAL_WRITE);
+        const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+
+        /* the whole WRITE, executed by b's responder behind the SEND */
+        ibv_mr *tmr = srq_verbs_reg_mr(b->dev, b->pd, tgt, big, access);
+        ASSERT_NE(nullptr, tmr);
+        ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
+        uint64_t t0 = now_ms();
+        ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 1));
+        ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_WRITE, src, big, wmr->lkey,
+                               2, IBV_SEND_SIGNALED, (uintptr_t)tgt,
+                               tmr->rkey));
+        for (int i = 0; i < 2; ++i) {
+            r->wc[i] = poll1_alone(scqa, 60000);
+            ASSERT_EQ(IBV_WC_SUCCESS, r->wc[i].status)
+                << ibv_wc_status_str(r->wc[i].status);
+        }
+        r->whole_ms = now_ms() - t0;
+        ASSERT_EQ('w', tgt[big - 1]);
+
+        /* again, revoked as soon as its first bytes land */
+        memset(tgt, 0, 4096);
+        ASSERT_EQ(0, post_recv(qpb, rbuf + 64, 64, rmr->lkey, 3));
+        ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 3));
+        ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_WRITE, src, big, wmr->lkey,
+                               4, IBV_SEND_SIGNALED, (uintptr_t)tgt,
+                               tmr->rkey));
+        uint64_t end = now_ms() + 60000;
+        while ((((volatile char*)tgt)[0] == 0) && (now_ms() < end)) {
+            /* a's completions not taken: nothing of this moves b */
+        }
+        ASSERT_EQ('w', tgt[0]) << "the WRITE never began";
+        uint64_t t1 = now_ms();
+        revoke(tmr);
+        r->revoke_ms = now_ms() - t1;
+        memset(tgt, 'Z', big);
+        r->tgt = tgt;
+        printf("revoked during a %zu MiB responder WRITE: %lu ms (the whole "
+               "WRITE: %lu ms)\n", big >> 20, (unsigned long)r->revoke_ms,
+               (unsigned long)r->whole_ms);
+        EXPECT_LT(r->revoke_ms * 4, r->whole_ms)
+            << "the revocation waited for the WRITE";
+    }
+
+    /* nothing landed after the revocation returned */
+    static void expect_untouched(const revoke_run_t &r, size_t big)
+    {
+        for (size_t i = 0; i < big; i += 4096) {
+            ASSERT_EQ('Z', r.tgt[i]) << "landed after it, at " << i;
+        }
+    }
+};
+
+/* ibv_dereg_mr of b's region: the WRITE fails with REM_ACCESS_ERR */
+TEST_P(rc_revoke, dereg_waits_for_a_chunk_of_a_responder_write)
 {
     SRQ_SKIP_UNLESS_SOFT(); /* times soft0's responder */
     const size_t big = 1ul << 30;
-    conn_opts_t o;
-    make_pair(o);
-    char *src = (char*)alloc(big, 'w');
-    char *tgt = (char*)alloc(big, 0);
-    char *sbuf = (char*)alloc(64, 's'), *rbuf = (char*)alloc(256, 0);
-    ibv_mr *smr = reg(*a, sbuf, 64, 0);
-    ibv_mr *wmr = reg(*a, src, big, 0);
-    ibv_mr *rmr = reg(*b, rbuf, 256, IBV_ACCESS_LOCAL_WRITE);
-    const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-    ibv_wc wc[2];
+    revoke_run_t r{};
 
-    /* the whole WRITE, executed by b's responder behind the SEND */
-    ibv_mr *tmr = srq_verbs_reg_mr(b->dev, b->pd, tgt, big, access);
-    ASSERT_NE(nullptr, tmr);
-    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
-    uint64_t t0 = now_ms();
-    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 1));
-    ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_WRITE, src, big, wmr->lkey, 2,
-                           IBV_SEND_SIGNALED, (uintptr_t)tgt, tmr->rkey));
-    for (int i = 0; i < 2; ++i) {
-        wc[i] = poll1_alone(scqa, 60000);
-        ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status)
-            << ibv_wc_status_str(wc[i].status);
-    }
-    uint64_t whole = now_ms() - t0;
-    ASSERT_EQ(tgt[big - 1], 'w');
-    ASSERT_EQ(0, srq_verbs_dereg_mr(b->dev, tmr));
-
-    /* again, and deregistered as soon as its first bytes land */
-    memset(tgt, 0, 4096);
-    tmr = srq_verbs_reg_mr(b->dev, b->pd, tgt, big, access);
-    ASSERT_NE(nullptr, tmr);
-    ASSERT_EQ(0, post_recv(qpb, rbuf + 64, 64, rmr->lkey, 3));
-    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 3));
-    ASSERT_EQ(0, post_send(qpa, IBV_WR_RDMA_WRITE, src, big, wmr->lkey, 4,
-                           IBV_SEND_SIGNALED, (uintptr_t)tgt, tmr->rkey));
-    uint64_t end = now_ms() + 60000;
-    while ((((volatile char*)tgt)[0] == 0) && (now_ms() < end)) {
-        /* a's completions not taken: nothing of this moves b */
-    }
-    ASSERT_EQ('w', tgt[0]) << "the WRITE never began";
-    uint64_t t1 = now_ms();
-    ASSERT_EQ(0, srq_verbs_dereg_mr(b->dev, tmr));
-    uint64_t dereg = now_ms() - t1;
-    printf("dereg during a 1 GiB responder WRITE: %lu ms (the whole WRITE: "
-           "%lu ms)\n", (unsigned long)dereg, (unsigned long)whole);
-    EXPECT_LT(dereg * 4, whole) << "dereg took " << dereg
-                                << " ms, the whole WRITE " << whole << " ms";
-    memset(tgt, 'Z', big);
-    for (int i = 0; i < 2; ++i) {
-        wc[i] = poll1_alone(scqa, 60000);
-    }
-    EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
-    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc[1].status)
-        << ibv_wc_status_str(wc[1].status) << " (dereg " << dereg
-        << " ms, the whole WRITE " << whole << " ms)";
-    for (size_t i = 0; i < big; i += 4096) {
-        ASSERT_EQ('Z', tgt[i]) << "landed after dereg, at " << i;
-    }
+    run(big, [this](ibv_mr *mr) {
+        ASSERT_EQ(0, srq_verbs_dereg_mr(b->dev, mr));
+    }, &r);
+    ASSERT_FALSE(HasFatalFailure());
+    r.wc[0] = poll1_alone(scqa, 60000);
+    r.wc[1] = poll1_alone(scqa, 60000);
+    EXPECT_EQ(IBV_WC_SUCCESS, r.wc[0].status);
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, r.wc[1].status)
+        << ibv_wc_status_str(r.wc[1].status);
+    expect_untouched(r, big);
 }
+
+/* b's QP moved to ERR (as a reset begins): the WRITE is not completed */
+TEST_P(rc_revoke, qp_error_waits_for_a_chunk_of_a_responder_write)
+{
+    SRQ_SKIP_UNLESS_SOFT(); /* times soft0's responder */
+    const size_t big = 256ul << 20;
+    revoke_run_t r{};
+
+    run(big, [this](ibv_mr *) {
+        ibv_qp_attr attr = {};
+        attr.qp_state = IBV_QPS_ERR;
+        ASSERT_EQ(0, srq_verbs_modify_qp(b->dev, qpb, &attr, IBV_QP_STATE));
+    }, &r);
+    ASSERT_FALSE(HasFatalFailure());
+    expect_untouched(r, big);
+}
+
+SRQ_INSTANTIATE(rc_revoke);
