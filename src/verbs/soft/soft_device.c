@@ -401,18 +401,15 @@ static int srq_soft_query_srq_now(srq_verbs_dev_t *vdev, struct ibv_srq *srq,
     return srq_soft_query_srq(vdev, srq, attr);
 }
 
-/* What has arrived taken in, and the ACKs owed sent, before a QP changes
- * state or goes: a packet that reached us before the destroy, or an ACK
- * waiting for a reply to carry it (soft_resp.c), must not go with the
- * QP - a program that takes its last message and destroys its QP leaves
- * its peer's sends acknowledged, as an HCA would (while its program
- * polls, the progress thread only looks now and then: packets may wait) */
+/* The ACKs owed, sent before a QP changes state or goes: an ACK waiting
+ * for a reply to carry it (soft_resp.c) must not go with the QP - a
+ * program that takes its last message and destroys its QP leaves its
+ * peer's send acknowledged, as an HCA would */
 static int srq_soft_acks_before(srq_soft_dev_t *dev, struct ibv_qp *qp)
 {
     if (srq_soft_dev_lock_obj(dev, qp) != 0) {
         return EINVAL;
     }
-    srq_soft_progress(dev);
     srq_soft_progress_acks(dev);
     srq_soft_dev_unlock(dev);
     return 0;
