@@ -26,6 +26,6 @@ int  srq_soft_get_cq_event(srq_verbs_dev_t *dev,
 bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd);
 
 /* How long the thread leaves a polling user alone before it looks again */
-#define SRQ_SOFT_THREAD_LOOK_MS  10
+#define SRQ_SOFT_THREAD_LOOK_MS  1
 
 #endif
