@@ -418,10 +418,9 @@ static int srq_soft_acks_before(srq_soft_dev_t *dev, struct ibv_qp *qp)
 /* A destroy, or a move to RESET or ERR, first stops a WRITE the responder
  * is executing on the QP (at its next chunk), then waits for the lock:
  * for one chunk, not for the whole WRITE */
-static bool srq_soft_revoke_before(srq_soft_dev_t *dev, struct ibv_qp *qp,
-                                   bool revokes)
+static bool srq_soft_revoke_before(srq_soft_dev_t *dev, struct ibv_qp *qp)
 {
-    if (!revokes || !srq_soft_dev_has(dev, qp)) {
+    if (!srq_soft_dev_has(dev, qp)) {
         return false;
     }
     srq_soft_qp_revoke(srq_soft_qp(qp), true);
@@ -432,10 +431,10 @@ static int srq_soft_modify_qp_acked(srq_verbs_dev_t *vdev, struct ibv_qp *qp,
                                     struct ibv_qp_attr *attr, int attr_mask)
 {
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
-    bool revoked = srq_soft_revoke_before(dev, qp,
-                       (attr_mask & IBV_QP_STATE) &&
-                       ((attr->qp_state == IBV_QPS_RESET) ||
-                        (attr->qp_state == IBV_QPS_ERR)));
+    bool revoked = (attr_mask & IBV_QP_STATE) &&
+                   ((attr->qp_state == IBV_QPS_RESET) ||
+                    (attr->qp_state == IBV_QPS_ERR)) &&
+                   srq_soft_revoke_before(dev, qp);
     int ret      = srq_soft_acks_before(dev, qp);
 
     if (ret == 0) {
@@ -452,7 +451,7 @@ static int srq_soft_destroy_qp_acked(srq_verbs_dev_t *vdev, struct ibv_qp *qp)
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     int ret;
 
-    (void)srq_soft_revoke_before(dev, qp, true);
+    (void)srq_soft_revoke_before(dev, qp);
     ret = srq_soft_acks_before(dev, qp);
     return (ret != 0) ? ret : srq_soft_destroy_qp(vdev, qp);
 }
