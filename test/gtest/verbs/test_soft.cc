@@ -43,6 +43,8 @@ protected:
     {
         tdev_t &a = open_dev();
         tdev_t &b = open_dev();
+        still(a); /* the counts are of the polls below, not the thread's */
+        still(b);
         ibv_cq *cqa = make_cq(a, 4096), *cqb = make_cq(b, 4096);
         char *buf = (char*)alloc(64);
         ibv_mr *mra = reg(a, buf, 64, 0);
