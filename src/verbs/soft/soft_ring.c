@@ -2,24 +2,31 @@
  * ucx-srq soft device: the inbound packet queue of an instance.
  *
  * One queue per instance, whatever the number of QPs: receive progress is a
- * look at one frame header. Producers (any process, ourselves included)
- * serialise on a lock that survives its holder's death (below). A producer
- * writes a whole frame, then publishes it by a release-store of the frame's
- * `pos` field (its tagged ring position), then advances the shared tail.
- * The owner is the only consumer: it polls the `pos` of the frame at its
- * head - the cache line the producer writes anyway - handles the frame, and
- * release-stores its head so producers can reuse the space. Producers cache
- * the consumer's head and re-read it only when the cached value says the
- * ring is full.
+ * look at one frame header. A producer (any process, ourselves included)
+ * sends a frame in three steps:
+ *   1. claim: under the producers' lock, a few stores - the frame's length,
+ *      its `pos` set to the producer's claim (its process id, which never
+ *      looks like a published tag), then the shared tail moved past it;
+ *   2. fill: header and payload, outside any lock, so that senders to one
+ *      receiver copy in parallel;
+ *   3. publish: a release-store of the frame's tagged ring position to
+ *      `pos`, the cache line the consumer polls.
+ * The owner is the only consumer: it takes frames in ring order as they are
+ * published and release-stores its head so producers can reuse the space.
+ * Producers cache the consumer's head and re-read it only when the cached
+ * value says the ring is full.
  *
- * A frame that is not published is invisible: a producer that dies before
- * publishing leaves nothing, and the next producer (taking the lock over)
- * overwrites the same place. A stale frame from an earlier lap has an
- * older `pos`. A tail beyond an unpublished head frame means corruption:
- * the consumer drops everything up to the tail and counts it.
+ * A producer that dies while claiming (it holds the lock) moved the tail or
+ * not: if not, the next producer takes the lock over and claims the same
+ * place; if so, its frame is claimed under its own id. A claimed frame at
+ * the head whose claimer is dead is skipped (looked at only now and then,
+ * the way the corruption check is), so no other producer's frame is lost. A
+ * live claimer is waited for: it is copying. A tail beyond a head frame that
+ * is neither published nor claimed means corruption: the consumer drops
+ * everything up to the tail and counts it.
  *
  * A frame never wraps: when it does not fit before the end of the ring the
- * producer first fills the rest with a PAD frame.
+ * producer first fills the rest with a PAD frame, published at once.
  */
 #include "soft_ring.h"
 #include "soft_clock.h"
@@ -62,10 +69,9 @@ static srq_soft_pkt_t *srq_soft_ring_at(uint8_t *ring, uint64_t pos)
  * time, srq_soft_proc_id). Taking it is one CAS, tried only when a load
  * saw it free: waiters share the line while it is held instead of taking
  * it from each other and from the holder, who writes the tail there and
- * releases it. Releasing it is a plain release store, so a producer never
- * waits for its frame's cache lines to reach the consumer. A holder that
- * died (checked after spinning a while) is replaced by a CAS from its word
- * to ours: whatever it wrote was not published, and is overwritten.
+ * releases it. It covers a claim only, never a copy. A holder that died
+ * (checked after spinning a while) is replaced by a CAS from its word to
+ * ours: it moved the tail past its claim or it claimed nothing.
  */
 int srq_soft_ring_lock(srq_soft_dev_t *dev, srq_soft_shm_hdr_t *hdr)
 {
@@ -147,16 +153,23 @@ static bool srq_soft_ring_room(srq_soft_peer_t *peer, uint64_t tail,
            (tail + need - peer->cached_head <= SRQ_SOFT_RING_SIZE);
 }
 
+/* A claim never reads as a published frame: those have bit 63 set */
+static uint64_t srq_soft_claim_tag(uint64_t lock_id)
+{
+    return lock_id & ~(1ull << 63);
+}
+
 /*
- * Reserve room for a frame of @frame_len bytes in @peer's queue. On success
- * the producer lock is held until srq_soft_ring_commit. EAGAIN: no
- * room now; EPIPE: the peer is gone.
+ * Claim room for a frame of @frame_len bytes in @peer's queue: the caller
+ * fills the frame and publishes it with srq_soft_ring_commit. EAGAIN: no
+ * room now; EBUSY: the lock is held too long; EPIPE: the peer is gone.
  */
 int srq_soft_ring_reserve(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
                           uint32_t frame_len, srq_soft_tx_t *tx)
 {
     srq_soft_shm_hdr_t *hdr = peer->seg.hdr;
     uint64_t tail, contig, pad;
+    srq_soft_pkt_t *pkt;
 
     if (peer->dead || !srq_soft_seg_active(&peer->seg)) {
         return EPIPE;
@@ -178,35 +191,31 @@ int srq_soft_ring_reserve(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
         tail = srq_soft_ring_pad(hdr, peer->seg.ring, tail, (uint32_t)pad);
     }
 
+    /* the claim is complete before the tail makes it the consumer's */
+    pkt            = srq_soft_ring_at(peer->seg.ring, tail);
+    pkt->frame_len = frame_len;
+    srq_soft_store_rel(&pkt->pos, srq_soft_claim_tag(dev->lock_id));
+    srq_soft_store_rel(&hdr->tail, tail + frame_len);
+    srq_soft_ring_unlock(hdr);
+
     tx->peer = peer;
-    tx->pkt  = srq_soft_ring_at(peer->seg.ring, tail);
+    tx->pkt  = pkt;
     tx->end  = tail + frame_len;
-    tx->pkt->frame_len = frame_len;
     return 0;
 }
 
-/* The consumer may take the frame from here on, before the tail moves */
-void srq_soft_ring_publish(srq_soft_tx_t *tx)
+/*
+ * Publish the frame (the framing fields are set here, the length was set by
+ * the claim), then wake the owner if it asked to be woken. No fence: an
+ * owner about to sleep that finds our claim but not the frame lets its
+ * timer look again (srq_soft_ring_claimed).
+ */
+void srq_soft_ring_commit(srq_soft_dev_t *dev, srq_soft_tx_t *tx)
 {
     tx->pkt->magic = SRQ_SOFT_PKT_MAGIC;
     srq_soft_store_rel(&tx->pkt->pos,
                        srq_soft_pos_tag(tx->end - tx->pkt->frame_len));
-}
-
-/* Publish the frame (framing fields are set here), then wake the owner if
- * it asked to be woken. */
-void srq_soft_ring_commit(srq_soft_dev_t *dev, srq_soft_tx_t *tx)
-{
-    srq_soft_shm_hdr_t *hdr = tx->peer->seg.hdr;
-
-    srq_soft_ring_publish(tx);
-    srq_soft_store_rel(&hdr->tail, tx->end);
-    srq_soft_ring_unlock(hdr);
     ++dev->stats.tx_packets;
-
-    /* no fence: an owner about to sleep sets wake_req and then takes and
-     * releases this lock (srq_soft_wake_arm); if it did so before our
-     * acquire we see wake_req now, if after our release it sees our frame */
     srq_soft_fifo_wake(tx->peer);
 }
 
@@ -220,6 +229,12 @@ static bool srq_soft_frame_published(srq_soft_dev_t *dev, uint64_t head)
 bool srq_soft_ring_empty(srq_soft_dev_t *dev)
 {
     return !srq_soft_frame_published(dev, dev->rx_head);
+}
+
+bool srq_soft_ring_claimed(srq_soft_dev_t *dev)
+{
+    return srq_soft_ring_empty(dev) &&
+           (srq_soft_load_acq(&dev->seg.hdr->tail) != dev->rx_head);
 }
 
 uint64_t srq_soft_ring_tail(srq_soft_dev_t *dev)
@@ -259,39 +274,61 @@ static bool srq_soft_frame_ok(const srq_soft_pkt_t *h, uint64_t head)
 }
 
 /*
- * The frame at @head is not published. Nothing to do, unless the tail is
- * beyond it: then it is corrupt (the tail moves only after the frame's pos,
- * so re-reading pos after the tail is conclusive). A tail behind the head
- * is no corruption: a producer between its two stores, whose published
- * frame we have already taken.
+ * The frame at @head is not published. Where it should be by now (the tail
+ * is beyond it), it is claimed by a producer (wait for a live one, skip a
+ * dead one's) or the framing is lost. Returns the new head.
  */
-static bool srq_soft_ring_stuck(srq_soft_dev_t *dev, uint64_t head)
+static uint64_t srq_soft_ring_unpublished(srq_soft_dev_t *dev, uint64_t head)
 {
-    uint64_t tail;
+    const srq_soft_pkt_t *pkt = srq_soft_ring_at(dev->seg.ring, head);
+    uint64_t tail, pos;
+    uint32_t len;
 
     /* only now and then: the tail's cache line belongs to the producers */
     if ((++dev->rx_idle_polls % SRQ_SOFT_TICK_CALLS) != 0) {
-        return false;
+        return head;
     }
     tail = srq_soft_load_acq(&dev->seg.hdr->tail);
-    return ((int64_t)(tail - head) > 0) &&
-           !srq_soft_frame_published(dev, head);
+    if ((int64_t)(tail - head) <= 0) {
+        return head; /* nothing claimed */
+    }
+    pos = srq_soft_load_acq(&pkt->pos); /* after the tail: the claim */
+    if (pos == srq_soft_pos_tag(head)) {
+        return head; /* published meanwhile */
+    }
+    len = pkt->frame_len;
+    if ((pos & (1ull << 63)) || (len < SRQ_SOFT_CELL) ||
+        (len % SRQ_SOFT_CELL) ||
+        (len > SRQ_SOFT_RING_SIZE - (head & SRQ_SOFT_RING_MASK)) ||
+        (len > tail - head)) {
+        return srq_soft_ring_resync(dev);
+    }
+    /* the claim lost bit 63 of the claimer's id */
+    if (!srq_soft_proc_id_dead(pos) ||
+        !srq_soft_proc_id_dead(pos | (1ull << 63))) {
+        return head; /* copying: it publishes soon */
+    }
+    ++dev->stats.producer_recovered;
+    ++dev->stats.rx_dropped; /* its frame: a lost packet */
+    return head + len;
 }
 
 unsigned srq_soft_ring_drain(srq_soft_dev_t *dev, unsigned max,
                              srq_soft_frame_cb_t handle)
 {
-    uint64_t head = dev->rx_head;
+    uint64_t head = dev->rx_head, next;
     const uint8_t *frame;
     srq_soft_pkt_t h;
     unsigned n = 0;
 
     while (n < max) {
         if (!srq_soft_frame_published(dev, head)) {
-            if (srq_soft_ring_stuck(dev, head)) {
-                head = srq_soft_ring_resync(dev);
+            next = srq_soft_ring_unpublished(dev, head);
+            if (next == head) {
+                break;
             }
-            break;
+            head = next;
+            continue;
         }
         frame = (const uint8_t*)srq_soft_ring_at(dev->seg.ring, head);
         /* a private copy: a producer must not change what we validated */

@@ -1,7 +1,8 @@
 /*
  * ucx-srq soft device: the inbound packet queue of an instance, in its
- * segment: many producers (any process, serialised by a lock that survives
- * its holder), one consumer (the owner). It moves frames and knows nothing
+ * segment: many producers (any process; each claims room under a short lock
+ * that survives its holder, then fills it in parallel with the others), one
+ * consumer (the owner). It moves frames and knows nothing
  * of what they carry: draining hands each frame to the caller's handler.
  */
 #ifndef SRQ_SOFT_RING_H_
@@ -32,18 +33,14 @@ typedef void (*srq_soft_frame_cb_t)(srq_soft_dev_t *dev,
                                     const uint8_t *payload);
 
 /*
- * Reserve room for a frame of @frame_len bytes in @peer's queue. On success
- * the producer lock is held until srq_soft_ring_commit. EAGAIN: no room
- * now; EBUSY: another producer has held the lock for SRQ_SOFT_RING_LOCK_NS
- * (try again later); EPIPE: the peer is gone.
+ * Claim room for a frame of @frame_len bytes in @peer's queue; the caller
+ * fills it (no lock held) and publishes it with srq_soft_ring_commit, which
+ * it must call. EAGAIN: no room now; EBUSY: another producer has held the
+ * lock for SRQ_SOFT_RING_LOCK_NS (try again later); EPIPE: the peer is gone.
  */
 int  srq_soft_ring_reserve(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
                            uint32_t frame_len, srq_soft_tx_t *tx);
-/* Publish the frame: its pos, the first of commit's two stores (the tail
- * is the second); the test hooks stop a producer between them */
-void srq_soft_ring_publish(srq_soft_tx_t *tx);
-/* Publish the frame, move the tail past it, release the lock, wake the
- * owner if it asked */
+/* Publish the frame, wake the owner if it asked */
 void srq_soft_ring_commit(srq_soft_dev_t *dev, srq_soft_tx_t *tx);
 /* Hand up to @max frames of our own queue (PAD frames aside) to @handle;
  * returns how many it got */
@@ -51,7 +48,10 @@ unsigned srq_soft_ring_drain(srq_soft_dev_t *dev, unsigned max,
                              srq_soft_frame_cb_t handle);
 /* No published frame waits in our queue */
 bool srq_soft_ring_empty(srq_soft_dev_t *dev);
-/* How far our queue's producers have published: every frame queued so far
+/* A producer has claimed the frame at our head and not published it yet:
+ * it may not see our wake request (see srq_soft_ring_commit) */
+bool srq_soft_ring_claimed(srq_soft_dev_t *dev);
+/* How far our queue's producers have claimed: every frame queued so far
  * lies before it */
 uint64_t srq_soft_ring_tail(srq_soft_dev_t *dev);
 /* Our consumer took everything before @pos (a srq_soft_ring_tail) */

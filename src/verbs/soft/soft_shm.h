@@ -58,9 +58,10 @@
  * the responder) and READ responses; 5: larger READs answered without
  * their data (SRQ_SOFT_PKT_F_PULL); 6: the owner's count of progress
  * rounds (progress_gen), which tells a peer's transport timer a slow
- * device from a lost packet. An instance of another version is refused,
+ * device from a lost packet; 7: a producer claims a frame under the lock
+ * and fills it outside (soft_ring.c). An instance of another version is refused,
  * not half understood */
-#define SRQ_SOFT_SHM_VERSION    6u
+#define SRQ_SOFT_SHM_VERSION    7u
 #define SRQ_SOFT_INST_LEN       12  /* bytes of an instance id */
 
 #define SRQ_SOFT_CELL           64u

@@ -78,43 +78,44 @@ static void srq_soft_inject_scribble(srq_soft_shm_hdr_t *hdr, uint8_t *ring,
                           memory_order_release);
 }
 
-/* The tail store of TAIL_LAGS frames, late: past every frame published
- * at the tail */
-static int srq_soft_inject_catchup(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
+/* The frame the last SRQ_SOFT_INJECT_CLAIM left claimed */
+static srq_soft_tx_t srq_soft_inject_claimed;
+
+/* Claim under this process's id: a child forked after the device was
+ * opened has its parent's */
+static int srq_soft_inject_own_id(srq_soft_dev_t *dev)
 {
-    srq_soft_shm_hdr_t *hdr = peer->seg.hdr;
-    const srq_soft_pkt_t *pkt;
-    uint64_t tail;
+    uint64_t start;
     int ret;
 
-    ret = srq_soft_ring_lock(dev, hdr);
-    if (ret != 0) {
-        return ret;
+    ret = srq_soft_proc_start_time(getpid(), &start);
+    if (ret == 0) {
+        dev->lock_id = srq_soft_proc_id(getpid(), start);
     }
-    tail = hdr->tail;
-    for (;;) {
-        pkt = (const srq_soft_pkt_t*)
-              (peer->seg.ring + (tail & (SRQ_SOFT_RING_SIZE - 1)));
-        if (atomic_load_explicit((_Atomic uint64_t*)&pkt->pos,
-                                 memory_order_acquire) !=
-            srq_soft_pos_tag(tail)) {
-            break;
-        }
-        tail += pkt->frame_len;
+    return ret;
+}
+
+static int srq_soft_inject_publish(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
+{
+    srq_soft_tx_t *tx = &srq_soft_inject_claimed;
+
+    if (tx->pkt == NULL) {
+        return ENOENT;
     }
-    atomic_store_explicit((_Atomic uint64_t*)&hdr->tail, tail,
-                          memory_order_release);
-    srq_soft_ring_unlock(hdr);
+    tx->peer = peer;
+    srq_soft_ring_commit(dev, tx);
+    tx->pkt = NULL;
     return 0;
 }
 
-/* A misbehaving producer (or one stopped between its two stores) */
+/* A misbehaving producer (or one stopped while filling its frame) */
 static int srq_soft_inject_raw(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
                                const void *buf, size_t len, int mode)
 {
     bool scribble = (mode == SRQ_SOFT_INJECT_SCRIBBLE);
     srq_soft_tx_t tx;
     uint32_t frame_len;
+    uint64_t claim;
     int ret;
 
     if (len > SRQ_SOFT_RING_SIZE / 4) {
@@ -133,17 +134,22 @@ static int srq_soft_inject_raw(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
 
     frame_len = srq_soft_frame_len(len > sizeof(srq_soft_pkt_t) ?
                                    len - sizeof(srq_soft_pkt_t) : 0);
+    if ((mode == SRQ_SOFT_INJECT_CLAIM) &&
+        ((ret = srq_soft_inject_own_id(dev)) != 0)) {
+        return ret;
+    }
     ret = srq_soft_ring_reserve(dev, peer, frame_len, &tx);
     if (ret != 0) {
         return ret;
     }
-    /* keep the framing valid (commit sets magic and pos) so that content
-     * validation is what is tested */
+    /* keep the framing valid (the claim set pos and frame_len, commit sets
+     * magic and pos) so that content validation is what is tested */
+    claim = tx.pkt->pos;
     memcpy(tx.pkt, buf, (len < frame_len) ? len : frame_len);
+    tx.pkt->pos       = claim;
     tx.pkt->frame_len = frame_len;
-    if (mode == SRQ_SOFT_INJECT_TAIL_LAGS) {
-        srq_soft_ring_publish(&tx);
-        srq_soft_ring_unlock(peer->seg.hdr);
+    if (mode == SRQ_SOFT_INJECT_CLAIM) {
+        srq_soft_inject_claimed = tx;
         return 0;
     }
     srq_soft_ring_commit(dev, &tx);
@@ -168,8 +174,8 @@ int srq_soft_inject(srq_verbs_dev_t *from, const srq_verbs_port_addr_t *to,
     if (peer == NULL) {
         ret = errno;
     } else {
-        ret = (mode == SRQ_SOFT_INJECT_TAIL_CATCHUP) ?
-              srq_soft_inject_catchup(dev, peer) :
+        ret = (mode == SRQ_SOFT_INJECT_PUBLISH) ?
+              srq_soft_inject_publish(dev, peer) :
               srq_soft_inject_raw(dev, peer, buf, len, mode);
         srq_soft_peer_put(dev, peer);
     }

@@ -20,12 +20,13 @@ enum {
     SRQ_SOFT_INJECT_FRAME    = 0,
     /* write bytes at the tail and publish them, bypassing all framing */
     SRQ_SOFT_INJECT_SCRIBBLE = 1,
-    /* as FRAME, but stop between the producer's two stores: the frame is
-     * published (the owner may take it), the tail stays where it was */
-    SRQ_SOFT_INJECT_TAIL_LAGS = 2,
-    /* the lagging tail store lands: the tail moves past every frame
-     * published at it (@buf and @len unused) */
-    SRQ_SOFT_INJECT_TAIL_CATCHUP = 3
+    /* as FRAME, but stop after the claim: the frame is claimed under this
+     * process's id and never filled nor published (a producer descheduled,
+     * stopped or killed while filling it) */
+    SRQ_SOFT_INJECT_CLAIM = 2,
+    /* publish the frame the last CLAIM of this process left (@buf and
+     * @len unused) */
+    SRQ_SOFT_INJECT_PUBLISH = 3
 };
 
 /* Put @len raw bytes into the inbound queue of the instance at

@@ -38,11 +38,11 @@ static void srq_soft_wake_arm(srq_soft_dev_t *dev)
     atomic_store_explicit(srq_soft_wake_req(dev), 1, memory_order_relaxed);
     dev->wake_armed = true;
     /* producers do not fence: passing through their lock orders us with
-     * each of them (see srq_soft_ring_commit) - a producer that takes it
-     * after us sees wake_req, one that released it before us published
-     * its frame before. A holder that keeps it (EBUSY) may publish a
-     * frame without seeing wake_req: then we poke ourselves, and the
-     * sleeper looks again */
+     * each of them - a producer that claims after us sees wake_req when it
+     * publishes; one that claimed before us may publish without seeing
+     * it, and its claim makes the timer look again
+     * (srq_soft_next_deadline). A holder that keeps the lock (EBUSY) may
+     * do the same: then we poke ourselves, and the sleeper looks again */
     ordered = (srq_soft_ring_lock(dev, dev->seg.hdr) == 0);
     if (ordered) {
         srq_soft_ring_unlock(dev->seg.hdr);
@@ -90,6 +90,11 @@ static uint64_t srq_soft_next_deadline(srq_soft_dev_t *dev)
             srq_soft_deadline(&min, qp->tx_time ? (qp->tx_time + to) :
                               (srq_soft_now_ns() + SRQ_SOFT_TICK_NS));
         }
+    }
+    /* a producer filling a frame at our head may have missed our wake
+     * request: look again soon rather than sleep past its frame */
+    if (srq_soft_ring_claimed(dev)) {
+        srq_soft_deadline(&min, srq_soft_now_ns() + SRQ_SOFT_TICK_NS);
     }
     for (e = dev->busy_peers.next; e != &dev->busy_peers; e = e->next) {
         peer = srq_soft_container_of(e, srq_soft_peer_t, busy_link);

@@ -10,6 +10,10 @@
  */
 #include "verbs_fixture.h"
 
+extern "C" {
+#include "verbs/soft/soft_pkt.h"
+}
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -629,6 +633,35 @@ TEST_P(multiproc, producer_dies_holding_queue_lock)
     ASSERT_EQ(0, srq_soft_query_stats(a.dev, &sa));
     ASSERT_EQ(0, srq_soft_query_stats(b.dev, &sb));
     EXPECT_EQ(1u, sa.producer_recovered + sb.producer_recovered);
+}
+
+/*
+ * A producer killed while filling a frame it claimed costs no other
+ * producer's frame: the owner skips the dead one's claim (one frame
+ * dropped) and takes what others queued behind it.
+ */
+TEST_P(multiproc, producer_dies_filling_its_frame)
+{
+    SRQ_SKIP_UNLESS_SOFT();
+    tdev_t &a = open_dev();
+    tdev_t &b = open_dev();
+    srq_soft_stats_t st;
+
+    ASSERT_EQ(0, srq_soft_query_stats(b.dev, &st));
+    uint64_t dropped = st.rx_dropped;
+    srq_verbs_dev_t *adev = a.dev;
+    srq_verbs_port_addr_t baddr = b.addr;
+    pid_t pid = fork_child([adev, baddr]() {
+        srq_soft_pkt_t pad{};
+        pad.opcode = SRQ_SOFT_OP_PAD;
+        return srq_soft_inject(adev, &baddr, &pad, sizeof(pad),
+                               SRQ_SOFT_INJECT_CLAIM);
+    });
+    EXPECT_EQ(0, wait_child(pid));
+
+    check_traffic_flows(a, b, 10); /* queued behind the dead claim */
+    ASSERT_EQ(0, srq_soft_query_stats(b.dev, &st));
+    EXPECT_EQ(dropped + 1, st.rx_dropped) << "the dead one's frame alone";
 }
 
 /*

@@ -160,12 +160,12 @@ TEST_P(soft, fuzz_frames_dropped_and_counted)
     check_traffic_flows(a, b, 10);
 }
 
-/* A producer publishes its frame (pos) before it moves the tail. An owner
- * that takes the frame in between finds the tail behind its head: no
- * corruption, nothing dropped. (It was taken for one, and the owner dropped
- * what was published up to the tail: 1 s stalls, the ACK timeout, in an
- * incast whose senders ran on cores of their own) */
-TEST_P(soft, tail_behind_head_is_a_producer_between_its_stores)
+/* A producer claims its frame (moving the tail past it), then fills and
+ * publishes it. An owner that finds the tail beyond a claimed frame waits
+ * for a live producer: no corruption, nothing dropped (a frame taken for
+ * corruption drops what was published up to the tail, and stalls the
+ * senders for the ACK timeout) */
+TEST_P(soft, claimed_frame_waits_for_its_live_producer)
 {
     tdev_t &a = open_dev();
     tdev_t &b = open_dev();
@@ -176,14 +176,14 @@ TEST_P(soft, tail_behind_head_is_a_producer_between_its_stores)
     pad.opcode = SRQ_SOFT_OP_PAD;
     uint64_t before = stats(b).rx_dropped;
     ASSERT_EQ(0, srq_soft_inject(a.dev, &b.addr, &pad, sizeof(pad),
-                                 SRQ_SOFT_INJECT_TAIL_LAGS));
-    /* b takes the frame, then looks for corruption now and then */
+                                 SRQ_SOFT_INJECT_CLAIM));
+    /* b looks at the claim now and then, and leaves it alone */
     for (int i = 0; i < 4096; ++i) {
         ibv_poll_cq(cqb, 1, &wc);
     }
     EXPECT_EQ(before, stats(b).rx_dropped);
     ASSERT_EQ(0, srq_soft_inject(a.dev, &b.addr, nullptr, 0,
-                                 SRQ_SOFT_INJECT_TAIL_CATCHUP));
+                                 SRQ_SOFT_INJECT_PUBLISH));
     check_traffic_flows(a, b, 10);
     EXPECT_EQ(before, stats(b).rx_dropped);
 }
