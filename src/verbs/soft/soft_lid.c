@@ -3,9 +3,11 @@
  *
  * On a fabric the subnet manager gives every port a LID; here each instance
  * takes one from a table in shared memory, one per user and sharing domain
- * ("/srq-softlid-<uid>-<domain>", mode 0600 like the segments). An entry
- * is free (owner 0) or names its holder's process (srq_soft_proc_id), so an
- * entry whose holder died is taken over, as a dead producer's lock is. The
+ * ("/dev/shm/srq-<uid>/lid-<domain>": a file 0600 in a directory 0700 that
+ * only the user owns: once it exists no other user can plant anything in
+ * it, replace or remove it). An entry is free (owner 0) or names its
+ * holder's process (srq_soft_proc_id), so an entry whose holder died is
+ * taken over, as a dead producer's lock is. The
  * holder writes its instance id, then sets ready (release); a reader that
  * sees ready (acquire) reads a whole instance id.
  */
@@ -17,6 +19,7 @@
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -30,37 +33,82 @@ typedef struct srq_soft_lid_ent {
 
 #define SRQ_SOFT_LID_TABLE_SIZE  (SRQ_SOFT_LID_MAX * sizeof(srq_soft_lid_ent_t))
 
-/* Our own regular file, whatever another user put at the name */
-static int srq_soft_lid_check_file(int fd)
+/* A file or directory of ours that nobody else can write: @fd is what
+ * its name led to, @type S_IFDIR or S_IFREG */
+static int srq_soft_lid_check_own(int fd, mode_t type)
 {
     struct stat st;
 
     if (fstat(fd, &st) != 0) {
         return errno;
     }
-    if (!S_ISREG(st.st_mode) || (st.st_uid != getuid()) ||
+    if (((st.st_mode & S_IFMT) != type) || (st.st_uid != getuid()) ||
         (st.st_mode & 077)) {
         return EPERM;
     }
     return 0;
 }
 
-static int srq_soft_lid_map(srq_soft_dev_t *dev)
+/* The user's directory, /dev/shm/srq-<uid>, opened: created 0700 by the
+ * first open and never removed, so that, once it exists, no other user can
+ * remove, replace or write into it (/dev/shm is sticky). Whatever else is
+ * at its name (another user's file, directory, FIFO or symlink) is neither
+ * followed nor used: the open fails and says what is in the way */
+static int srq_soft_lid_dir(void)
 {
-    char name[64];
-    void *tab;
+    char path[64];
+    struct stat st;
     int fd, ret;
 
-    snprintf(name, sizeof(name), "/srq-softlid-%u-%08x", (unsigned)getuid(),
-             srq_soft_domain_id());
-    fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        return errno;
+    snprintf(path, sizeof(path), SRQ_SOFT_LID_DIR_FMT, (unsigned)getuid());
+    if ((mkdir(path, 0700) != 0) && (errno != EEXIST)) {
+        return -errno;
     }
-    ret = srq_soft_lid_check_file(fd);
-    /* every opener sizes it the same: a race of two ftruncates is benign */
-    if ((ret == 0) && (ftruncate(fd, SRQ_SOFT_LID_TABLE_SIZE) != 0)) {
-        ret = errno;
+    /* O_NONBLOCK: a FIFO at the name cannot hold us (O_DIRECTORY refuses it
+     * anyway); O_NOFOLLOW: nor can a symlink lead us elsewhere */
+    fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK |
+                    O_CLOEXEC);
+    ret = (fd < 0) ? errno : srq_soft_lid_check_own(fd, S_IFDIR);
+    if (ret == 0) {
+        return fd;
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    if ((ret == ENOTDIR) || (ret == ELOOP) || (ret == EPERM)) {
+        /* the one case the library speaks: only the user can act on it */
+        if (lstat(path, &st) == 0) {
+            fprintf(stderr, "ucx-srq: soft0: %s is not a directory of uid %u "
+                    "with mode 0700 (owner %u, mode %o): refusing to use it\n",
+                    path, (unsigned)getuid(), (unsigned)st.st_uid,
+                    (unsigned)st.st_mode);
+        }
+        ret = EPERM;
+    }
+    return -ret;
+}
+
+/* The registry of our sharing domain in the user's directory, mapped, its
+ * pages reserved first: on a full file system the open fails with ENOSPC
+ * instead of the first store raising SIGBUS */
+static int srq_soft_lid_map(srq_soft_dev_t *dev)
+{
+    char name[32];
+    void *tab;
+    int dfd, fd, ret;
+
+    dfd = srq_soft_lid_dir();
+    if (dfd < 0) {
+        return -dfd;
+    }
+    snprintf(name, sizeof(name), "lid-%08x", srq_soft_domain_id());
+    fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
+                           O_CLOEXEC, 0600);
+    ret = (fd < 0) ? errno : srq_soft_lid_check_own(fd, S_IFREG);
+    close(dfd);
+    /* every opener reserves the same size: a race of two is benign */
+    if (ret == 0) {
+        ret = posix_fallocate(fd, 0, SRQ_SOFT_LID_TABLE_SIZE);
     }
     if (ret == 0) {
         tab = mmap(NULL, SRQ_SOFT_LID_TABLE_SIZE, PROT_READ | PROT_WRITE,
@@ -71,7 +119,9 @@ static int srq_soft_lid_map(srq_soft_dev_t *dev)
             dev->lid_tab = tab;
         }
     }
-    close(fd);
+    if (fd >= 0) {
+        close(fd);
+    }
     return ret;
 }
 

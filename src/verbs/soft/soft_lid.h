@@ -12,6 +12,9 @@ typedef struct srq_soft_dev srq_soft_dev_t;
 /* Unicast LIDs an instance may get: 1 .. SRQ_SOFT_LID_MAX */
 #define SRQ_SOFT_LID_MAX  0xbfffu
 
+/* The user's directory of registries (printf format, the uid) */
+#define SRQ_SOFT_LID_DIR_FMT  "/dev/shm/srq-%u"
+
 /* Give @dev a LID no live instance of its domain holds (dev->lid) */
 int  srq_soft_lid_claim(srq_soft_dev_t *dev);
 /* Give it back (nothing if it has none) */

@@ -1,0 +1,281 @@
+/*
+ * soft0's LID registry against another local user and a full /dev/shm.
+ * Each case runs in a child with its own mount namespace and an empty
+ * tmpfs on /dev/shm: what it plants or fills disappears with the child,
+ * however the case ends, and the host's /dev/shm is never touched. Needs
+ * root (to mount, and to make files of another uid); skipped otherwise.
+ */
+#include "verbs/srq_verbs.h"
+extern "C" {
+#include "verbs/soft/soft_lid.h"
+#include "verbs/soft/soft_proc.h"
+}
+
+#include <gtest/gtest.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <functional>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <string>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+const uid_t OTHER_UID = 65534; /* nobody */
+const int   SKIP_CODE = 77;
+
+/* Run @body in a child whose /dev/shm is a fresh tmpfs of @size; its exit
+ * code, -SIGNAL when a signal ended it, or -1 when it outlived @seconds
+ * (then it is killed). SKIP_CODE: no private /dev/shm could be made */
+int in_private_shm(const std::function<int()> &body, const char *size,
+                   double seconds = 20)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        char opts[64];
+        snprintf(opts, sizeof(opts), "size=%s,mode=1777", size);
+        if ((getuid() != 0) || (unshare(CLONE_NEWNS) != 0) ||
+            (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) ||
+            (mount("tmpfs", "/dev/shm", "tmpfs", 0, opts) != 0)) {
+            _exit(SKIP_CODE);
+        }
+        _exit(body());
+    }
+    int status;
+    for (int i = 0; i < seconds * 100; ++i) {
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            return WIFSIGNALED(status) ? -WTERMSIG(status) :
+                                         WEXITSTATUS(status);
+        }
+        usleep(10000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
+}
+
+std::string describe(int code)
+{
+    if (code == -1) {
+        return "hung";
+    }
+    if (code < 0) {
+        return std::string("killed by ") + strsignal(-code);
+    }
+    return "exit " + std::to_string(code);
+}
+
+/* @_code's child was expected to end with @_expect; @_what says which */
+#define EXPECT_CHILD_WHAT(_expect, _code, _what) \
+    do { \
+        int _c = (_code); \
+        if (_c == SKIP_CODE) { \
+            GTEST_SKIP() << "needs root and a private mount namespace"; \
+        } \
+        EXPECT_EQ(_expect, _c) << describe(_c) << " " << (_what); \
+    } while (0)
+#define EXPECT_CHILD(_expect, _code) EXPECT_CHILD_WHAT(_expect, _code, "")
+
+/* 0 when soft0 opens and closes, else the errno of the open */
+int open_close_soft0()
+{
+    srq_verbs_dev_t *dev;
+    int ret = srq_verbs_open("soft0", &dev);
+
+    if (ret == 0) {
+        srq_verbs_close(dev);
+    }
+    return ret;
+}
+
+std::string user_dir()
+{
+    char path[64];
+    snprintf(path, sizeof(path), SRQ_SOFT_LID_DIR_FMT, (unsigned)getuid());
+    return path;
+}
+
+/* Where the registry was before it moved into the user's directory */
+std::string old_registry_name()
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/dev/shm/srq-softlid-%u-%08x",
+             (unsigned)getuid(), srq_soft_domain_id());
+    return path;
+}
+
+/* Make @path (absent) a @kind owned by OTHER_UID; 0 or errno */
+int plant(const std::string &path, const std::string &kind)
+{
+    int ret;
+
+    if (kind == "file0666" || kind == "file0600") {
+        int fd = open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY,
+                      kind == "file0666" ? 0666 : 0600);
+        ret = (fd < 0) ? -1 : close(fd);
+        if (kind == "file0666") {
+            chmod(path.c_str(), 0666); /* past the umask */
+        }
+    } else if (kind == "fifo") {
+        ret = mkfifo(path.c_str(), 0666);
+    } else if (kind == "dir") {
+        ret = mkdir(path.c_str(), 0777);
+    } else { /* a symlink to a file of the other user */
+        std::string target = "/dev/shm/other-target";
+        int fd = open(target.c_str(), O_CREAT | O_WRONLY, 0666);
+        ret = (fd < 0) ? -1 : (write(fd, "keep", 4) == 4 ? close(fd) : -1);
+        if (ret == 0) {
+            ret = chown(target.c_str(), OTHER_UID, OTHER_UID);
+        }
+        if (ret == 0) {
+            ret = symlink(target.c_str(), path.c_str());
+        }
+    }
+    if (ret == 0) {
+        ret = lchown(path.c_str(), OTHER_UID, OTHER_UID);
+    }
+    return (ret == 0) ? 0 : errno;
+}
+
+const char *KINDS[] = {"file0666", "file0600", "fifo", "dir", "symlink"};
+
+} // namespace
+
+/* The issue's attack: whatever another user plants at the registry's old
+ * name, /dev/shm/srq-softlid-<uid>-<domain>, blocks no open */
+TEST(soft_registry, planted_at_old_name_blocks_no_open)
+{
+    for (const char *kind : KINDS) {
+        EXPECT_CHILD_WHAT(0, in_private_shm([kind]() {
+            int ret = plant(old_registry_name(), kind);
+            if (ret != 0) {
+                fprintf(stderr, "planting failed: %s\n", strerror(ret));
+                return 100;
+            }
+            return open_close_soft0();
+        }, "8m"), kind);
+    }
+}
+
+/* The user's directory and its registry: nobody else can write there */
+TEST(soft_registry, user_dir_is_private)
+{
+    EXPECT_CHILD(0, in_private_shm([]() {
+        std::string dir = user_dir();
+        struct stat st;
+        if ((open_close_soft0() != 0) || (lstat(dir.c_str(), &st) != 0)) {
+            return 100;
+        }
+        if (!S_ISDIR(st.st_mode) || (st.st_uid != getuid()) ||
+            ((st.st_mode & 0777) != 0700)) {
+            fprintf(stderr, "%s: mode %o uid %u\n", dir.c_str(),
+                    st.st_mode, st.st_uid);
+            return 101;
+        }
+        /* the other user tries to plant something inside */
+        pid_t pid = fork();
+        if (pid == 0) {
+            if (setresuid(OTHER_UID, OTHER_UID, OTHER_UID) != 0) {
+                _exit(102);
+            }
+            std::string f = dir + "/lid-planted";
+            _exit((open(f.c_str(), O_CREAT | O_WRONLY, 0666) < 0) &&
+                  (errno == EACCES) ? 0 : 103);
+        }
+        int status;
+        waitpid(pid, &status, 0);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 104;
+    }, "8m"));
+}
+
+/* A registry file at the right place that is not ours (root planted it
+ * for another user) is refused, not used */
+TEST(soft_registry, foreign_registry_file_is_refused)
+{
+    EXPECT_CHILD(EPERM, in_private_shm([]() {
+        std::string dir = user_dir();
+        char name[96];
+        snprintf(name, sizeof(name), "%s/lid-%08x", dir.c_str(),
+                 srq_soft_domain_id());
+        if ((mkdir(dir.c_str(), 0700) != 0) || (plant(name, "file0600") != 0)) {
+            return 100;
+        }
+        return open_close_soft0();
+    }, "8m"));
+}
+
+/* What is left: another user who takes /dev/shm/srq-<uid> before the
+ * user's first soft0 open since boot. The open is refused at once, with
+ * EPERM, whatever is there (no hang on a FIFO, no symlink followed) */
+TEST(soft_registry, squatted_user_dir_is_refused_quickly)
+{
+    for (const char *kind : KINDS) {
+        EXPECT_CHILD_WHAT(EPERM, in_private_shm([kind]() {
+            if (plant(user_dir(), kind) != 0) {
+                return 100;
+            }
+            int ret = open_close_soft0();
+            struct stat st;
+            /* nothing was created through the symlink */
+            if ((strcmp(kind, "symlink") == 0) &&
+                ((stat("/dev/shm/other-target", &st) != 0) ||
+                 (st.st_size != 4) || !S_ISREG(st.st_mode))) {
+                return 101;
+            }
+            return ret;
+        }, "8m", 10), kind);
+    }
+}
+
+/* A full /dev/shm: the open fails with ENOSPC, it does not crash (SIGBUS
+ * on the first store into a page that was never reserved) */
+TEST(soft_registry, full_dev_shm_fails_cleanly)
+{
+    EXPECT_CHILD(0, in_private_shm([]() {
+        int fd = open("/dev/shm/filler", O_CREAT | O_WRONLY, 0600);
+        static char block[65536];
+        while (write(fd, block, sizeof(block)) > 0) {
+        }
+        int ret = open_close_soft0();
+        if (ret != ENOSPC) {
+            fprintf(stderr, "open on a full /dev/shm: %d\n", ret);
+            return 100;
+        }
+        /* and works again once there is room */
+        close(fd);
+        unlink("/dev/shm/filler");
+        return open_close_soft0();
+    }, "4m"));
+}
+
+/* A /dev/shm filled after the registry exists: instances still open and
+ * run (their own memory is anonymous, not in /dev/shm) */
+TEST(soft_registry, dev_shm_filled_later_runs)
+{
+    EXPECT_CHILD(0, in_private_shm([]() {
+        srq_verbs_dev_t *a, *b;
+        if (open_close_soft0() != 0) {
+            return 100;
+        }
+        int fd = open("/dev/shm/filler", O_CREAT | O_WRONLY, 0600);
+        static char block[65536];
+        while (write(fd, block, sizeof(block)) > 0) {
+        }
+        if (srq_verbs_open("soft0", &a) != 0) {
+            return 101;
+        }
+        int ret = srq_verbs_open("soft0", &b);
+        if (ret == 0) {
+            srq_verbs_close(b);
+        }
+        srq_verbs_close(a);
+        return ret;
+    }, "4m"));
+}
