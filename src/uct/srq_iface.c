@@ -24,8 +24,10 @@ UCS_CLASS_DECLARE(uct_srq_iface_t, uct_md_h, uct_worker_h,
                   const uct_iface_params_t*, const uct_iface_config_t*);
 UCS_CLASS_DECLARE_DELETE_FUNC(uct_srq_iface_t, uct_iface_t);
 
-/* Send descriptors per pool chunk, unless TX_BUFS_GROW says */
-#define UCT_SRQ_TX_BUFS_GROW 128
+/* Send descriptors per pool chunk, unless TX_BUFS_GROW says, and the most
+ * it may say: 4096 default descriptors are 34 MB registered at once */
+#define UCT_SRQ_TX_BUFS_GROW     128
+#define UCT_SRQ_TX_BUFS_GROW_MAX 4096
 
 /* Atomic operations without and with a fetched result */
 #define UCT_SRQ_ATOMIC_OPS  (UCS_BIT(UCT_ATOMIC_OP_ADD) | UCS_BIT(UCT_ATOMIC_OP_AND) | \
@@ -71,7 +73,8 @@ ucs_config_field_t uct_srq_iface_config_table[] = {
 
     {"TX_BUFS_GROW", "0",
      "Send descriptors allocated (and registered) at a time when the pool\n"
-     "grows; 0: the transport chooses (128), at most TX_MAX_BUFS.",
+     "grows (0..4096); 0: the transport chooses (128). At most TX_MAX_BUFS\n"
+     "are allocated.",
      ucs_offsetof(uct_srq_iface_config_t, tx_bufs_grow), UCS_CONFIG_TYPE_UINT},
 
     {"SEG_SIZE", "8256",
@@ -556,6 +559,9 @@ static ucs_status_t uct_srq_iface_check_config(uct_srq_iface_t *iface,
     UCT_SRQ_CHECK_RANGE("TIMEOUT", config->timeout, 1, 31);
     /* -1 (unlimited) is UINT_MAX; UCX's memory pools need at least one */
     UCT_SRQ_CHECK_RANGE("TX_MAX_BUFS", config->tx_max_bufs, 1, UINT_MAX);
+    /* -1 would be UINT_MAX descriptors in one chunk: every send fails */
+    UCT_SRQ_CHECK_RANGE("TX_BUFS_GROW", config->tx_bufs_grow, 0,
+                        UCT_SRQ_TX_BUFS_GROW_MAX);
 
     status = uct_srq_rx_check_config(&config->rx, &iface->dev_attr);
     if (status != UCS_OK) {

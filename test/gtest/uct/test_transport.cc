@@ -1179,7 +1179,11 @@ TEST(rc_srq_config, invalid_values_rejected)
         {"RNR_TIMER", "99"}, {"TIMEOUT", "0"}, {"CONN_QUEUE_LEN", "2"},
         {"CONN_DROP", "101"}, {"RX_QUEUE_MAX", "100000000"},
         {"TX_MAX_BUFS", "0"}, {"TX_CQ_LEN", "100000000"},
-        {"CONN_RETRY", "0"}, {"CONN_TIMEOUT", "0"}};
+        {"CONN_RETRY", "0"}, {"CONN_TIMEOUT", "0"},
+        {"TX_BUFS_GROW", "-1"}, {"TX_BUFS_GROW", "4294967295"},
+        {"TX_BUFS_GROW", "100000"}, {"TX_CQ_MODERATION", "0"},
+        {"CONN_MAX_ACCEPTING", "0"}, {"CONN_IDLE_CHECK", "0"},
+        {"ASYNC_INTERVAL", "0"}};
 
     /* values the parser itself refuses */
     uct_component_h srq = srq_component();
