@@ -20,6 +20,7 @@
  * too. Either way its QP number comes back.
  */
 #include "srq_conn.h"
+#include "srq_async.h"
 #include "srq_check.h"
 #include "srq_qp.h"
 #include "srq_iface.h"
@@ -1139,9 +1140,7 @@ static ucs_status_t uct_srq_hs_async_timer_start(ucs_time_t interval)
         close(fd);
         return UCS_ERR_IO_ERROR;
     }
-    status = ucs_async_set_event_handler(UCS_ASYNC_MODE_THREAD_MUTEX, fd,
-                                         UCS_EVENT_SET_EVREAD,
-                                         uct_srq_hs_async_tick, NULL, NULL);
+    status = uct_srq_async_add_fd(fd, uct_srq_hs_async_tick, NULL);
     if (status != UCS_OK) {
         close(fd);
         return status;

@@ -6,6 +6,7 @@
  * (srq_component.c).
  */
 #include "srq_md.h"
+#include "srq_async.h"
 
 #include <ucs/async/async_fwd.h>
 #include <ucs/debug/log_def.h>
@@ -176,24 +177,31 @@ static void uct_srq_md_async_event(int fd, ucs_event_set_types_t events,
     }
 }
 
-static void uct_srq_md_async_init(uct_srq_md_t *md)
+/* Without room for UCX's async thread the open fails; any other failure
+ * costs only the SRQ limit events */
+static ucs_status_t uct_srq_md_async_init(uct_srq_md_t *md)
 {
     ucs_status_t status;
 
+    /* the handler may run as soon as it is registered */
     pthread_mutex_init(&md->handlers_lock, NULL);
     ucs_list_head_init(&md->handlers);
     md->async_fd = srq_verbs_async_fd(md->dev);
-    status       = ucs_async_set_event_handler(UCS_ASYNC_MODE_THREAD_MUTEX,
-                                               md->async_fd,
-                                               UCS_EVENT_SET_EVREAD,
-                                               uct_srq_md_async_event, md,
-                                               NULL);
+    status       = uct_srq_async_add_fd(md->async_fd, uct_srq_md_async_event,
+                                        md);
+    if (status == UCS_ERR_NO_RESOURCE) {
+        ucs_error("srq: %s: too few file descriptors left for UCX's async "
+                  "thread (RLIMIT_NOFILE)", srq_verbs_dev_name(md->dev));
+        pthread_mutex_destroy(&md->handlers_lock);
+        return status;
+    }
     if (status != UCS_OK) {
         ucs_diag("srq: %s: no async events (%s): SRQ limit events are not "
                  "seen", srq_verbs_dev_name(md->dev),
                  ucs_status_string(status));
         md->async_fd = -1;
     }
+    return UCS_OK;
 }
 
 static void uct_srq_md_async_cleanup(uct_srq_md_t *md)
@@ -460,19 +468,26 @@ ucs_status_t uct_srq_md_open(uct_component_t *component, const char *md_name,
     }
     md->atomic_access = (dev_attr.atomic_cap != IBV_ATOMIC_NONE);
     md->cap_flags     = uct_srq_md_probe_flags(md);
+    /* first: it makes sure UCX's async thread can start, and starts it;
+     * the registration cache's handler then needs no descriptor more */
+    status = uct_srq_md_async_init(md);
+    if (status != UCS_OK) {
+        goto err_dealloc_pd;
+    }
     if (md->cap_flags & UCT_MD_FLAG_REG) {
         status = uct_srq_md_rcache_init(md, md_config->rcache);
         if (status != UCS_OK) {
-            goto err_dealloc_pd;
+            goto err_async;
         }
     }
     uct_srq_md_locality_init(md);
-    uct_srq_md_async_init(md);
     md->super.ops = &uct_srq_md_ops;
     md->super.component = component;
     *md_p               = &md->super;
     return UCS_OK;
 
+err_async:
+    uct_srq_md_async_cleanup(md);
 err_dealloc_pd:
     srq_verbs_dealloc_pd(md->dev, md->pd);
 err_close:
