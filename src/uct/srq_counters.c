@@ -9,9 +9,12 @@
 
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/string.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Collect the counters @iface's parts keep (rx, handshake, sends) */
@@ -69,6 +72,33 @@ ucs_status_t uct_srq_iface_query_counters(uct_iface_h tl_iface,
     return UCS_OK;
 }
 
+/* The counters file, to append to: a regular file of ours, not reached
+ * through a symlink (another user's, in /tmp), never a FIFO (whose open
+ * would wait for a reader, at interface close) */
+static FILE *uct_srq_counters_open(const char *path)
+{
+    struct stat st;
+    FILE *f;
+    int fd;
+
+    fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK |
+                    O_CLOEXEC, 0600);
+    if (fd < 0) {
+        return NULL;
+    }
+    if ((fstat(fd, &st) != 0) || !S_ISREG(st.st_mode) ||
+        (st.st_uid != geteuid())) {
+        close(fd);
+        errno = EPERM;
+        return NULL;
+    }
+    f = fdopen(fd, "a");
+    if (f == NULL) {
+        close(fd);
+    }
+    return f;
+}
+
 /* One line, for UCX_RC_SRQ_COUNTERS_FILE */
 void uct_srq_counters_dump(uct_srq_iface_t *iface, const char *file_template)
 {
@@ -77,9 +107,10 @@ void uct_srq_counters_dump(uct_srq_iface_t *iface, const char *file_template)
     FILE *f;
 
     ucs_fill_filename_template(file_template, path, sizeof(path));
-    f = fopen(path, "a");
+    f = uct_srq_counters_open(path);
     if (f == NULL) {
-        ucs_warn("srq: cannot write counters to %s: %m", path);
+        ucs_warn("srq: cannot write counters to %s: %m (only a regular file "
+                 "of this user, not through a symlink)", path);
         return;
     }
     uct_srq_counters_fill(iface, &c);

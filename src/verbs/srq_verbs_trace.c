@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct srq_verbs_trace_obj {
@@ -130,6 +131,38 @@ static void srq_verbs_trace_path(const char *tmpl, char *path, size_t len)
     path[n] = '\0';
 }
 
+/* The trace file, opened for writing from its start: only a regular file
+ * of ours. Never a FIFO (its open would wait for a reader; O_NONBLOCK
+ * makes it fail or, with a reader, the check refuses it), never through a
+ * symlink (in /tmp another user could point it at a file of ours, which
+ * O_TRUNC would empty), never another user's file; emptied only once it
+ * is known to be ours. -1 with errno on refusal */
+static int srq_verbs_trace_open(const char *path)
+{
+    struct stat st;
+    int fd, err;
+
+    fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK |
+                    O_CLOEXEC, 0600);
+    if (fd < 0) {
+        return -1;
+    }
+    if (fstat(fd, &st) != 0) {
+        err = errno;
+    } else if (!S_ISREG(st.st_mode)) {
+        err = EINVAL;
+    } else if (st.st_uid != geteuid()) {
+        err = EPERM;
+    } else if (ftruncate(fd, 0) != 0) {
+        err = errno;
+    } else {
+        return fd;
+    }
+    close(fd);
+    errno = err;
+    return -1;
+}
+
 bool srq_verbs_trace_enabled(void)
 {
     const char *tmpl;
@@ -142,13 +175,14 @@ bool srq_verbs_trace_enabled(void)
         srq_verbs_trace.state = -1;
         if ((tmpl != NULL) && (*tmpl != '\0')) {
             srq_verbs_trace_path(tmpl, path, sizeof(path));
-            srq_verbs_trace.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC |
-                                      O_APPEND | O_CLOEXEC, 0600);
+            srq_verbs_trace.fd = srq_verbs_trace_open(path);
             if (srq_verbs_trace.fd < 0) {
                 /* the one thing a library may say: the user asked for a
                  * file and gets none */
-                fprintf(stderr, "ucx-srq: %s=%s: %s; not tracing\n",
-                        SRQ_VERBS_TRACE_ENV, path, strerror(errno));
+                fprintf(stderr, "ucx-srq: %s=%s: %s; not tracing (only a "
+                        "regular file of this user, not through a "
+                        "symlink)\n", SRQ_VERBS_TRACE_ENV, path,
+                        strerror(errno));
             } else {
                 srq_verbs_trace.state = 1;
                 len = snprintf(head, sizeof(head),
