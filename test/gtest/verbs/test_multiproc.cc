@@ -3,7 +3,9 @@
  * write/read with the target's CPU blocked in read(), a sleeping receiver
  * woken by a remote sender through its completion channel, peer death
  * (flush within a bounded time, its memory let go), an owner killed or
- * ended leaving nothing behind, a producer dying while it holds the queue
+ * ended leaving nothing behind (remains(): once its peers let go, no
+ * process of the user has its memory open or mapped, and no descriptor
+ * of it is left with them), a producer dying while it holds the queue
  * lock, nothing landing after ibv_dereg_mr.
  *
  * Children are killed and reaped in TearDown whatever happens.
@@ -15,6 +17,7 @@ extern "C" {
 }
 
 #include <dirent.h>
+#include <map>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -165,13 +168,6 @@ struct endpoint {
     }
 };
 
-/* The tables of an instance, at the path srq_soft_segment_name gives */
-bool shm_exists(const char *name)
-{
-    struct stat st;
-    return stat(name, &st) == 0;
-}
-
 /* A mapping of this process whose name contains @name */
 bool mapped_here(const std::string &name)
 {
@@ -188,32 +184,95 @@ bool mapped_here(const std::string &name)
     return found;
 }
 
-/* What a process that opened soft0 leaves in the places the soft device
- * names things (/dev/shm, the wake FIFO's directories): the names that
- * carry its instance id (the hex of its GID's last 12 bytes) */
-std::vector<std::string> leftovers(const std::string &hex)
+/* The descriptors of process @pid ("self" too) and what they lead to */
+std::map<int, std::string> fds_of(const std::string &pid)
 {
-    std::vector<std::string> found, dirs = { "/dev/shm", "/tmp" };
-    const char *xdg = getenv("XDG_RUNTIME_DIR");
+    std::map<int, std::string> fds;
+    std::string dir_path = "/proc/" + pid + "/fd";
+    DIR *dir = opendir(dir_path.c_str());
+    struct dirent *de;
+    char link[256];
 
-    if (xdg != nullptr) {
-        dirs.push_back(xdg);
+    while ((dir != nullptr) && ((de = readdir(dir)) != nullptr)) {
+        ssize_t n = readlinkat(dirfd(dir), de->d_name, link, sizeof(link) - 1);
+        if ((de->d_name[0] != '.') && (n > 0) &&
+            (atoi(de->d_name) != dirfd(dir))) {
+            link[n] = '\0';
+            fds[atoi(de->d_name)] = link;
+        }
+    }
+    if (dir != nullptr) {
+        closedir(dir);
+    }
+    return fds;
+}
+
+/* Descriptors this process has now and did not have in @before */
+std::vector<std::string> new_fds(const std::map<int, std::string> &before)
+{
+    std::vector<std::string> added;
+    for (auto &fd : fds_of("self")) {
+        auto it = before.find(fd.first);
+        if ((it == before.end()) || (it->second != fd.second)) {
+            added.push_back(std::to_string(fd.first) + " -> " + fd.second);
+        }
+    }
+    return added;
+}
+
+/*
+ * What remains of instance @hex (the hex of its GID's last 12 bytes) on
+ * the host: every process of this user that still has its tables or its
+ * queue (memfds "srq-soft-<hex>", "srq-softq-<hex>") open or mapped - the
+ * kernel frees them with the last one - and any name carrying the id in
+ * /dev/shm, /tmp or $XDG_RUNTIME_DIR (the device names nothing there; a
+ * change that did would show). While the instance lives its owner holds
+ * both memfds, so a probe that sees nothing then is broken: the tests
+ * check that first.
+ */
+std::vector<std::string> remains(const std::string &hex)
+{
+    const std::string tab = "srq-soft-" + hex, queue = "srq-softq-" + hex;
+    std::vector<std::string> found, dirs = { "/dev/shm", "/tmp" };
+    DIR *proc = opendir("/proc");
+    struct dirent *de;
+    struct stat st;
+    char line[512];
+
+    while ((proc != nullptr) && ((de = readdir(proc)) != nullptr)) {
+        std::string pid = de->d_name, base = "/proc/" + pid;
+        if ((pid.find_first_not_of("0123456789") != std::string::npos) ||
+            (stat(base.c_str(), &st) != 0) || (st.st_uid != getuid())) {
+            continue;
+        }
+        for (auto &fd : fds_of(pid)) {
+            if ((fd.second.find(tab) != std::string::npos) ||
+                (fd.second.find(queue) != std::string::npos)) {
+                found.push_back(base + "/fd/" + std::to_string(fd.first) +
+                                " -> " + fd.second);
+            }
+        }
+        FILE *maps = fopen((base + "/maps").c_str(), "r");
+        while ((maps != nullptr) && fgets(line, sizeof(line), maps)) {
+            if (strstr(line, tab.c_str()) || strstr(line, queue.c_str())) {
+                found.push_back(base + "/maps: " + line);
+            }
+        }
+        if (maps != nullptr) {
+            fclose(maps);
+        }
+    }
+    if (proc != nullptr) {
+        closedir(proc);
+    }
+    if (getenv("XDG_RUNTIME_DIR") != nullptr) {
+        dirs.push_back(getenv("XDG_RUNTIME_DIR"));
     }
     for (const std::string &d : dirs) {
         DIR *dir = opendir(d.c_str());
-        struct dirent *de;
         while ((dir != nullptr) && ((de = readdir(dir)) != nullptr)) {
-            std::string path = d + "/" + de->d_name;
             if (strstr(de->d_name, hex.c_str()) != nullptr) {
-                found.push_back(path);
-            }
-            /* the FIFO's private directory: srq-soft-XXXXXX/<hex> */
-            if (strncmp(de->d_name, "srq-soft-", 9) == 0) {
-                struct stat st;
-                std::string f = path + "/" + hex;
-                if (stat(f.c_str(), &st) == 0) {
-                    found.push_back(f);
-                }
+                found.push_back(d + "/" + de->d_name);
             }
         }
         if (dir != nullptr) {
@@ -221,6 +280,11 @@ std::vector<std::string> leftovers(const std::string &hex)
         }
     }
     return found;
+}
+
+std::string first_of(const std::vector<std::string> &v)
+{
+    return v.empty() ? std::string("nothing") : v[0];
 }
 
 std::string instance_hex(const srq_verbs_port_addr_t &addr)
@@ -288,6 +352,13 @@ protected:
             EXPECT_EQ('c', up) << "the child did not connect";
         }
         return pid;
+    }
+
+    /* Destroy our QP: we let go of its peer */
+    void let_go()
+    {
+        ASSERT_EQ(0, srq_verbs_destroy_qp(me.dev, me.qp));
+        me.qp = nullptr;
     }
 
     char cmd(char c)
@@ -385,11 +456,18 @@ TEST_P(multiproc, one_sided_write_read)
                          child.rkey));
     EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, me.wait(&wc));
 
+    std::string hex = instance_hex(child.addr);
+    if (is_soft()) {
+        ASSERT_FALSE(remains(hex).empty()) << "the probe sees no live instance";
+    }
     char q = 'q';
     ASSERT_TRUE(write_full(sv[0], &q, 1));
     EXPECT_EQ(0, wait_child(pid));
     if (is_soft()) {
-        EXPECT_FALSE(shm_exists(child.seg_name)) << "closed: segment removed";
+        let_go();
+        std::vector<std::string> left = remains(hex);
+        EXPECT_TRUE(left.empty()) << "closed, and we let go: " << left.size()
+                                  << " remain, e.g. " << first_of(left);
     }
 }
 
@@ -446,7 +524,8 @@ TEST_P(multiproc, peer_killed_flush_bounded)
         ASSERT_EQ(0, me.post(IBV_WR_SEND, 0, 16, i));
     }
     EXPECT_EQ(0, ibv_poll_cq(me.cq, 1, &wc));
-    ASSERT_TRUE(shm_exists(child.seg_name));
+    std::string hex = instance_hex(child.addr);
+    ASSERT_FALSE(remains(hex).empty()) << "the probe sees no live instance";
     kill(pid, SIGKILL);
     uint64_t t0 = now_ms();
     for (int i = 0; i < n; ++i) {
@@ -460,16 +539,17 @@ TEST_P(multiproc, peer_killed_flush_bounded)
     ibv_qp_init_attr init;
     ASSERT_EQ(0, srq_verbs_query_qp(me.dev, me.qp, &attr, IBV_QP_STATE, &init));
     EXPECT_EQ(IBV_QPS_ERR, attr.qp_state);
-    EXPECT_FALSE(shm_exists(child.seg_name)) << "dead peer's memory remains";
     srq_soft_stats_t st;
     ASSERT_EQ(0, srq_soft_query_stats(me.dev, &st));
     EXPECT_EQ(1u, st.peers_dead);
     /* once our QP lets go of the dead peer, so does our mapping of it */
-    std::string name = "srq-soft-" + instance_hex(child.addr);
+    std::string name = "srq-soft-" + hex;
     EXPECT_TRUE(mapped_here(name));
-    srq_verbs_destroy_qp(me.dev, me.qp);
-    me.qp = nullptr;
+    let_go();
     EXPECT_FALSE(mapped_here(name)) << "still mapped: " << name;
+    std::vector<std::string> left = remains(hex);
+    EXPECT_TRUE(left.empty()) << "dead peer's memory remains: " << left.size()
+                              << ", e.g. " << first_of(left);
 }
 
 /*
@@ -604,13 +684,15 @@ TEST_P(multiproc, killed_owner_leaves_nothing)
         read_full(s, &c, 1, 30000); /* killed while waiting */
         return 0;
     }, false);
-    ASSERT_TRUE(shm_exists(child.seg_name));
+    std::string hex = instance_hex(child.addr);
+    ASSERT_FALSE(remains(hex).empty()) << "the probe sees no live instance";
     kill(pid, SIGKILL);
     EXPECT_EQ(-1, wait_child(pid)) << "killed";
-    EXPECT_FALSE(shm_exists(child.seg_name)) << "a killed owner left it";
-    std::vector<std::string> left = leftovers(instance_hex(child.addr));
-    EXPECT_TRUE(left.empty()) << left.size() << " left, e.g. " << left[0];
-    EXPECT_TRUE(shm_exists(me.info.seg_name)) << "live ones stay";
+    std::vector<std::string> left = remains(hex);
+    EXPECT_TRUE(left.empty()) << "a killed owner left " << left.size()
+                              << ", e.g. " << first_of(left);
+    EXPECT_FALSE(remains(instance_hex(me.info.addr)).empty())
+        << "live ones stay";
 }
 
 TEST_P(multiproc, producer_dies_holding_queue_lock)
@@ -915,8 +997,10 @@ protected:
             read_full(s, &c, 1, 30000); /* SIGTERM comes meanwhile */
             return 41;
         });
+        std::map<int, std::string> fds = fds_of("self");
         ASSERT_TRUE(me.connect(child));
         std::string hex = instance_hex(child.addr);
+        ASSERT_FALSE(remains(hex).empty()) << "the probe sees no live instance";
         char c = 'g';
         ASSERT_TRUE(write_full(sv[0], &c, 1));
         ASSERT_TRUE(read_full(sv[0], &c, 1));
@@ -927,8 +1011,16 @@ protected:
         if (how == 0) {
             EXPECT_EQ(0, rc);
         }
-        std::vector<std::string> left = leftovers(hex);
-        EXPECT_TRUE(left.empty()) << left.size() << " left, e.g. " << left[0];
+        /* its memory goes with the last holder: we are one while our QP
+         * is connected to it */
+        let_go();
+        std::vector<std::string> left = remains(hex);
+        EXPECT_TRUE(left.empty()) << left.size() << " remain, e.g. "
+                                  << first_of(left);
+        /* nor do we keep a descriptor of it (its wake pipe) */
+        std::vector<std::string> added = new_fds(fds);
+        EXPECT_TRUE(added.empty()) << added.size() << " descriptors more, e.g. "
+                                   << first_of(added);
     }
 };
 
