@@ -43,8 +43,8 @@ def main(argv=None):
             print("%d contracts valid" % len(cs))
         elif args.cmd == "replay":
             from . import replay
-            with open(args.trace) as fh:
-                text = replay.program(fh, args.trace, args.contracts)
+            text = replay.program(_trace.read_lines(args.trace), args.trace,
+                                  args.contracts)
             if args.output:
                 _write(args.output, text)
             else:
@@ -67,6 +67,9 @@ def main(argv=None):
                     print("    then  %-28s %s" % (p["id"], p["doc"]))
     except (_contracts.ContractError, _trace.TraceError) as e:
         print("srq_contracts: %s" % e, file=sys.stderr)
+        return 1
+    except OSError as e:
+        print("srq_contracts: %s: %s" % (e.filename, e.strerror), file=sys.stderr)
         return 1
     return 0
 

@@ -31,6 +31,21 @@ class _Leaf:
         self.kind = spec.get("value")
 
 
+def ctype_bits(ctype):
+    """The width of a C type of the contracts, in bits (pointers and
+    unknown types: 64)"""
+    t = ctype.replace("const ", "").strip()
+    if "*" in t:
+        return 64
+    for bits, names in ((8, ("uint8_t", "int8_t", "char", "unsigned char")),
+                        (16, ("uint16_t", "int16_t", "__be16")),
+                        (32, ("uint32_t", "int32_t", "__be32", "int", "unsigned",
+                              "unsigned int"))):
+        if t in names or (bits == 32 and t.startswith("enum ")):
+            return bits
+    return 64
+
+
 def _find_field(fields, name):
     """A field by name; anonymous unions/structs are looked through"""
     for f in fields:
@@ -116,12 +131,17 @@ class Program:
     """The C program a sequence of calls becomes: object variables,
     buffers, per-CQ expected completions, and the helpers the blocks use"""
 
-    def __init__(self, device=None):
+    def __init__(self, device=None, strict=False):
+        """@strict: every handle, buffer and context a call uses must have
+        been made by an earlier call of this program (a whole trace, as
+        the replay tool renders it); else a single call may name any"""
+        self.strict = strict
         self.objects = {}     # name -> kind
         self.buffers = {}     # name -> size
         self.expect = {}      # cq name -> [C initializer of an expected wc]
         self.qpns = set()     # qp names whose numbers are kept
         self.contexts = set()
+        self.created = set()  # objects a call before created
         self.device = device
         self.calls = 0
         self._tmp = 0
@@ -137,6 +157,18 @@ class Program:
         self.objects.setdefault(name, kind)
         return name
 
+    def create(self, name):
+        """@name is made by the call being replayed"""
+        self.created.add(self.declare(name))
+        return name
+
+    def use(self, name):
+        """@name as the input of a call: some call before made it (else
+        the program would pass a handle that was never set)"""
+        if self.strict and name not in self.created:
+            raise _trace.TraceError("%s is used before a call created it" % name)
+        return self.declare(name)
+
     def value(self, kind, value, leaf=None):
         """The C expression of a trace value"""
         if value == "NULL":
@@ -150,11 +182,14 @@ class Program:
                     raise _trace.TraceError("bad name %r" % p)
             return "(" + "|".join(_c_number(p) if _trace.is_number(p) else p for p in parts) + ")"
         if kind == "object":
-            return self.declare(value)
+            return self.use(value)
         if kind in ("addr", "buffer"):
             if _trace.is_number(value):
                 return _c_number(value) if kind == "addr" else "(void*)(uintptr_t)%s" % _c_number(value)
             m = re.match(r"^(buf\d+)(?:\+(.+))?$", value)
+            if self.strict and m.group(1) not in self.buffers:
+                raise _trace.TraceError("%s is used before an ibv_reg_mr allocated it" %
+                                        m.group(1))
             self.buffers.setdefault(m.group(1), 0)
             off = m.group(2) or "0"
             if kind == "addr":
@@ -164,29 +199,37 @@ class Program:
             if _trace.is_number(value):
                 return _c_number(value)
             mr, key = value.split(".")
-            return "%s->%s" % (self.declare(mr), key)
+            return "%s->%s" % (self.use(mr), key)
         if kind == "qpn":
             if _trace.is_number(value):
                 return _c_number(value)
             qp = value.split(".")[0]
-            self.declare(qp)
+            self.use(qp)
             self.qpns.add(qp)
             return "%s_num" % qp
         if kind == "lid":
             if _trace.is_number(value):
                 return _c_number(value)
             ctx, port, _ = value.split(".")
-            return "%s_port[%s].lid" % (ctx, port[4:])
+            return "%s_port[%s].lid" % (self._port_of(ctx, port), port[4:])
         if kind == "gid":
             if value.startswith("gid:"):
                 return "replay_gid(\"%s\")" % value[4:]
             ctx, port, _ = value.split(".")
-            return "%s_gid[%s]" % (ctx, port[4:])
+            return "%s_gid[%s]" % (self._port_of(ctx, port), port[4:])
         if kind == "ptr":
             return "(void*)(uintptr_t)%s" % _c_number(value)
         if kind == "device":
             return "\"%s\"" % value
         raise _trace.TraceError("no C for a %s value" % kind)
+
+    def _port_of(self, ctx, port):
+        """@ctx, an opened context whose @port ("portP") the arrays hold"""
+        if self.strict and ctx not in self.contexts:
+            raise _trace.TraceError("%s is used before an ibv_open_device opened it" % ctx)
+        if not 1 <= int(port[4:]) <= 8:
+            raise _trace.TraceError("%s.%s: no such port" % (ctx, port))
+        return ctx
 
     # ---- the whole file
     def render(self, body, source="trace"):
@@ -256,6 +299,8 @@ class VerbCall:
         if key in _trace.META_KEYS:
             if key == "repeat" and not _trace.is_number(value):
                 raise _trace.TraceError("repeat=%r" % value)
+            if _trace.is_number(value):
+                _trace.check_number(value, 32)
             setattr(self, key, value)
             return
         out = key.startswith("out.")
@@ -269,6 +314,9 @@ class VerbCall:
         if leaf.kind != "skip":
             _trace.check_value(leaf.kind, value, self.contract.enums.get(leaf.spec.get("enum")),
                                leaf.spec.get("object"))
+            for part in value.split("|"):
+                if _trace.is_number(part):
+                    _trace.check_number(part, ctype_bits(leaf.ctype))
         self.leaves[key] = leaf
         _tree_set(self.outputs if out else self.inputs, path, value)
 
@@ -411,7 +459,7 @@ class VerbCall:
             stmts.append("replay_created(%s, \"%s\", %s != NULL, errno, %d, %s);" %
                          (ln, self.verb, var, 1 if want_ok else 0, self.errno or "0"))
             if want_ok:
-                name = prog.declare(self.ret)
+                name = prog.create(self.ret)
                 stmts.append("%s = %s;" % (name, var))
                 stmts.extend(self.after_create(prog, name))
         elif rv["value"] == "void":
@@ -468,7 +516,7 @@ class _OpenDevice(VerbCall):
     def to_c(self, prog=None):
         prog = prog or Program()
         prog.calls += 1
-        name = prog.declare(self.ret) if self.ret != "NULL" else None
+        name = prog.create(self.ret) if self.ret != "NULL" else None
         dev = self.inputs["device"]
         if name is None:
             return "    /* %s: %s (failed when traced: not replayed) */\n" % (self._where(), self.text)

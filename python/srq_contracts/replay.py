@@ -6,13 +6,13 @@ from . import trace as _trace
 
 def program(lines, source="trace", directory=None):
     """The C text of a program replaying @lines (an iterable of trace lines)"""
-    prog = _calls.Program()
+    prog = _calls.Program(strict=True)
     body = []
     for lineno, line in enumerate(lines, 1):
         try:
             call = _calls.call_from_line(line, lineno, directory)
+            if call is not None:
+                body.append(call.to_c(prog))
         except _trace.TraceError as e:
             raise _trace.TraceError("%s:%d: %s" % (source, lineno, e))
-        if call is not None:
-            body.append(call.to_c(prog))
     return prog.render("\n".join(body), source)

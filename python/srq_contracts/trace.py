@@ -33,6 +33,21 @@ class TraceError(Exception):
     pass
 
 
+def read_lines(path):
+    """The lines of the trace file @path, as text. A trace is printable
+    ASCII (the tracer writes nothing else); anything else is refused with
+    its line number, before it reaches a C comment or string"""
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("ascii")
+            except UnicodeDecodeError:
+                raise TraceError("%s:%d: not ASCII text" % (path, lineno))
+            if re.search(r"[^\t\n\r\x20-\x7e]", line):
+                raise TraceError("%s:%d: a control character" % (path, lineno))
+            yield line
+
+
 def parse_path(key):
     """'wr[0].sg_list[1].lkey' -> [('wr', 0), ('sg_list', 1), ('lkey', None)]"""
     out = []
@@ -78,6 +93,15 @@ def is_number(value):
 
 def to_int(value):
     return int(value, 0) if not value.startswith("-") else -int(value[1:], 0)
+
+
+def check_number(value, bits):
+    """Raise TraceError unless the number @value fits in @bits bits, as a
+    signed or an unsigned value (a C compiler would otherwise cut it, or
+    take it for a wider type, without a word)"""
+    n = to_int(value)
+    if not -(1 << (bits - 1)) <= n < (1 << bits):
+        raise TraceError("%s does not fit in %d bits" % (value, bits))
 
 
 def check_value(kind, value, enum=None, object_kind_=None):

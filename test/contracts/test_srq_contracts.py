@@ -110,5 +110,80 @@ class contracts(unittest.TestCase):
             self.assertEqual(0, r.returncode, r.stdout.decode())
 
 
+# the head of a trace every case below builds on: a context, a PD, buffer 0
+HEAD = ["ibv_open_device device=soft0 ret=ctx0",
+        "ibv_alloc_pd context=ctx0 ret=pd0",
+        "ibv_reg_mr pd=pd0 addr=buf0 length=8192 "
+        "access=IBV_ACCESS_LOCAL_WRITE ret=mr0"]
+CQ = "ibv_create_cq context=%s cqe=16 cq_context=0 channel=NULL comp_vector=0 ret=cq0"
+WR = ("ibv_post_srq_recv srq=srq0 wr[0].wr_id=%s wr[0].sg_list[0].addr=%s "
+      "wr[0].sg_list[0].length=%s wr[0].sg_list[0].lkey=mr0.lkey "
+      "wr[0].num_sge=1 ret=0")
+SRQ = ("ibv_create_srq pd=pd0 srq_init_attr.srq_context=0 "
+       "srq_init_attr.attr.max_wr=1 srq_init_attr.attr.max_sge=1 "
+       "srq_init_attr.attr.srq_limit=0 ret=srq0")
+
+
+class replay_input(unittest.TestCase):
+    """srq-verbs-replay refuses what no trace holds, with the line, before
+    any C is written: bytes that are not ASCII text, a handle or buffer no
+    earlier line made, a number wider than its field"""
+
+    def replay(self, data):
+        """(exit status, stderr) of `srq_contracts replay` on @data"""
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "t.trace")
+            with open(path, "wb") as f:
+                f.write(data if isinstance(data, bytes) else "\n".join(data).encode())
+            r = subprocess.run([sys.executable, "-m", "srq_contracts", "--contracts",
+                                CONTRACTS, "replay", path, "-o", os.path.join(d, "p.c")],
+                               env=dict(os.environ, PYTHONPATH=os.path.join(TOP, "python")),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            return r.returncode, r.stderr.decode(errors="replace")
+
+    def refused(self, data, line, what):
+        rc, err = self.replay(data)
+        self.assertEqual(1, rc, err)
+        self.assertNotIn("Traceback", err)
+        self.assertRegex(err, r"t\.trace:%d: .*%s" % (line, what))
+
+    def test_well_formed_accepted(self):
+        rc, err = self.replay(HEAD + [SRQ, WR % ("0xffffffffffffffff", "buf0+64", "64")])
+        self.assertEqual(0, rc, err)
+
+    def test_not_ascii_text(self):
+        self.refused(b"ibv_open_device device=soft0 ret=ctx0\n\xff\xfe ret=0\n", 2,
+                     "not ASCII")
+
+    def test_control_character(self):
+        self.refused(b"ibv_open_device device=soft0 ret=ctx0\x1b[2J\n", 1, "control")
+
+    def test_undefined_handle(self):
+        self.refused(HEAD + ["ibv_alloc_pd context=ctx9 ret=pd1"], 4,
+                     "ctx9 is used before")
+        self.refused(HEAD + [SRQ.replace("pd=pd0", "pd=pd7")], 4, "pd7 is used before")
+
+    def test_undefined_key_and_buffer(self):
+        self.refused(HEAD + [SRQ, WR % ("1", "buf3+64", "64")], 5, "buf3 is used before")
+        self.refused(HEAD + [SRQ, WR.replace("mr0.lkey", "mr4.lkey") % ("1", "buf0", "64")],
+                     5, "mr4 is used before")
+
+    def test_number_too_wide(self):
+        self.refused(HEAD + [SRQ, WR % ("123456789012345678901234", "buf0", "64")], 5,
+                     "does not fit in 64 bits")
+        self.refused(HEAD + [SRQ, WR % ("1", "buf0", "4294967296")], 5,
+                     "does not fit in 32 bits")
+        self.refused(HEAD + [CQ % "ctx0" + " repeat=99999999999"], 4,
+                     "does not fit in 32 bits")
+
+    def test_missing_file(self):
+        r = subprocess.run([sys.executable, "-m", "srq_contracts", "replay",
+                            "/nonexistent/t.trace"],
+                           env=dict(os.environ, PYTHONPATH=os.path.join(TOP, "python")),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertEqual(1, r.returncode)
+        self.assertNotIn(b"Traceback", r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
