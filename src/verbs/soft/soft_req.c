@@ -428,12 +428,15 @@ static int srq_soft_req_fail(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
 /* The peer did not take the packet: a dead peer fails its QPs (this one
  * included) through srq_soft_comp_peer_dead() */
 /*
- * Another producer keeps the peer's queue locked (stopped or misbehaving:
- * it held it for SRQ_SOFT_RING_LOCK_NS): back-pressure, retried from
- * progress, but not forever - once the QP's transport timeout and its
- * retries have passed, the WQE fails as a request nobody answers does.
+ * The peer's queue stays shut to us: another producer keeps it locked
+ * (stopped or misbehaving: it held it for SRQ_SOFT_RING_LOCK_NS), or it
+ * stays full while its owner lives (stopped, or its indices made nonsense
+ * by a same-user writer). Back-pressure, retried from progress, but not
+ * forever - once the QP's transport timeout and its retries have passed,
+ * the WQE fails as a request nobody answers does (lock_busy_since times
+ * both).
  */
-static int srq_soft_req_lock_busy(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
+static int srq_soft_req_blocked(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
 {
     uint64_t to  = srq_soft_timeout_ns(qp->attr.timeout);
     uint64_t now = srq_soft_now_ns();
@@ -452,10 +455,10 @@ static int srq_soft_req_tx_failed(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
                                   srq_soft_peer_t *peer, int ret)
 {
     if (ret == EBUSY) {
-        return srq_soft_req_lock_busy(qp, wqe);
+        return srq_soft_req_blocked(qp, wqe);
     }
     if ((ret == EAGAIN) && srq_soft_comp_peer_check_due(qp->dev, peer)) {
-        return SRQ_SOFT_REQ_AGAIN;
+        return srq_soft_req_blocked(qp, wqe);
     }
     srq_soft_comp_peer_dead(qp->dev, peer);
     return SRQ_SOFT_REQ_FAILED;

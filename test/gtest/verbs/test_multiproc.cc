@@ -14,6 +14,7 @@
 
 extern "C" {
 #include "verbs/soft/soft_pkt.h"
+#include "verbs/soft/soft_qpn.h"
 }
 
 #include <dirent.h>
@@ -24,6 +25,7 @@ extern "C" {
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 using namespace srq_test;
@@ -280,6 +282,41 @@ std::vector<std::string> remains(const std::string &hex)
         }
     }
     return found;
+}
+
+/* Where process @pid maps the memfd called @name writable (its owner's
+ * own mapping: what a same-user attacker finds in /proc/PID/maps), or 0 */
+uint64_t writable_mapping(pid_t pid, const std::string &name)
+{
+    std::string path = "/proc/" + std::to_string(pid) + "/maps";
+    FILE *maps = fopen(path.c_str(), "r");
+    char line[512], perms[8];
+    unsigned long start = 0, found = 0;
+
+    while ((maps != nullptr) && !found && fgets(line, sizeof(line), maps)) {
+        if ((strstr(line, ("/memfd:" + name + " ").c_str()) != nullptr) &&
+            (sscanf(line, "%lx-%*x %7s", &start, perms) == 2) &&
+            (strcmp(perms, "rw-s") == 0)) {
+            found = start;
+        }
+    }
+    if (maps != nullptr) {
+        fclose(maps);
+    }
+    return found;
+}
+
+/* process_vm_readv / _writev of @len bytes at @addr of @pid */
+bool peek(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+    struct iovec local = { buf, len }, remote = { (void*)addr, len };
+    return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
+}
+
+bool poke(pid_t pid, uint64_t addr, const void *buf, size_t len)
+{
+    struct iovec local = { (void*)buf, len }, remote = { (void*)addr, len };
+    return process_vm_writev(pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
 }
 
 std::string first_of(const std::vector<std::string> &v)
@@ -976,6 +1013,115 @@ TEST_P(multiproc, nothing_lands_after_dereg)
     }
     EXPECT_TRUE(conclusive) << "every write finished before dereg returned";
     EXPECT_EQ(0, wait_child(pid, 30000));
+}
+
+/*
+ * A same-user process rewrites what a peer's tables and queue say - in the
+ * peer's own writable mappings, with process_vm_writev, the attack of
+ * issue 34 - and a third process (we) then reads and writes that peer:
+ * every value we read from it is checked before use, so we neither crash
+ * nor write a byte of our memory outside the buffer an operation names;
+ * each operation completes (its status is the forged peer's business) in
+ * bounded time. What the forger does to the peer itself is within the
+ * trust boundary of one user (it could ptrace it).
+ */
+TEST_P(multiproc, forged_peer_tables_harm_no_third_process)
+{
+    SRQ_SKIP_UNLESS_SOFT();
+    const uint64_t wild = 0x10000; /* unmapped in the child */
+    const uint32_t len  = 65536;
+    struct forgery {
+        const char     *what;
+        ibv_wr_opcode   op;
+        std::function<bool(pid_t, const std::string&)> forge;
+    };
+    /* the child's own MR entry of its buffer: anywhere, any length, any
+     * access (4096 -> 1 TiB, as the probe did with 1 GiB) */
+    auto forge_mr = [this](pid_t pid, const std::string &hex) {
+        uint64_t tab = writable_mapping(pid, "srq-soft-" + hex);
+        uint64_t at  = tab + SRQ_SOFT_TAB_MR_OFF +
+                       (child.rkey & (SRQ_SOFT_MR_TABLE_SIZE - 1)) *
+                       sizeof(srq_soft_mr_ent_t);
+        srq_soft_mr_ent_t e;
+        if ((tab == 0) || !peek(pid, at, &e, sizeof(e)) || (e.key != child.rkey)) {
+            return false; /* the forger did not find it: nothing tested */
+        }
+        e.addr   = wild;
+        e.length = 1ull << 40;
+        e.access = ~0u;
+        return poke(pid, at, &e, sizeof(e));
+    };
+    std::vector<forgery> forgeries = {
+        {"MR entry, READ", IBV_WR_RDMA_READ, forge_mr},
+        {"MR entry, WRITE", IBV_WR_RDMA_WRITE, forge_mr},
+        /* the child's QP entry: another destination, PD, every access */
+        {"QP entry", IBV_WR_RDMA_WRITE, [this](pid_t pid, const std::string &hex) {
+            uint64_t tab = writable_mapping(pid, "srq-soft-" + hex);
+            uint64_t at  = tab + SRQ_SOFT_TAB_QP_OFF +
+                           srq_soft_qpn_index(child.qpn) * sizeof(srq_soft_qp_ent_t);
+            srq_soft_qp_ent_t e;
+            if ((tab == 0) || !peek(pid, at, &e, sizeof(e)) || (e.qpn != child.qpn)) {
+                return false;
+            }
+            e.seq &= ~1u;
+            e.pd = 0x5a5a5a5a; e.access = ~0u; e.ready = 7;
+            e.dest_qpn = 0xffffff;
+            memset(e.dest_inst, 0xa5, sizeof(e.dest_inst));
+            return poke(pid, at, &e, sizeof(e));
+        }},
+        /* the queue's indices: a tail far off and misaligned, a head
+         * ahead of it */
+        {"queue indices", IBV_WR_SEND, [](pid_t pid, const std::string &hex) {
+            uint64_t q = writable_mapping(pid, "srq-softq-" + hex);
+            uint64_t idx[2] = { 0x7ffffffffffff3c1ull, 5 };
+            return (q != 0) &&
+                   poke(pid, q + offsetof(srq_soft_shm_hdr_t, tail), &idx[0], 8) &&
+                   poke(pid, q + offsetof(srq_soft_shm_hdr_t, head), &idx[1], 8);
+        }},
+        /* the tables' header: state, where the queue and pipe are, an
+         * access in flight */
+        {"tables header", IBV_WR_SEND, [](pid_t pid, const std::string &hex) {
+            uint64_t tab = writable_mapping(pid, "srq-soft-" + hex);
+            srq_soft_tab_hdr_t h;
+            if ((tab == 0) || !peek(pid, tab, &h, sizeof(h))) {
+                return false;
+            }
+            h.state = 0xdead; h.queue_fd = 0; h.wake_fd = 1;
+            h.queue_size = 1; h.inflight.seq = 1;
+            return poke(pid, tab, &h, sizeof(h));
+        }},
+    };
+
+    for (const forgery &f : forgeries) {
+        SCOPED_TRACE(f.what);
+        ASSERT_TRUE(me.open(GetParam()));
+        pid_t pid = spawn(child_serve);
+        /* a transport timeout: a forged peer must not keep us forever */
+        ASSERT_TRUE(me.connect(child, 7, 14, 1));
+        ibv_wc wc;
+        ASSERT_EQ(0, me.post(IBV_WR_RDMA_WRITE, 0, 64, 1, child.buf, child.rkey));
+        ASSERT_EQ(IBV_WC_SUCCESS, me.wait(&wc)) << "not working before";
+
+        ASSERT_TRUE(f.forge(pid, instance_hex(child.addr))) << "nothing forged";
+        memset(me.buf, 0x5a, kBufLen);
+        uint64_t raddr = (f.op == IBV_WR_SEND) ? 0 :
+                         (f.what[0] == 'M') ? wild : child.buf;
+        ASSERT_EQ(0, me.post(f.op, 4096, len, 2, raddr, child.rkey));
+        int st = me.wait(&wc, 20000);
+        EXPECT_NE(-1, st) << "no completion";
+        /* a READ may write [4096, 4096 + len) of ours, nothing else */
+        size_t bad = kBufLen;
+        for (size_t i = 0; (i < kBufLen) && (bad == kBufLen); ++i) {
+            bool mine = (f.op == IBV_WR_RDMA_READ) && (i >= 4096) && (i < 4096 + len);
+            if (!mine && (me.buf[i] != 0x5a)) {
+                bad = i;
+            }
+        }
+        EXPECT_EQ(kBufLen, bad) << "our byte " << bad << " changed";
+        kill(pid, SIGKILL);
+        wait_child(pid);
+        me.close();
+    }
 }
 
 /* A child opens soft0 (as a device, and with a QP connected to us) and
