@@ -189,6 +189,10 @@ bool srq_verbs_trace_enabled(void)
                                "# ucx-srq verbs trace, pid %d\n",
                                (int)getpid());
                 if (write(srq_verbs_trace.fd, head, len) != len) {
+                    /* a file that takes no writes (full, or one of /proc) */
+                    fprintf(stderr, "ucx-srq: %s=%s: cannot write: %s; not "
+                            "tracing\n", SRQ_VERBS_TRACE_ENV, path,
+                            strerror(errno));
                     srq_verbs_trace.state = -1;
                 }
             }
