@@ -64,7 +64,12 @@ static void srq_soft_seg_queue(srq_soft_seg_t *seg, void *base)
 /* ---- our own ----------------------------------------------------------- */
 
 /* A memfd of @size, owner-only, that can be neither shrunk nor grown (a
- * peer must not make our mapping fault); mapped read-write in *base_p */
+ * peer must not make our mapping fault); mapped read-write in *base_p.
+ * Its pages are not reserved up front (the tables are mostly holes): a
+ * memfd lives on the kernel's internal tmpfs, which has no size limit, so
+ * a full /dev/shm cannot make a first touch raise SIGBUS as it could for
+ * the registry (soft_lid.c); memory itself running out is the OOM
+ * killer's, as for any page */
 static int srq_soft_shm_memfd(const char *name, size_t size, void **base_p)
 {
     int fd, ret;
