@@ -4,12 +4,11 @@
  * On a fabric the subnet manager gives every port a LID; here each instance
  * takes one from a table in shared memory, one per user and sharing domain
  * ("/dev/shm/srq-<uid>/lid-<domain>": a file 0600 in a directory 0700 that
- * only the user owns: once it exists no other user can plant anything in
- * it, replace or remove it). An entry is free (owner 0) or names its
- * holder's process (srq_soft_proc_id), so an entry whose holder died is
- * taken over, as a dead producer's lock is. The
- * holder writes its instance id, then sets ready (release); a reader that
- * sees ready (acquire) reads a whole instance id.
+ * only the user owns, soft_lid_dir.c). An entry is free (owner 0) or names
+ * its holder's process (srq_soft_proc_id), so an entry whose holder died
+ * is taken over, as a dead producer's lock is. The holder writes its
+ * instance id, then sets ready (release); a reader that sees ready
+ * (acquire) reads a whole instance id.
  */
 #include "soft_lid.h"
 #include "soft_dev.h"
@@ -32,61 +31,6 @@ typedef struct srq_soft_lid_ent {
 } srq_soft_lid_ent_t;
 
 #define SRQ_SOFT_LID_TABLE_SIZE  (SRQ_SOFT_LID_MAX * sizeof(srq_soft_lid_ent_t))
-
-/* A file or directory of ours that nobody else can write: @fd is what
- * its name led to, @type S_IFDIR or S_IFREG */
-static int srq_soft_lid_check_own(int fd, mode_t type)
-{
-    struct stat st;
-
-    if (fstat(fd, &st) != 0) {
-        return errno;
-    }
-    if (((st.st_mode & S_IFMT) != type) || (st.st_uid != getuid()) ||
-        (st.st_mode & 077)) {
-        return EPERM;
-    }
-    return 0;
-}
-
-/* The user's directory, /dev/shm/srq-<uid>, opened: created 0700 by the
- * first open and never removed, so that, once it exists, no other user can
- * remove, replace or write into it (/dev/shm is sticky). Whatever else is
- * at its name (another user's file, directory, FIFO or symlink) is neither
- * followed nor used: the open fails and says what is in the way */
-static int srq_soft_lid_dir(void)
-{
-    char path[64];
-    struct stat st;
-    int fd, ret;
-
-    snprintf(path, sizeof(path), SRQ_SOFT_LID_DIR_FMT, (unsigned)getuid());
-    if ((mkdir(path, 0700) != 0) && (errno != EEXIST)) {
-        return -errno;
-    }
-    /* O_NONBLOCK: a FIFO at the name cannot hold us (O_DIRECTORY refuses it
-     * anyway); O_NOFOLLOW: nor can a symlink lead us elsewhere */
-    fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK |
-                    O_CLOEXEC);
-    ret = (fd < 0) ? errno : srq_soft_lid_check_own(fd, S_IFDIR);
-    if (ret == 0) {
-        return fd;
-    }
-    if (fd >= 0) {
-        close(fd);
-    }
-    if ((ret == ENOTDIR) || (ret == ELOOP) || (ret == EPERM)) {
-        /* the one case the library speaks: only the user can act on it */
-        if (lstat(path, &st) == 0) {
-            fprintf(stderr, "ucx-srq: soft0: %s is not a directory of uid %u "
-                    "with mode 0700 (owner %u, mode %o): refusing to use it\n",
-                    path, (unsigned)getuid(), (unsigned)st.st_uid,
-                    (unsigned)st.st_mode);
-        }
-        ret = EPERM;
-    }
-    return -ret;
-}
 
 /* The registry of our sharing domain in the user's directory, mapped, its
  * pages reserved first: on a full file system the open fails with ENOSPC

@@ -1,9 +1,11 @@
 /*
  * soft0's LID registry against another local user and a full /dev/shm.
- * Each case runs in a child with its own mount namespace and an empty
- * tmpfs on /dev/shm: what it plants or fills disappears with the child,
- * however the case ends, and the host's /dev/shm is never touched. Needs
- * root (to mount, and to make files of another uid); skipped otherwise.
+ * Each case runs in a child with its own mount namespace, an empty tmpfs
+ * on /dev/shm and another on the user's home (where a private name is
+ * kept when /dev/shm/srq-<uid> is taken): what it plants, fills or writes
+ * disappears with the child, however the case ends, and the host's
+ * /dev/shm and home are never touched. Needs root (to mount, and to make
+ * files of another uid); skipped otherwise.
  */
 #include "verbs/srq_verbs.h"
 extern "C" {
@@ -13,9 +15,11 @@ extern "C" {
 
 #include <gtest/gtest.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <functional>
+#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,7 +35,8 @@ namespace {
 const uid_t OTHER_UID = 65534; /* nobody */
 const int   SKIP_CODE = 77;
 
-/* Run @body in a child whose /dev/shm is a fresh tmpfs of @size; its exit
+/* Run @body in a child whose /dev/shm is a fresh tmpfs of @size, and its
+ * home another; its exit
  * code, -SIGNAL when a signal ended it, or -1 when it outlived @seconds
  * (then it is killed). SKIP_CODE: no private /dev/shm could be made */
 int in_private_shm(const std::function<int()> &body, const char *size,
@@ -40,10 +45,13 @@ int in_private_shm(const std::function<int()> &body, const char *size,
     pid_t pid = fork();
     if (pid == 0) {
         char opts[64];
+        struct passwd *pw = getpwuid(getuid());
         snprintf(opts, sizeof(opts), "size=%s,mode=1777", size);
-        if ((getuid() != 0) || (unshare(CLONE_NEWNS) != 0) ||
+        if ((getuid() != 0) || (pw == NULL) || (strcmp(pw->pw_dir, "/") == 0) ||
+            (unshare(CLONE_NEWNS) != 0) ||
             (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) ||
-            (mount("tmpfs", "/dev/shm", "tmpfs", 0, opts) != 0)) {
+            (mount("tmpfs", "/dev/shm", "tmpfs", 0, opts) != 0) ||
+            (mount("tmpfs", pw->pw_dir, "tmpfs", 0, "mode=0700") != 0)) {
             _exit(SKIP_CODE);
         }
         _exit(body());
@@ -211,26 +219,125 @@ TEST(soft_registry, foreign_registry_file_is_refused)
     }, "8m"));
 }
 
-/* What is left: another user who takes /dev/shm/srq-<uid> before the
- * user's first soft0 open since boot. The open is refused at once, with
- * EPERM, whatever is there (no hang on a FIFO, no symlink followed) */
-TEST(soft_registry, squatted_user_dir_is_refused_quickly)
+/* The user's directories in /dev/shm: the plain one, and those with a
+ * private name */
+std::vector<std::string> user_dirs()
+{
+    std::vector<std::string> found;
+    std::string plain = "srq-" + std::to_string(getuid());
+    DIR *dir = opendir("/dev/shm");
+    struct dirent *de;
+
+    while ((dir != nullptr) && ((de = readdir(dir)) != nullptr)) {
+        std::string n = de->d_name;
+        if ((n == plain) || (n.rfind(plain + "-", 0) == 0)) {
+            found.push_back(n);
+        }
+    }
+    if (dir != nullptr) {
+        closedir(dir);
+    }
+    return found;
+}
+
+/* 0 when the only directory of ours is a private one (mode 0700, with one
+ * registry in it), else a code saying what is wrong */
+int private_dir_used()
+{
+    std::string plain = "srq-" + std::to_string(getuid());
+    int n = 0, ret = 0;
+    for (const std::string &d : user_dirs()) {
+        struct stat st;
+        std::string path = "/dev/shm/" + d;
+        if ((d == plain) || (lstat(path.c_str(), &st) != 0)) {
+            continue; /* the other user's, or gone */
+        }
+        ++n;
+        if (!S_ISDIR(st.st_mode) || (st.st_uid != getuid()) ||
+            ((st.st_mode & 0777) != 0700) || (d.size() != plain.size() + 33)) {
+            ret = 110;
+        }
+    }
+    return (n == 1) ? ret : 111;
+}
+
+/* Another user takes /dev/shm/srq-<uid> before the user's first soft0 open
+ * since boot: the user's processes go to a name nobody could know (a token
+ * kept in the home), whatever is there - no hang on a FIFO, no symlink
+ * followed - and every later open goes there too */
+TEST(soft_registry, squatted_user_dir_is_worked_around)
 {
     for (const char *kind : KINDS) {
-        EXPECT_CHILD_WHAT(EPERM, in_private_shm([kind]() {
+        EXPECT_CHILD_WHAT(0, in_private_shm([kind]() {
+            srq_verbs_dev_t *a, *b;
+            srq_verbs_port_addr_t la, lb;
             if (plant(user_dir(), kind) != 0) {
                 return 100;
             }
-            int ret = open_close_soft0();
+            /* two instances: one registry gives them two LIDs */
+            if ((srq_verbs_open("soft0", &a) != 0) ||
+                (srq_verbs_open("soft0", &b) != 0)) {
+                return 101;
+            }
+            srq_verbs_port_addr(a, 1, &la);
+            srq_verbs_port_addr(b, 1, &lb);
+            srq_verbs_close(b);
+            srq_verbs_close(a);
+            if ((la.lid == 0) || (la.lid == lb.lid)) {
+                return 102;
+            }
             struct stat st;
-            /* nothing was created through the symlink */
             if ((strcmp(kind, "symlink") == 0) &&
                 ((stat("/dev/shm/other-target", &st) != 0) ||
                  (st.st_size != 4) || !S_ISREG(st.st_mode))) {
+                return 103; /* something was made through the symlink */
+            }
+            int ret = private_dir_used();
+            if (ret != 0) {
+                return ret;
+            }
+            /* the squatter leaves: the user's processes stay where they are */
+            if ((strcmp(kind, "dir") == 0) ? rmdir(user_dir().c_str()) :
+                                             unlink(user_dir().c_str())) {
+                return 104;
+            }
+            if (open_close_soft0() != 0) {
+                return 105;
+            }
+            return (lstat(user_dir().c_str(), &st) == 0) ? 106 :
+                   private_dir_used();
+        }, "8m", 10), kind);
+    }
+}
+
+/* The private name's key, in the home, is the user's: another user's file
+ * there is not read - with /dev/shm/srq-<uid> free it is used; with that
+ * taken too, the open fails (EPERM) */
+TEST(soft_registry, foreign_key_file_is_not_used)
+{
+    for (bool squatted : {false, true}) {
+        EXPECT_CHILD_WHAT(squatted ? EPERM : 0, in_private_shm([squatted]() {
+            struct passwd *pw = getpwuid(getuid());
+            char boot_id[64] = "";
+            FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+            if ((f == nullptr) || (fgets(boot_id, sizeof(boot_id), f) == nullptr)) {
+                return 100;
+            }
+            fclose(f);
+            boot_id[strcspn(boot_id, "\n")] = '\0';
+            std::string kdir = std::string(pw->pw_dir) + "/.ucx-srq";
+            if ((mkdir(kdir.c_str(), 0700) != 0) ||
+                (plant(kdir + "/boot-" + boot_id, "file0600") != 0) ||
+                (squatted && (plant(user_dir(), "dir") != 0))) {
                 return 101;
             }
+            int ret = open_close_soft0();
+            struct stat st;
+            if ((ret == 0) && (lstat(user_dir().c_str(), &st) != 0)) {
+                return 102; /* opened, but not in the plain directory */
+            }
             return ret;
-        }, "8m", 10), kind);
+        }, "8m"), squatted ? "/dev/shm/srq-<uid> taken" : "free");
     }
 }
 
