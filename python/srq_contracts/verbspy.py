@@ -59,31 +59,17 @@ def runtime_source():
 def _struct_fields(contract, tname, prefix=""):
     """{path: (value kind, object kind)} of every scalar a struct holds,
     nested structs and anonymous unions flattened into dotted paths"""
-    out = {}
-    for f in contract.types[tname]["fields"]:
-        name = f["name"]
-        path = prefix + name if name else prefix.rstrip(".")
-        if "array_len" in f or f.get("value") in ("skip", "link"):
-            continue
-        if "fields" in f:
-            out.update(_inline_fields(contract, f["fields"], (path + ".") if path else ""))
-            continue
-        bt = base_type(f["type"])[0]
-        if f.get("value") is None and bt in contract.types:
-            out.update(_struct_fields(contract, bt, path + "."))
-            continue
-        out[path] = (f["value"], RTYPE.get(f.get("object"), f.get("object")))
-    return out
+    return _flatten(contract, contract.types[tname]["fields"], prefix)
 
 
-def _inline_fields(contract, fields, prefix):
+def _flatten(contract, fields, prefix):
     out = {}
     for f in fields:
         path = prefix + f["name"] if f["name"] else prefix.rstrip(".")
         if f.get("value") in ("skip", "link") or "array_len" in f:
             continue
-        if "fields" in f:
-            out.update(_inline_fields(contract, f["fields"], path + "." if f["name"] else prefix))
+        if "fields" in f:     # inline struct or union; an anonymous one adds no name
+            out.update(_flatten(contract, f["fields"], path + "." if f["name"] else prefix))
             continue
         bt = base_type(f["type"])[0]
         if f.get("value") is None and bt in contract.types:
@@ -142,13 +128,6 @@ class _Verb:
     def resources(self):
         return self.role("resource")
 
-    def first_name_expr(self):
-        """The expression of the object a call is made on (for names)"""
-        r = self.resources()
-        if r:
-            return "self.%s" % r[0].attr
-        return None
-
 
 # ---------------------------------------------------------------- the contract
 
@@ -183,8 +162,9 @@ def _contract_source(v):
     for r in v.c.data["requires"]:
         state, excl = _state_args(r["states"])
         why = r.get("failure")
-        req.append('RequireSpec("%s", %s, "%s", exclude_states=%s),%s' %
-                   (RTYPE[r["object"]], state, _framework_path(v, r["param"]), excl,
+        req.append('RequireSpec("%s", %s, "%s"%s),%s' %
+                   (RTYPE[r["object"]], state, _framework_path(v, r["param"]),
+                    ", exclude_states=%s" % excl if excl != "None" else "",
                     "  # else %s" % why if why else ""))
     for p in v.role("chain"):
         if _chain_has_lkey(v.c, p):
@@ -243,13 +223,6 @@ def _docstring(v):
 
 def _init_source(v):
     args, body = ["self"], []
-    if v.product:
-        kind = v.product[0]
-        args.append("%s=None" % kind)
-        body.append('if not %s:\n            raise ValueError("%s: the name of the new %s must be given")'
-                    % (kind, v.cls, kind))
-        body.append('self.%s = ResourceValue(resource_type="%s", value=str(%s), mutable=False)'
-                    % (kind, kind, kind))
     for p in v.params:
         if p.role == "resource":
             nullable = any("null" in r["states"] for r in v.c.data["requires"] if r["param"] == p.name)
@@ -258,7 +231,15 @@ def _init_source(v):
                 body.append('if not %s:\n            raise ValueError("%s: %s must be given")'
                             % (p.name, v.cls, p.name))
             body.append('self.%s = _srq_resource("%s", %s)' % (p.name, p.rtype, p.name))
-        elif p.role in ("chain", "struct"):
+    if v.product:
+        kind = v.product[0]
+        args.append("%s=None" % kind)
+        body.append('if not %s:\n            raise ValueError("%s: the name of the new %s must be given")'
+                    % (kind, v.cls, kind))
+        body.append('self.%s = ResourceValue(resource_type="%s", value=str(%s), mutable=False)'
+                    % (kind, kind, kind))
+    for p in v.params:
+        if p.role in ("chain", "struct"):
             args.append("%s=None" % p.attr)
             body.append("self.%s = %s" % (p.attr, p.attr))
         elif p.role == "scalar":
@@ -266,9 +247,10 @@ def _init_source(v):
             dflt = "1" if p.name == "num_entries" else _DEFAULT.get(p.kind, "0")
             body.append('self.%s = ConstantValue(_srq_c(%s if %s is not None else "%s", "%s"))'
                         % (p.name, p.name, p.name, dflt, p.kind))
-    # C variables the call's arguments and results live in
+    # C variables the call's arguments and results live in, named after
+    # the object made or used
     stem = v.verb[4:]
-    owner = v.resources()[0].name if v.resources() else (v.product[0] if v.product else None)
+    owner = v.product[0] if v.product else v.resources()[0].name if v.resources() else None
     suffix = ' + "_" + str(%s).replace("[", "").replace("]", "")' % owner if owner else ""
     for p in v.params:
         if p.role in ("chain", "struct", "bad_wr", "out", "out_array"):
@@ -307,7 +289,7 @@ def _apply_source(v):
             b.append('    ctx.alloc_variable(str(self.%s), "%s", None, "[%%d]" %% _srq_count(self.%s))'
                      % (p.var, p.ctype, cap))
     if b[-1] == "if ctx:":
-        b[-1] = "if ctx:\n            pass"
+        b.pop()
     b.append("if self.tracker:")
     n = len(b)
     for p in v.resources():
@@ -329,7 +311,7 @@ def _apply_source(v):
         p = [q for q in v.resources() if q.rtype == kind][0]
         b.append('    self.tracker.destroy("%s", self.%s.value)' % (kind, p.attr))
     if len(b) == n:
-        b.append("    pass")
+        b.pop()
     b.append('if hasattr(ctx, "contracts"):')
     b.append("    ctx.contracts.apply_contract(self, self.get_contract())")
     return "    def apply(self, ctx):\n        %s\n" % "\n        ".join(b)

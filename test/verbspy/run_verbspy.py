@@ -242,6 +242,23 @@ refused("PostSRQRecv", base + [("PostSRQRecv", "srq=srq0 wr[0].wr_idd=1")], "ref
 refused("CreateSRQ", base + [("CreateSRQ", "pd=pd0 srq=srq1 srq_init_attr.attr.max_wrr=4")],
         "refuses_unknown_field")
 
+refused("PostSRQRecv", base + [("PostSRQRecv", "srq=srq0 bogus=1 %s" % sge(0, 0, 0))], "refuses_unknown_param")
+
+# a line of the project's own tracer (SRQ_VERBS_TRACE) builds too: the MR
+# comes from the lkey reference, the results (ret=, out.) are skipped
+line = ("ibv_post_srq_recv srq=srq0 wr[0].wr_id=0x1 wr[0].sg_list[0].addr=buf0+0 "
+        "wr[0].sg_list[0].length=64 wr[0].sg_list[0].lkey=mr0.lkey wr[0].num_sge=1 wr[1].wr_id=0x2 "
+        "wr[1].sg_list[0].addr=buf0+64 wr[1].sg_list[0].length=64 wr[1].sg_list[0].lkey=mr3.lkey "
+        "wr[1].num_sge=1 ret=EINVAL out.bad_wr=wr[1]")
+try:
+    call = classes["ibv_post_srq_recv"].from_trace(line)
+    mrs = [r for r in api.resolve(call, "wr_obj.**.sg_list[*].mr")]
+    c = call.generate_c(api.CodeGenContext())
+    ok = mrs == ["mr0", "mr3"] and "mr3->lkey" in c and "(buf0 + 64)" in c
+    result("project_trace_line", ok, "MRs %s" % mrs)
+except Exception as e:
+    result("project_trace_line", False, "%s: %s" % (type(e).__name__, e))
+
 # to_dict of the call the issue asked for
 psr = classes["ibv_post_srq_recv"].from_trace([l for c, l in SCENARIO if c == "PostSRQRecv"][0])
 d = psr.to_dict()
