@@ -250,8 +250,7 @@ def _init_source(v):
     # C variables the call's arguments and results live in, named after
     # the object made or used
     stem = v.verb[4:]
-    owner = v.product[0] if v.product else v.resources()[0].name if v.resources() else None
-    suffix = ' + "_" + str(%s).replace("[", "").replace("]", "")' % owner if owner else ""
+    owner = v.product[0] if v.product else v.resources()[0].name if v.resources() else "None"
     for p in v.params:
         if p.role in ("chain", "struct", "bad_wr", "out", "out_array"):
             # WR chains by their type, so that ibv_post_recv and ibv_post_send on
@@ -259,10 +258,10 @@ def _init_source(v):
             stem_var = {"chain": p.ctype[len("struct ibv_"):],
                         "bad_wr": "bad_" + p.ctype[len("struct ibv_"):]}.get(p.role, p.name)
             args.append("%s=None" % p.var)
-            body.append('self.%s = ConstantValue(%s or "%s"%s)' % (p.var, p.var, stem_var, suffix))
+            body.append('self.%s = _srq_var(%s, "%s", %s)' % (p.var, p.var, stem_var, owner))
     if v.ret in ("errno", "count"):
         args.append("ret_var=None")
-        body.append('self.ret_var = ConstantValue(ret_var or "ret_%s"%s)' % (stem, suffix))
+        body.append('self.ret_var = _srq_var(ret_var, "ret_%s", %s)' % (stem, owner))
     body += ["self.tracker = None", "self.required_resources = []", "self.allocated_resources = []"]
     return ("    def __init__(%s):\n        %s\n" % (",\n                 ".join(args),
                                                     "\n        ".join(body)))

@@ -39,7 +39,7 @@ def _srq_c(value, kind="int"):
     offset into one (bufs[0]+64)"""
     v = str(getattr(value, "value", value)).strip()
     if _SRQ_NUMBER.match(v):
-        if kind == "ptr":
+        if kind in ("ptr", "buffer"):
             return "(void *)(uintptr_t)%s" % v
         return v if int(v, 0) <= 0x7fffffff else v + "ULL"
     if v == "NULL":
@@ -52,11 +52,21 @@ def _srq_c(value, kind="int"):
     m = _SRQ_OFFSET.match(v)
     if m:
         v = "(%s + %s)" % (m.group(1), m.group(3))
-    elif not _SRQ_LVALUE.match(v) and not v.startswith("("):
+    elif not _SRQ_LVALUE.match(v):
         raise ValueError("%r is no value that can be written in C" % value)
     if kind == "addr" and not v.startswith("(uint64_t)"):
         return "(uint64_t)(uintptr_t)%s" % v
     return v
+
+
+def _srq_var(given, stem, owner):
+    """The C variable a call keeps an argument or result in: the name the
+    trace gave (an identifier), else STEM_OWNER"""
+    if given is not None:
+        if not _srq_re.match(r"^[A-Za-z_]\w*$", str(given)):
+            raise ValueError("%r is no C variable name" % (given,))
+        return ConstantValue(str(given))
+    return ConstantValue(stem + ("_" + _srq_re.sub(r"\W", "", str(owner)) if owner is not None else ""))
 
 
 def _srq_unwrap(v):
@@ -146,7 +156,7 @@ def _srq_wr_chain(kv, param, wr_class, scalars):
         args = {"next_wr": head, "sg_list": _srq_sges(f["sges"])}
         for name in scalars:
             if name in f:
-                args[name] = int(f[name], 0) if _SRQ_NUMBER.match(f[name]) else f[name]
+                args[name] = int(f[name], 0) if _SRQ_NUMBER.match(f[name]) else _srq_c(f[name])
         head = wr_class(**args)
     return head
 

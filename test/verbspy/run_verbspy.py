@@ -243,6 +243,11 @@ refused("CreateSRQ", base + [("CreateSRQ", "pd=pd0 srq=srq1 srq_init_attr.attr.m
         "refuses_unknown_field")
 
 refused("PostSRQRecv", base + [("PostSRQRecv", "srq=srq0 bogus=1 %s" % sge(0, 0, 0))], "refuses_unknown_param")
+# trace values become C: anything but a number, a name or a reference is refused
+for i, bad in enumerate(("wr[0].wr_id=1;abort()", "wr[0].sg_list[0].length=8);abort(", "wr_var=w;abort()")):
+    refused("PostSRQRecv", base + [("RegMR", "pd=pd0 mr=mr0 addr=bufs length=64"),
+                                   ("PostSRQRecv", "srq=srq0 %s %s" % (sge(0, 0, 0), bad))],
+            "refuses_c_injection_%d" % i)
 
 # a line of the project's own tracer (SRQ_VERBS_TRACE) builds too: the MR
 # comes from the lkey reference, the results (ret=, out.) are skipped
