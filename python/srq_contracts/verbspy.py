@@ -245,7 +245,7 @@ def _init_source(v):
         elif p.role == "scalar":
             args.append("%s=None" % p.name)
             dflt = "1" if p.name == "num_entries" else _DEFAULT.get(p.kind, "0")
-            body.append('self.%s = ConstantValue(_srq_c(%s if %s is not None else "%s", "%s"))'
+            body.append('self.%s = _srq_value(%s if %s is not None else "%s", "%s")'
                         % (p.name, p.name, p.name, dflt, p.kind))
     # C variables the call's arguments and results live in, named after
     # the object made or used
@@ -482,7 +482,7 @@ def generate(contracts, verbs=None):
             "# python3 -m srq_contracts verbs-py %s\n"
             "# Paste below the imports of lib/verbs.py (it uses VerbCall, Contract,\n"
             "# RequireSpec, ProduceSpec, TransitionSpec, State, ResourceValue,\n"
-            "# ConstantValue, IbvRecvWR, IbvSendWR, IbvSge from there). Regenerate\n"
+            "# ConstantValue, IntValue, IbvRecvWR, IbvSendWR, IbvSge from there). Regenerate\n"
             "# rather than edit: the contracts are the source.\n\n" % " ".join(verbs or []))
     parts = [head, runtime_source(), "\n\ndef _srq_count(value):\n"
              "    n = _srq_unwrap(value)\n"

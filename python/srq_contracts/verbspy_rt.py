@@ -59,6 +59,16 @@ def _srq_c(value, kind="int"):
     return v
 
 
+def _srq_value(value, kind="int"):
+    """A trace value as the framework's value: a number of an integer kind
+    as an IntValue (the mutator can move it), anything else as a
+    ConstantValue of its C"""
+    text = str(_srq_unwrap(value)).strip()
+    if kind in ("int", "uint", "hex") and _SRQ_NUMBER.match(text):
+        return IntValue(int(text, 0))
+    return ConstantValue(_srq_c(text, kind))
+
+
 def _srq_var(given, stem, owner):
     """The C variable a call keeps an argument or result in: the name the
     trace gave (an identifier), else STEM_OWNER"""
@@ -184,7 +194,13 @@ class SrqStruct:
         if kind == "object":
             self.values[path] = _srq_resource(obj, value)
         else:
-            self.values[path] = ConstantValue(_srq_c(value, kind))
+            self.values[path] = _srq_value(value, kind)
+
+    @property
+    def MUTABLE_FIELDS(self):
+        """The fields given, by their first name (attr for attr.max_wr):
+        where the framework's mutator looks"""
+        return sorted(set(p.split(".")[0] for p in self.__dict__.get("values", {})))
 
     def __getattr__(self, name):
         values = self.__dict__.get("values", {})

@@ -166,6 +166,10 @@ class IntValue(Value):
         Value.__init__(self, value, mutable)
         self.range = range
 
+    def mutate(self, snap=None, contract=None, rng=None, path=None, global_snap=None):
+        if self.mutable:
+            self.value = (self.value or 0) + 1
+
 
 class ResourceValue(Value):
     def __init__(self, value=None, resource_type=None, mutable=True):

@@ -264,6 +264,27 @@ try:
 except Exception as e:
     result("project_trace_line", False, "%s: %s" % (type(e).__name__, e))
 
+# the mutator's view: MUTABLE_FIELDS down to the leaves, as the framework
+# walks them; a struct's numbers are values it can move
+def leaves(obj, prefix=""):
+    out = []
+    for name in getattr(obj, "MUTABLE_FIELDS", []):
+        val = getattr(obj, name, None)
+        path = prefix + name
+        out += [(path, val)] if isinstance(val, api.Value) else leaves(val, path + ".")
+    return out
+
+
+srq = classes["ibv_create_srq"].from_trace("pd=pd0 srq=srq0 srq_init_attr.attr.max_wr=8 "
+                                          "srq_init_attr.attr.max_sge=1")
+found = dict(leaves(srq))
+mw = found.get("srq_init_attr_obj.attr.max_wr")
+ok = isinstance(mw, api.IntValue) and isinstance(found.get("pd"), api.ResourceValue)
+if ok:
+    mw.mutate()
+    ok = "srq_init_attr_srq0.attr.max_wr = 9;" in srq.generate_c(api.CodeGenContext())
+result("mutable_leaves", ok, " ".join(sorted(found)))
+
 # to_dict of the call the issue asked for
 psr = classes["ibv_post_srq_recv"].from_trace([l for c, l in SCENARIO if c == "PostSRQRecv"][0])
 d = psr.to_dict()
