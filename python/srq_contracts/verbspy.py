@@ -361,6 +361,11 @@ def _call_failures(c):
     return sorted(out.items())
 
 
+def _bad_var(v):
+    """The attribute naming the variable *bad_wr is written to"""
+    return [p for p in v.params if p.role == "bad_wr"][0].var
+
+
 def _generate_c_source(v):
     c = v.c
     b = ['code = ""', "uses = []"]
@@ -403,13 +408,15 @@ def _generate_c_source(v):
         b.append('code += _srq_errno_check("errno", "%s", %s, %r)' % (v.verb, what, fails))
         b.append('code += "    }\\n"')
     elif v.ret == "errno":
+        if chain is not None:      # no stale index from an earlier failed post
+            b.append('code += "    %%s_idx = -1;\\n" %% self.%s' % _bad_var(v))
         b.append('code += "    %%s = %s(%%s);\\n" %% (self.ret_var, args)' % v.verb)
         b.append('code += "    if (%s != 0) {\\n" % self.ret_var')
         b.append('code += _srq_errno_check(str(self.ret_var), "%s", %s, %r)' % (v.verb, what, fails))
         if chain is not None:
-            bad = [p for p in v.params if p.role == "bad_wr"][0]
+            bad = _bad_var(v)
             b.append('code += _srq_bad_wr_check(str(self.%s), str(self.%s), str(self.%s) + "_idx", "%s")'
-                     % (chain.var, bad.var, bad.var, chain.ctype))
+                     % (chain.var, bad, bad, chain.ctype))
         b.append('code += "    }\\n"')
     elif v.ret == "count":
         b.append('code += "    %%s = %s(%%s);\\n" %% (self.ret_var, args)' % v.verb)
