@@ -294,8 +294,8 @@ def _apply_source(v):
     for p in v.resources():
         b.append('    if isinstance(self.%s, ResourceValue):' % p.attr)
         b.append('        self.tracker.use("%s", self.%s.value)' % (p.rtype, p.attr))
-        b.append('        self.required_resources.append({"type": "%s", "name": self.%s.value, "position": "%s"})'
-                 % (p.rtype, p.attr, p.attr))
+        b.append('        self.required_resources.append({"type": "%s", "name": self.%s.value,'
+                 ' "position": "%s"})' % (p.rtype, p.attr, p.attr))
     for p in v.role("chain"):
         b.append('    for mr in _srq_chain_mrs(self.%s):' % p.attr)
         b.append('        self.tracker.use("mr", mr)')
@@ -344,12 +344,11 @@ def _from_trace_source(v):
     b.append('_srq_check_keys(kv, "%s", {%s}, %r)' % (v.cls, ", ".join(repr(k) for k in sorted(known)),
                                                       tuple(prefixes)))
     b.append("return cls(%s)" % (",\n                   ".join(args)))
+    keys = sorted(known | {q[:-1] + ("[i]..." if q.endswith("[") else ".*") for q in prefixes})
     return ("    @classmethod\n    def from_trace(cls, info, ctx=None):\n"
             '        """A call from a trace line: key=value words, as the framework\'s traces\n'
             "        write them; the keys are the contract's parameter paths (%s)\"\"\"\n"
-            "        %s\n" % (", ".join(sorted(known | set(q.rstrip(".[") + ("[i]..." if q.endswith("[") else ".*")
-                                                            for q in prefixes))),
-                             "\n        ".join(b)))
+            "        %s\n" % (", ".join(keys), "\n        ".join(b)))
 
 
 def _call_failures(c):

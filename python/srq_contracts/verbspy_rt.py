@@ -270,9 +270,11 @@ def _srq_bad_wr_check(head, bad, idx, wr_type):
             "            }\n"
             "            if (p_ == NULL) {\n"
             "                %s = -1;\n"
-            "                fprintf(stderr, \"[contract] bad_wr_on_failure: *bad_wr is no WR of the chain\\n\");\n"
+            "                fprintf(stderr, \"[contract] bad_wr_on_failure: \"\n"
+            "                        \"*bad_wr is no WR of the chain\\n\");\n"
             "            } else {\n"
-            "                fprintf(stderr, \"[warn] WRs before %%d posted, WR %%d and those after it not\\n\", %s, %s);\n"
+            "                fprintf(stderr, \"[warn] WRs before %%d posted, \"\n"
+            "                        \"WR %%d and those after it not\\n\", %s, %s);\n"
             "            }\n"
             "        }\n" % (wr_type, head, idx, bad, idx, idx, idx, idx))
 

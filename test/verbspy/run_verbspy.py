@@ -238,7 +238,8 @@ refused("PostSRQRecv", base + [("PostSRQRecv", "srq=srq0 wr[0].wr_idd=1")], "ref
 refused("CreateSRQ", base + [("CreateSRQ", "pd=pd0 srq=srq1 srq_init_attr.attr.max_wrr=4")],
         "refuses_unknown_field")
 
-refused("PostSRQRecv", base + [("PostSRQRecv", "srq=srq0 bogus=1 %s" % sge(0, 0, 0))], "refuses_unknown_param")
+refused("PostSRQRecv", base + [("PostSRQRecv", "srq=srq0 bogus=1 %s" % sge(0, 0, 0))],
+        "refuses_unknown_param")
 # trace values become C: anything but a number, a name or a reference is refused
 for i, bad in enumerate(("wr[0].wr_id=1;abort()", "wr[0].sg_list[0].length=8);abort(", "wr_var=w;abort()")):
     refused("PostSRQRecv", base + [("RegMR", "pd=pd0 mr=mr0 addr=bufs length=64"),
@@ -284,7 +285,8 @@ result("mutable_leaves", ok, " ".join(sorted(found)))
 # to_dict of the call the issue asked for
 psr = classes["ibv_post_srq_recv"].from_trace([l for c, l in SCENARIO if c == "PostSRQRecv"][0])
 d = psr.to_dict()
-result("to_dict", d.get("verb") == "PostSRQRecv" and d.get("srq") == {"type": "ResourceValue", "value": "srq0"}
+result("to_dict", d.get("verb") == "PostSRQRecv" and
+       d.get("srq") == {"type": "ResourceValue", "value": "srq0"}
        and "wr_obj" in d, str(d)[:120])
 
 with open(os.path.join(out, "prog.c"), "w") as f:
