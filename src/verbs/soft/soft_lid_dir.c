@@ -44,13 +44,13 @@ int srq_soft_lid_check_own(int fd, mode_t type)
     return 0;
 }
 
-/* Open directory @name (relative to @at), creating it 0700 if absent:
- * the descriptor, or -errno (EPERM: something not ours is there) */
-static int srq_soft_lid_open_dir(int at, const char *name)
+/* Open directory @name (relative to @at), creating it 0700 if absent and
+ * @make: the descriptor, or -errno (EPERM: something not ours is there) */
+static int srq_soft_lid_open_dir(int at, const char *name, int make)
 {
     int fd, ret;
 
-    if ((mkdirat(at, name, 0700) != 0) && (errno != EEXIST)) {
+    if (make && (mkdirat(at, name, 0700) != 0) && (errno != EEXIST)) {
         return -errno;
     }
     fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK |
@@ -67,8 +67,9 @@ static int srq_soft_lid_open_dir(int at, const char *name)
     return fd;
 }
 
-/* The user's key directory, ~/.ucx-srq of the passwd entry */
-static int srq_soft_lid_key_dir(void)
+/* The user's key directory, ~/.ucx-srq of the passwd entry; created only
+ * when a token is to be made (a look leaves the home as it is) */
+static int srq_soft_lid_key_dir(int make)
 {
     struct passwd pw, *res = NULL;
     char buf[1024];
@@ -82,7 +83,7 @@ static int srq_soft_lid_key_dir(void)
     if (home < 0) {
         return -errno;
     }
-    fd = srq_soft_lid_open_dir(home, SRQ_SOFT_LID_KEY_DIR);
+    fd = srq_soft_lid_open_dir(home, SRQ_SOFT_LID_KEY_DIR, make);
     close(home);
     return fd;
 }
@@ -165,7 +166,7 @@ static int srq_soft_lid_token(uint8_t *token, int make)
     if (ret != 0) {
         return ret;
     }
-    kdir = srq_soft_lid_key_dir();
+    kdir = srq_soft_lid_key_dir(make);
     if (kdir < 0) {
         return make ? -kdir : ENOENT;
     }
@@ -192,7 +193,7 @@ static int srq_soft_lid_private_dir(const uint8_t *token)
     if (shm < 0) {
         return -errno;
     }
-    fd = srq_soft_lid_open_dir(shm, name);
+    fd = srq_soft_lid_open_dir(shm, name, 1);
     close(shm);
     return fd;
 }
@@ -213,7 +214,7 @@ int srq_soft_lid_dir(void)
     if (shm < 0) {
         return -errno;
     }
-    fd = srq_soft_lid_open_dir(shm, name);
+    fd = srq_soft_lid_open_dir(shm, name, 1);
     if ((fd == -EPERM) && (fstatat(shm, name, &st, AT_SYMLINK_NOFOLLOW) == 0)) {
         /* the one case the library speaks: someone else's is in the way */
         ret = srq_soft_lid_token(token, 1);

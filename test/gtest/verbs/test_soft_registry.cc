@@ -172,13 +172,22 @@ TEST(soft_registry, planted_at_old_name_blocks_no_open)
     }
 }
 
-/* The user's directory and its registry: nobody else can write there */
+/* The user's directory and its registry: nobody else can write there;
+ * and an open that needs no private name leaves the home as it was */
 TEST(soft_registry, user_dir_is_private)
 {
     EXPECT_CHILD(0, in_private_shm([]() {
         std::string dir = user_dir();
+        std::string key = std::string(getpwuid(getuid())->pw_dir) + "/.ucx-srq";
         struct stat st;
         if ((open_close_soft0() != 0) || (lstat(dir.c_str(), &st) != 0)) {
+            return 100;
+        }
+        if (lstat(key.c_str(), &st) == 0) {
+            fprintf(stderr, "%s made by a plain open\n", key.c_str());
+            return 105;
+        }
+        if (lstat(dir.c_str(), &st) != 0) {
             return 100;
         }
         if (!S_ISDIR(st.st_mode) || (st.st_uid != getuid()) ||
