@@ -8,8 +8,10 @@
  * know in advance: /dev/shm/srq-<uid>-<token>, the token 16 random bytes
  * kept for this boot in the user's home (~/.ucx-srq/boot-<boot id>, the
  * home of the passwd entry, not $HOME: every process of the user finds
- * the same). Once a token exists for this boot every open uses it, so a
- * squatter who later removes what it planted splits nothing.
+ * the same). Once a token exists for this boot every open that does not
+ * find the user's plain directory uses it, and the plain one is made only
+ * where no token is: a squatter who later removes what it planted splits
+ * nothing.
  *
  * Every name is opened without following a symlink and without blocking
  * (a FIFO cannot hold us), and checked by descriptor: a directory or file
@@ -205,16 +207,22 @@ int srq_soft_lid_dir(void)
     struct stat st;
     int shm, fd, ret;
 
-    /* a token of this boot: the user's processes went private already */
-    if (srq_soft_lid_token(token, 0) == 0) {
-        return srq_soft_lid_private_dir(token);
-    }
     snprintf(name, sizeof(name), SRQ_SOFT_LID_DIR_NAME, (unsigned)getuid());
     shm = open(SRQ_SOFT_LID_SHM, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (shm < 0) {
         return -errno;
     }
-    fd = srq_soft_lid_open_dir(shm, name, 1);
+    /* ours already: the usual case, which costs no look in the home (no
+     * token can be younger than it: one is looked for before it is made) */
+    fd = srq_soft_lid_open_dir(shm, name, 0);
+    if (fd == -ENOENT) {
+        if (srq_soft_lid_token(token, 0) == 0) {
+            /* the user's processes went private this boot already */
+            close(shm);
+            return srq_soft_lid_private_dir(token);
+        }
+        fd = srq_soft_lid_open_dir(shm, name, 1);
+    }
     if ((fd == -EPERM) && (fstatat(shm, name, &st, AT_SYMLINK_NOFOLLOW) == 0)) {
         /* the one case the library speaks: someone else's is in the way */
         ret = srq_soft_lid_token(token, 1);
