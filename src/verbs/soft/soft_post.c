@@ -67,7 +67,7 @@ static int srq_soft_check_send_wr(srq_soft_qp_t *qp,
 {
     uint64_t len;
 
-    if ((qp->ibv.state != IBV_QPS_RTS) && (qp->ibv.state != IBV_QPS_ERR)) {
+    if ((qp->state != IBV_QPS_RTS) && (qp->state != IBV_QPS_ERR)) {
         return EINVAL;
     }
     if ((wr->num_sge < 0) || ((uint32_t)wr->num_sge > qp->cap.max_send_sge)) {
@@ -182,7 +182,7 @@ int srq_soft_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
         posted = true;
     }
     if (posted) {
-        if (ibqp->state == IBV_QPS_ERR) {
+        if (qp->state == IBV_QPS_ERR) {
             srq_soft_qp_flush(qp);
         } else {
             srq_soft_peer_busy(dev, qp, true);
@@ -236,7 +236,7 @@ static bool srq_soft_post_fault(srq_soft_dev_t *dev,
 static int srq_soft_check_recv_wr(srq_soft_qp_t *qp,
                                   const struct ibv_recv_wr *wr)
 {
-    if ((qp->ibv.srq != NULL) || (qp->ibv.state == IBV_QPS_RESET)) {
+    if ((qp->ibv.srq != NULL) || (qp->state == IBV_QPS_RESET)) {
         return EINVAL;
     }
     if ((wr->num_sge < 0) || ((uint32_t)wr->num_sge > qp->cap.max_recv_sge)) {
@@ -281,7 +281,7 @@ int srq_soft_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
         }
         srq_soft_fill_rwqe(qp, wr);
     }
-    if (ibqp->state == IBV_QPS_ERR) {
+    if (qp->state == IBV_QPS_ERR) {
         srq_soft_qp_flush(qp);
     }
     srq_soft_dev_unlock(dev);

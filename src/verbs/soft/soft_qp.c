@@ -119,7 +119,7 @@ srq_soft_qp_t *srq_soft_qp_lookup(srq_soft_dev_t *dev, uint32_t qpn)
 static bool srq_soft_qp_ready(const srq_soft_qp_t *qp)
 {
     return (qp->ibv.qp_type == IBV_QPT_RC) && (qp->peer != NULL) &&
-           ((qp->ibv.state == IBV_QPS_RTR) || (qp->ibv.state == IBV_QPS_RTS));
+           ((qp->state == IBV_QPS_RTR) || (qp->state == IBV_QPS_RTS));
 }
 
 /* A seqlock: seq odd while we write. The last store is sequentially
@@ -329,6 +329,7 @@ static void srq_soft_qp_init_obj(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     qp->ibv.recv_cq     = attr->recv_cq;
     qp->ibv.srq         = attr->srq;
     qp->ibv.qp_type     = attr->qp_type;
+    qp->state           = IBV_QPS_RESET;
     qp->ibv.state       = IBV_QPS_RESET;
     if (attr->srq != NULL) {
         qp->cap.max_recv_wr  = 0;

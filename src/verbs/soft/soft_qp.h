@@ -75,6 +75,8 @@ struct srq_soft_qp {
     void                *ex_xrcd;      /* always NULL */
     srq_soft_dev_t      *dev;
     uint32_t             index;
+    enum ibv_qp_state    state;      /* the device's; ibv.state is what
+                                        modify/query last told the program */
     struct ibv_qp_cap    cap;
     bool                 sq_sig_all;
     struct ibv_qp_attr   attr;       /* as last modified, for query */

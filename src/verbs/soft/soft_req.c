@@ -561,7 +561,7 @@ static int srq_soft_req_dropped(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
 static int srq_soft_req_rdma_failed(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
                                     int status)
 {
-    if (qp->ibv.state == IBV_QPS_ERR) {
+    if (qp->state == IBV_QPS_ERR) {
         return SRQ_SOFT_REQ_FAILED;
     }
     if (status == IBV_WC_REM_ACCESS_ERR) {
@@ -637,7 +637,7 @@ void srq_soft_req_progress(srq_soft_qp_t *qp)
     srq_soft_swqe_t *wqe;
     int ret;
 
-    while ((qp->ibv.state == IBV_QPS_RTS) && (qp->sq_tx != qp->sq_pi) &&
+    while ((qp->state == IBV_QPS_RTS) && (qp->sq_tx != qp->sq_pi) &&
            (qp->wait == SRQ_SOFT_WAIT_NONE) &&
            !(qp->rnr_probe && (qp->sq_tx != qp->sq_ci))) {
         wqe = &qp->sq[qp->sq_tx & qp->sq_mask];
@@ -655,7 +655,7 @@ void srq_soft_req_progress(srq_soft_qp_t *qp)
          * following one-sided WQE finds everything before it done */
         srq_soft_comp_sq(qp);
     }
-    if (qp->ibv.state == IBV_QPS_RTS) {
+    if (qp->state == IBV_QPS_RTS) {
         srq_soft_comp_sq(qp);
     }
 }

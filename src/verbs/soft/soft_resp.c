@@ -485,7 +485,7 @@ static bool srq_soft_resp_rc_ok(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt)
 {
     return (qp->ibv.qp_type == IBV_QPT_RC) && (qp->peer != NULL) &&
            !(pkt->flags & SRQ_SOFT_PKT_F_UD) &&
-           ((qp->ibv.state == IBV_QPS_RTR) || (qp->ibv.state == IBV_QPS_RTS)) &&
+           ((qp->state == IBV_QPS_RTR) || (qp->state == IBV_QPS_RTS)) &&
            (pkt->src_qpn == qp->attr.dest_qp_num) &&
            !memcmp(pkt->src_inst, qp->peer->instance, SRQ_SOFT_INST_LEN);
 }
@@ -832,7 +832,7 @@ static void srq_soft_resp_ud(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     int status;
 
     if ((qp->ibv.qp_type != IBV_QPT_UD) ||
-        ((qp->ibv.state != IBV_QPS_RTR) && (qp->ibv.state != IBV_QPS_RTS)) ||
+        ((qp->state != IBV_QPS_RTR) && (qp->state != IBV_QPS_RTS)) ||
         (pkt->opcode != SRQ_SOFT_OP_SEND) || (pkt->aux != qp->attr.qkey) ||
         (pkt->flags & SRQ_SOFT_PKT_F_PULL) ||
         (pkt->length > SRQ_SOFT_UD_MTU)) {

@@ -1,0 +1,113 @@
+/*
+ * ucx-srq verbs conformance: what programs see behaves as on an HCA, where
+ * outside suites (UCX's rc_verbs, rdma-core's tests, conformance suites)
+ * look closely:
+ *   - struct ibv_qp's state changes only through ibv_modify_qp and
+ *     ibv_query_qp, never when the QP fails on its own;
+ *   - the async events an HCA raises are raised.
+ */
+#include "verbs_fixture.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+
+using namespace srq_test;
+
+namespace {
+
+const uint32_t kLen = 4096;
+
+} // namespace
+
+class hca_like : public two_dev_test {
+protected:
+    /* qa (a) <-> qb (b); b's QP grants @access_b */
+    void connect(int access_b)
+    {
+        conn_opts_t oa, ob;
+
+        oa.timeout   = ob.timeout   = 8; /* failures are retried: short */
+        oa.retry_cnt = ob.retry_cnt = 1;
+        ob.access    = access_b;
+        qa = make_qp(*a, IBV_QPT_RC, scqa, rcqa);
+        qb = make_qp(*b, IBV_QPT_RC, scqb, rcqb);
+        rc_to_rts(*a, qa, b->addr, qb->qp_num, oa);
+        rc_to_rts(*b, qb, a->addr, qa->qp_num, ob);
+        lbuf = (char*)alloc(kLen, 'L');
+        rbuf = (char*)alloc(kLen, 'R');
+        lmr  = reg(*a, lbuf, kLen, IBV_ACCESS_LOCAL_WRITE);
+        rmr  = reg(*b, rbuf, kLen, IBV_ACCESS_LOCAL_WRITE |
+                                   IBV_ACCESS_REMOTE_WRITE);
+    }
+
+    /* An RDMA WRITE into b that b's QP does not allow: its status */
+    int write_denied()
+    {
+        EXPECT_EQ(0, post_send(qa, IBV_WR_RDMA_WRITE, lbuf, 64, lmr->lkey, 9,
+                               IBV_SEND_SIGNALED, (uintptr_t)rbuf, rmr->rkey));
+        return poll1(scqa).status;
+    }
+
+    /* The next async event of @d within @timeout_ms, pumping meanwhile;
+     * false if none came */
+    bool next_event(tdev_t &d, ibv_async_event *ev, int timeout_ms = 3000)
+    {
+        struct pollfd pfd = { srq_verbs_async_fd(d.dev), POLLIN, 0 };
+        uint64_t end = now_ms() + timeout_ms;
+
+        while (now_ms() < end) {
+            if ((::poll(&pfd, 1, 1) == 1) &&
+                (srq_verbs_get_async_event(d.dev, ev) == 0)) {
+                srq_verbs_ack_async_event(d.dev, ev);
+                return true;
+            }
+            pump_once();
+        }
+        return false;
+    }
+
+    ibv_qp *qa = nullptr, *qb = nullptr;
+    char   *lbuf = nullptr, *rbuf = nullptr;
+    ibv_mr *lmr = nullptr, *rmr = nullptr;
+};
+
+/* UCX's rc_verbs asserts that a QP it never moved is still in RTS: the
+ * field is the program's record of what it did, an HCA's provider updates
+ * it only when asked (modify) or told (query) */
+TEST_P(hca_like, qp_state_field_changes_only_by_modify_or_query)
+{
+    connect(IBV_ACCESS_LOCAL_WRITE); /* b grants no remote write */
+    ASSERT_EQ(IBV_QPS_RTS, qa->state);
+    ASSERT_EQ(IBV_WC_REM_ACCESS_ERR, write_denied());
+    EXPECT_EQ(IBV_QPS_RTS, qa->state) << "the QP failed on its own";
+    ibv_qp_attr cap = {};
+    ibv_qp_init_attr init = {};
+    ASSERT_EQ(0, srq_verbs_query_qp(a->dev, qa, &cap, IBV_QP_CAP, &init));
+    EXPECT_EQ(IBV_QPS_RTS, qa->state) << "a query that did not ask for it";
+    EXPECT_EQ(IBV_QPS_ERR, qp_state(*a, qa));
+    EXPECT_EQ(IBV_QPS_ERR, qa->state) << "a query tells the program";
+
+    ibv_qp_attr attr = {};
+    attr.qp_state = IBV_QPS_RESET;
+    ASSERT_EQ(0, srq_verbs_modify_qp(a->dev, qa, &attr, IBV_QP_STATE));
+    EXPECT_EQ(IBV_QPS_RESET, qa->state);
+}
+
+/* A QP that fails on its own answers modify as its real state allows: an
+ * RTS -> RTS modify of a QP in error is refused */
+TEST_P(hca_like, modify_checks_the_real_state)
+{
+    connect(IBV_ACCESS_LOCAL_WRITE);
+    ASSERT_EQ(IBV_WC_REM_ACCESS_ERR, write_denied());
+    ibv_qp_attr attr = {};
+    attr.qp_state     = IBV_QPS_RTS;
+    attr.cur_qp_state = IBV_QPS_RTS;
+    EXPECT_EQ(EINVAL, srq_verbs_modify_qp(a->dev, qa, &attr,
+                                          IBV_QP_STATE | IBV_QP_CUR_STATE));
+    attr.qp_state = IBV_QPS_ERR;
+    EXPECT_EQ(0, srq_verbs_modify_qp(a->dev, qa, &attr, IBV_QP_STATE));
+    EXPECT_EQ(IBV_QPS_ERR, qa->state);
+}
+
+SRQ_INSTANTIATE(hca_like);
