@@ -4,10 +4,13 @@
  * look closely:
  *   - struct ibv_qp's state changes only through ibv_modify_qp and
  *     ibv_query_qp, never when the QP fails on its own;
+ *   - rdma-core's calls that programs use answer for soft0 as they answer
+ *     for an HCA (ibv_query_gid_type);
  *   - the async events an HCA raises are raised.
  */
 #include "verbs_fixture.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
@@ -108,6 +111,33 @@ TEST_P(hca_like, modify_checks_the_real_state)
     attr.qp_state = IBV_QPS_ERR;
     EXPECT_EQ(0, srq_verbs_modify_qp(a->dev, qa, &attr, IBV_QP_STATE));
     EXPECT_EQ(IBV_QPS_ERR, qa->state);
+}
+
+/* rdma-core's ibv_query_gid_type (pyverbs' Context.query_gid_type) asks
+ * the kernel for the GID entry; through libibverbs soft0 answers it, as
+ * it answers ibv_query_gid_ex. A private symbol of libibverbs: found at
+ * run time, as pyverbs is bound to it */
+TEST_P(hca_like, query_gid_type_through_libibverbs)
+{
+    typedef int (*gid_type_fn_t)(ibv_context*, uint8_t, unsigned, int*);
+    gid_type_fn_t fn = (gid_type_fn_t)dlsym(RTLD_DEFAULT,
+                                            "ibv_query_gid_type");
+    ibv_context *ctx = srq_verbs_context(a->dev);
+    int type = -1;
+
+    if (is_soft()) {
+        GTEST_SKIP() << "a libibverbs call: soft0 is not a libibverbs "
+                        "device on the built-in path";
+    }
+    if (fn == nullptr) {
+        GTEST_SKIP() << "this libibverbs has no ibv_query_gid_type";
+    }
+    errno = 0;
+    ASSERT_EQ(0, fn(ctx, 1, 0, &type)) << strerror(errno);
+    EXPECT_EQ(0, type) << "IB/RoCE v1: an IB port's GID";
+    errno = 0;
+    EXPECT_EQ(-1, fn(ctx, 1, 1, &type)) << "one GID per port";
+    EXPECT_EQ(EINVAL, errno);
 }
 
 SRQ_INSTANTIATE(hca_like);
