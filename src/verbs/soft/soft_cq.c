@@ -262,6 +262,26 @@ static void srq_soft_cq_event(srq_soft_cq_t *cq)
 }
 
 /*
+ * A CQ without a completion channel has nowhere to send an event: the
+ * kernel refuses to arm it (EINVAL). Arms add up until the event: a
+ * solicited-only arm after an "any" arm leaves the CQ armed for any
+ * completion, as on an HCA (an arm is never narrowed).
+ */
+int srq_soft_cq_arm(srq_soft_cq_t *cq, int solicited_only)
+{
+    if (cq->ibv.channel == NULL) {
+        errno = EINVAL; /* as every failing verb sets it */
+        return EINVAL;
+    }
+    if (!solicited_only) {
+        cq->armed = 1;
+    } else if (cq->armed == 0) {
+        cq->armed = 2;
+    }
+    return 0;
+}
+
+/*
  * A slot for a new completion, or NULL when the CQ is full: an overrun puts
  * the CQ in error (IBV_EVENT_CQ_ERR), as on an HCA. Under dev->lock.
  */

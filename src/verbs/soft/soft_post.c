@@ -173,6 +173,7 @@ int srq_soft_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
         ret = srq_soft_check_send_wr(qp, wr);
         if (ret != 0) {
             *bad_wr = wr;
+            errno   = ret; /* as every failing verb sets it */
             break;
         }
         srq_soft_fill_swqe(qp, wr);
@@ -277,6 +278,7 @@ int srq_soft_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
         ret = (fault && (i == fail_at)) ? err : srq_soft_check_recv_wr(qp, wr);
         if (ret != 0) {
             *bad_wr = wr;
+            errno   = ret;
             break;
         }
         srq_soft_fill_rwqe(qp, wr);
@@ -313,6 +315,7 @@ static int srq_soft_post_srq_recv_fault(srq_soft_srq_t *srq,
         }
     }
     *bad_wr = wr;
+    errno   = err;
     return err;
 }
 

@@ -245,6 +245,7 @@ int srq_soft_srq_post(srq_soft_srq_t *srq, struct ibv_recv_wr *wr,
     srq_soft_unlock(&srq->lock);
     if (ret != 0) {
         *bad_wr = wr;
+        errno   = ret; /* as every failing verb sets it */
     }
     return ret;
 }

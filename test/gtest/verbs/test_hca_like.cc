@@ -6,12 +6,15 @@
  *     ibv_query_qp, never when the QP fails on its own;
  *   - rdma-core's calls that programs use answer for soft0 as they answer
  *     for an HCA (ibv_query_gid_type);
+ *   - every failing verb sets errno (on an HCA a failing control verb is
+ *     a failing system call); a CQ is armed as an HCA arms it;
  *   - the async events an HCA raises are raised.
  */
 #include "verbs_fixture.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <string.h>
 
@@ -138,6 +141,90 @@ TEST_P(hca_like, query_gid_type_through_libibverbs)
     errno = 0;
     EXPECT_EQ(-1, fn(ctx, 1, 1, &type)) << "one GID per port";
     EXPECT_EQ(EINVAL, errno);
+}
+
+/* errno holds what a failing verb returns, whatever it was before */
+TEST_P(hca_like, failing_verbs_set_errno)
+{
+    connect(IBV_ACCESS_LOCAL_WRITE);
+    ibv_srq *srq = make_srq(*b, 4);
+    ibv_qp_attr attr = {};
+
+    errno = 0;
+    EXPECT_EQ(EBUSY, srq_verbs_dealloc_pd(a->dev, a->pd));
+    EXPECT_EQ(EBUSY, errno) << "dealloc_pd of a PD in use";
+    errno = 0;
+    EXPECT_EQ(EBUSY, srq_verbs_destroy_cq(a->dev, scqa));
+    EXPECT_EQ(EBUSY, errno) << "destroy_cq of a CQ in use";
+    errno = 0;
+    attr.qp_state = IBV_QPS_RTR; /* RTS -> RTR: no such transition */
+    EXPECT_EQ(EINVAL, srq_verbs_modify_qp(a->dev, qa, &attr, IBV_QP_STATE));
+    EXPECT_EQ(EINVAL, errno) << "modify_qp";
+    errno = 0;
+    ibv_srq_attr sattr = {};
+    sattr.max_wr = 1u << 30;
+    EXPECT_NE(0, srq_verbs_modify_srq(b->dev, srq, &sattr, IBV_SRQ_MAX_WR));
+    EXPECT_NE(0, errno) << "modify_srq";
+
+    /* the data path too */
+    ibv_sge sge = { (uintptr_t)lbuf, 8, lmr->lkey };
+    ibv_send_wr wr = {}, *bad = nullptr;
+    wr.sg_list = &sge;
+    wr.num_sge = 1000; /* above max_send_sge */
+    wr.opcode  = IBV_WR_SEND;
+    errno = 0;
+    EXPECT_EQ(EINVAL, ibv_post_send(qa, &wr, &bad));
+    EXPECT_EQ(EINVAL, errno) << "post_send";
+    ibv_recv_wr rwr = {}, *rbad = nullptr;
+    rwr.sg_list = &sge;
+    rwr.num_sge = 1000;
+    errno = 0;
+    EXPECT_EQ(EINVAL, ibv_post_srq_recv(srq, &rwr, &rbad));
+    EXPECT_EQ(EINVAL, errno) << "post_srq_recv";
+    errno = 0;
+    EXPECT_EQ(EINVAL, ibv_post_recv(qa, &rwr, &rbad));
+    EXPECT_EQ(EINVAL, errno) << "post_recv";
+}
+
+/* A CQ without a completion channel cannot be armed: the kernel refuses */
+TEST_P(hca_like, arm_without_channel_is_einval)
+{
+    errno = 0;
+    EXPECT_EQ(EINVAL, ibv_req_notify_cq(rcqb, 0));
+    EXPECT_EQ(EINVAL, errno);
+    EXPECT_EQ(EINVAL, ibv_req_notify_cq(rcqb, 1));
+}
+
+/* A solicited-only arm after an "any" arm leaves the CQ armed for any
+ * completion: an unsolicited message still raises the event */
+TEST_P(hca_like, solicited_arm_never_narrows_an_any_arm)
+{
+    ibv_comp_channel *ch = make_channel(*b);
+    ibv_cq *cq = make_cq(*b, 16, ch);
+    ibv_cq *ev_cq = nullptr;
+    void *ev_ctx = nullptr;
+    struct pollfd pfd = { ch->fd, POLLIN, 0 };
+    int ret = EAGAIN;
+
+    qa = make_qp(*a, IBV_QPT_RC, scqa, rcqa);
+    qb = make_qp(*b, IBV_QPT_RC, scqb, cq);
+    connect_rc(*a, qa, *b, qb);
+    lbuf = (char*)alloc(64);
+    lmr  = reg(*a, lbuf, 64, 0);
+    rmr  = reg(*b, lbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ASSERT_EQ(0, fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK));
+    ASSERT_EQ(0, post_recv(qb, lbuf, 64, rmr->lkey, 1));
+    ASSERT_EQ(0, ibv_req_notify_cq(cq, 0));
+    ASSERT_EQ(0, ibv_req_notify_cq(cq, 1));
+    ASSERT_EQ(0, post_send(qa, IBV_WR_SEND, lbuf, 8, lmr->lkey, 1));
+    for (uint64_t end = now_ms() + 3000; (ret == EAGAIN) && (now_ms() < end);) {
+        ::poll(&pfd, 1, 100);
+        ret = srq_verbs_get_cq_event(b->dev, ch, &ev_cq, &ev_ctx);
+    }
+    ASSERT_EQ(0, ret) << "no event for an unsolicited completion";
+    EXPECT_EQ(cq, ev_cq);
+    srq_verbs_ack_cq_events(b->dev, ev_cq, 1);
+    EXPECT_EQ(IBV_WC_SUCCESS, poll1(cq).status);
 }
 
 SRQ_INSTANTIATE(hca_like);
