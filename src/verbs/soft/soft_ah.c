@@ -106,6 +106,7 @@ struct ibv_ah *srq_soft_create_ah(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     }
     ah->ibv.context = &dev->vctx.context;
     ah->ibv.pd      = pd;
+    ah->tclass      = attr->is_global ? attr->grh.traffic_class : 0;
     srq_soft_pd_get(pd);
     return &ah->ibv;
 }

@@ -139,6 +139,7 @@ static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr)
         ah = srq_soft_container_of(wr->wr.ud.ah, srq_soft_ah_t, ibv);
         wqe->ud_peer = srq_soft_ah_peer(qp->dev, ah, wr->wr.ud.remote_qpn);
         wqe->ud_qpn  = wr->wr.ud.remote_qpn;
+        wqe->ud_tclass = ah->tclass;
         /* IB spec: a qkey with the high bit set means "the QP's own" */
         wqe->ud_qkey = (wr->wr.ud.remote_qkey & 0x80000000u) ?
                        qp->attr.qkey : wr->wr.ud.remote_qkey;

@@ -43,6 +43,7 @@ typedef struct srq_soft_swqe {
     srq_soft_peer_t     *ud_peer;     /* UD destination */
     uint32_t             ud_qpn;
     uint32_t             ud_qkey;
+    uint8_t              ud_tclass;   /* the AH's traffic class */
 } srq_soft_swqe_t;
 
 enum {

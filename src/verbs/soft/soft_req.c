@@ -265,6 +265,9 @@ static void srq_soft_req_pkt_hdr(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
         pkt->flags |= SRQ_SOFT_PKT_F_SE;
     }
     pkt->nsge    = 0;
+    if (ud) {
+        pkt->tclass = wqe->ud_tclass; /* the receiver's GRH shows it */
+    }
     pkt->dst_qpn = ud ? wqe->ud_qpn : qp->attr.dest_qp_num;
     pkt->src_qpn = qp->ibv.qp_num;
     pkt->psn     = wqe->psn;

@@ -814,7 +814,9 @@ static void srq_soft_resp_grh(const srq_soft_dev_t *dev,
     uint16_t paylen = htobe16((uint16_t)pkt->length);
 
     memset(grh, 0, SRQ_SOFT_GRH_LEN);
-    grh[0] = 0x60;                       /* IPv6 version */
+    /* IPv6 version, then the sender's traffic class (8 bits) */
+    grh[0] = 0x60 | ((pkt->tclass >> 4) & 0xf);
+    grh[1] = (uint8_t)((pkt->tclass & 0xf) << 4);
     memcpy(grh + 4, &paylen, sizeof(paylen));
     grh[6] = 0x1b;                       /* next header: IB BTH */
     grh[7] = 64;                         /* hop limit */

@@ -8,6 +8,9 @@
  *     for an HCA (ibv_query_gid_type);
  *   - every failing verb sets errno (on an HCA a failing control verb is
  *     a failing system call); a CQ is armed as an HCA arms it;
+ *   - UD as on an HCA: a receive too small for a datagram completes with
+ *     IBV_WC_LOC_LEN_ERR and the QP goes on; the AH's traffic class
+ *     arrives in the GRH;
  *   - the async events an HCA raises are raised.
  */
 #include "verbs_fixture.h"
@@ -228,3 +231,111 @@ TEST_P(hca_like, solicited_arm_never_narrows_an_any_arm)
 }
 
 SRQ_INSTANTIATE(hca_like);
+
+/* Two UD QPs, a on a and b on b, in RTS with one qkey */
+class hca_like_ud : public two_dev_test {
+protected:
+    void SetUp() override
+    {
+        two_dev_test::SetUp();
+        if (IsSkipped()) {
+            return;
+        }
+        qa   = make_qp(*a, IBV_QPT_UD, scqa, rcqa);
+        qb   = make_qp(*b, IBV_QPT_UD, scqb, rcqb);
+        sbuf = (char*)alloc(256, 'S');
+        rbuf = (char*)alloc(512, 0);
+        smr  = reg(*a, sbuf, 256, 0);
+        rmr  = reg(*b, rbuf, 512, IBV_ACCESS_LOCAL_WRITE);
+        ud_to_rts(*a, qa, kQkey);
+        ud_to_rts(*b, qb, kQkey);
+    }
+
+    /* An AH of a to b, with @tclass in its GRH */
+    ibv_ah *ah_to_b(uint8_t tclass)
+    {
+        ibv_ah_attr attr;
+        ibv_ah *ah;
+
+        EXPECT_EQ(0, srq_verbs_ah_attr(a->dev, 1, &b->addr, &attr));
+        attr.is_global         = 1;
+        memcpy(attr.grh.dgid.raw, b->addr.gid, sizeof(attr.grh.dgid.raw));
+        attr.grh.sgid_index    = 0;
+        attr.grh.hop_limit     = 64;
+        attr.grh.traffic_class = tclass;
+        ah = srq_verbs_create_ah(a->dev, a->pd, &attr);
+        EXPECT_NE(nullptr, ah) << strerror(errno);
+        if (ah != nullptr) {
+            srq_verbs_dev_t *dev = a->dev;
+            m_cleanup.push_back([dev, ah]() {
+                EXPECT_EQ(0, srq_verbs_destroy_ah(dev, ah));
+            });
+        }
+        return ah;
+    }
+
+    /* One datagram of @len bytes through @ah; its send completes */
+    void send(ibv_ah *ah, uint32_t len, uint64_t wr_id)
+    {
+        ibv_sge sge = { (uintptr_t)sbuf, len, smr->lkey };
+        ibv_send_wr wr = {}, *bad = nullptr;
+
+        wr.wr_id             = wr_id;
+        wr.sg_list           = &sge;
+        wr.num_sge           = 1;
+        wr.opcode            = IBV_WR_SEND;
+        wr.send_flags        = IBV_SEND_SIGNALED;
+        wr.wr.ud.ah          = ah;
+        wr.wr.ud.remote_qpn  = qb->qp_num;
+        wr.wr.ud.remote_qkey = kQkey;
+        ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad));
+        EXPECT_EQ(IBV_WC_SUCCESS, poll1(scqa).status);
+    }
+
+    static const uint32_t kQkey = 0x11;
+    ibv_qp *qa = nullptr, *qb = nullptr;
+    char   *sbuf = nullptr, *rbuf = nullptr;
+    ibv_mr *smr = nullptr, *rmr = nullptr;
+};
+
+/* A datagram longer than the receive WQE: that WQE completes with
+ * IBV_WC_LOC_LEN_ERR, and the QP stays as it was: the next datagram lands
+ * in the next WQE */
+TEST_P(hca_like_ud, receive_too_small_then_next_arrives)
+{
+    ibv_ah *ah = ah_to_b(0);
+
+    ASSERT_EQ(0, post_recv(qb, rbuf, 40 + 16, rmr->lkey, 1));
+    send(ah, 64, 10);
+    ibv_wc wc = poll1(rcqb);
+    EXPECT_EQ(1u, wc.wr_id);
+    EXPECT_EQ(IBV_WC_LOC_LEN_ERR, wc.status);
+    EXPECT_EQ(IBV_QPS_RTS, qp_state(*b, qb));
+
+    /* a receive posted after the error takes the next datagram */
+    ASSERT_EQ(0, post_recv(qb, rbuf + 256, 256, rmr->lkey, 2));
+    send(ah, 64, 11);
+    wc = poll1(rcqb);
+    EXPECT_EQ(2u, wc.wr_id);
+    EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+    EXPECT_EQ(40u + 64u, wc.byte_len);
+    EXPECT_EQ('S', rbuf[256 + 40 + 63]);
+}
+
+/* The AH's traffic class is in the received GRH (IPv6 layout: 4 bits of
+ * version, then the 8-bit traffic class) */
+TEST_P(hca_like_ud, traffic_class_arrives_in_the_grh)
+{
+    ibv_ah *ah = ah_to_b(0xb8);
+
+    ASSERT_EQ(0, post_recv(qb, rbuf, 256, rmr->lkey, 1));
+    send(ah, 8, 10);
+    ibv_wc wc = poll1(rcqb);
+    ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+    ASSERT_TRUE(wc.wc_flags & IBV_WC_GRH);
+    uint8_t *grh = (uint8_t*)rbuf;
+    EXPECT_EQ(6, grh[0] >> 4) << "IP version";
+    EXPECT_EQ(0xb8, ((grh[0] & 0xf) << 4) | (grh[1] >> 4));
+}
+
+SRQ_INSTANTIATE(hca_like_ud);
