@@ -11,6 +11,7 @@
  *   - UD as on an HCA: a receive too small for a datagram completes with
  *     IBV_WC_LOC_LEN_ERR and the QP goes on; the AH's traffic class
  *     arrives in the GRH;
+ *   - a WR wrong both locally and remotely reports the local error first;
  *   - the async events an HCA raises are raised.
  */
 #include "verbs_fixture.h"
@@ -228,6 +229,42 @@ TEST_P(hca_like, solicited_arm_never_narrows_an_any_arm)
     EXPECT_EQ(cq, ev_cq);
     srq_verbs_ack_cq_events(b->dev, ev_cq, 1);
     EXPECT_EQ(IBV_WC_SUCCESS, poll1(cq).status);
+}
+
+/* A WR with a bad lkey and a bad rkey: the requester finds its own error
+ * before it sends anything, as an HCA does (IBV_WC_LOC_PROT_ERR) */
+TEST_P(hca_like, local_error_before_remote)
+{
+    static const ibv_wr_opcode ops[] = { IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ,
+                                         IBV_WR_RDMA_WRITE_WITH_IMM,
+                                         IBV_WR_ATOMIC_FETCH_AND_ADD };
+
+    for (ibv_wr_opcode op : ops) {
+        SCOPED_TRACE(op);
+        connect(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+        ibv_sge sge = { (uintptr_t)lbuf, 8, lmr->lkey + 0x1000 };
+        ibv_send_wr wr = {}, *bad = nullptr;
+        wr.wr_id      = 5;
+        wr.sg_list    = &sge;
+        wr.num_sge    = 1;
+        wr.opcode     = op;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+            wr.wr.atomic.remote_addr = (uintptr_t)rbuf;
+            wr.wr.atomic.rkey        = rmr->rkey + 0x1000;
+            wr.wr.atomic.compare_add = 1;
+        } else {
+            wr.wr.rdma.remote_addr = (uintptr_t)rbuf;
+            wr.wr.rdma.rkey        = rmr->rkey + 0x1000;
+        }
+        ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad));
+        ibv_wc wc = poll1(scqa);
+        EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc.status);
+        EXPECT_EQ(IBV_QPS_RTS, qp_state(*b, qb)) << "nothing reached b";
+        destroy_qp(*a, qa);
+        destroy_qp(*b, qb);
+    }
 }
 
 SRQ_INSTANTIATE(hca_like);
