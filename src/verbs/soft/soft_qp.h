@@ -124,6 +124,7 @@ struct srq_soft_qp {
 
     /* responder */
     uint32_t             epsn;
+    bool                 comm_est;   /* IBV_EVENT_COMM_EST raised (RTR) */
     bool                 ack_pending;
     bool                 ack_defer;  /* a reply carried the last ACK: the
                                         next may wait one progress call

@@ -183,6 +183,7 @@ static void srq_soft_qp_reset(srq_soft_qp_t *qp)
     srq_soft_atomic_free(qp);
     memset(&qp->attr, 0, sizeof(qp->attr));
     qp->attr_mask = 0;
+    qp->comm_est  = false;
     srq_soft_cq_forget_qp(srq_soft_cq(qp->ibv.recv_cq), qp);
     srq_soft_cq_forget_qp(srq_soft_cq(qp->ibv.send_cq), qp);
 }

@@ -26,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include "soft_resp.h"
+#include "soft_async.h"
 #include "soft_atomic.h"
 #include "soft_comp.h"
 #include "soft_cq.h"
@@ -525,6 +526,30 @@ static void srq_soft_resp_rc_error(srq_soft_qp_t *qp, uint8_t nak)
     srq_soft_qp_to_error(qp);
 }
 
+/* ... of a request no receive WQE completes (RDMA, atomics): no CQE tells
+ * our user, so the async event an HCA raises does (IB spec's local work
+ * queue errors of the responder) */
+static void srq_soft_resp_rc_fail(srq_soft_qp_t *qp, uint8_t nak)
+{
+    enum ibv_event_type ev;
+
+    switch (nak) {
+    case SRQ_SOFT_NAK_REM_ACCESS:
+        ev = IBV_EVENT_QP_ACCESS_ERR;
+        break;
+    case SRQ_SOFT_NAK_INV_REQ:
+        ev = IBV_EVENT_QP_REQ_ERR;
+        break;
+    default:
+        ev = IBV_EVENT_QP_FATAL;
+        break;
+    }
+    if (qp->state != IBV_QPS_ERR) {
+        srq_soft_async_raise(qp->dev, ev, qp);
+    }
+    srq_soft_resp_rc_error(qp, nak);
+}
+
 /* The next atomic request in sequence: execute, keep, answer */
 static void srq_soft_resp_atomic(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
                                  const srq_soft_pkt_t *pkt,
@@ -543,7 +568,7 @@ static void srq_soft_resp_atomic(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     memcpy(&req, payload, sizeof(req)); /* the frame may be reused */
     nak = srq_soft_atomic_execute(qp, pkt->opcode, &req, &orig);
     if (nak != 0) {
-        srq_soft_resp_rc_error(qp, nak);
+        srq_soft_resp_rc_fail(qp, nak);
         return;
     }
     srq_soft_atomic_save(qp, pkt->psn, orig);
@@ -671,7 +696,7 @@ static void srq_soft_resp_write(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     nak      = srq_soft_resp_rdma_check(qp, &req, pkt->length,
                                         IBV_ACCESS_REMOTE_WRITE);
     if (nak != 0) {
-        srq_soft_resp_rc_error(qp, nak);
+        srq_soft_resp_rc_fail(qp, nak);
         return;
     }
     v.sge[0].addr   = req.addr;
@@ -686,7 +711,7 @@ static void srq_soft_resp_write(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
             return; /* unanswered: the QP leaves RTS/RTR or goes */
         }
         if (nak == SRQ_SOFT_NAK_REM_ACCESS) {
-            srq_soft_resp_rc_error(qp, nak);
+            srq_soft_resp_rc_fail(qp, nak);
             return;
         }
         if (nak != 0) {
@@ -730,7 +755,7 @@ static void srq_soft_resp_read(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
         return;
     }
     if (nak != 0) {
-        srq_soft_resp_rc_error(qp, nak);
+        srq_soft_resp_rc_fail(qp, nak);
         return;
     }
     if (!srq_soft_atomic_has_room(qp)) {
@@ -784,7 +809,7 @@ static void srq_soft_resp_rc(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     }
     if (pkt->opcode == SRQ_SOFT_OP_ACCESS_ERR) {
         /* the request we would have refused (its requester failed it) */
-        srq_soft_resp_rc_error(qp, SRQ_SOFT_NAK_REM_ACCESS);
+        srq_soft_resp_rc_fail(qp, SRQ_SOFT_NAK_REM_ACCESS);
         return;
     }
     if (!srq_soft_rview_peek(qp, &v)) {
@@ -878,6 +903,11 @@ void srq_soft_resp_recv(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
         return;
     }
     ++dev->stats.rx_packets;
+    if ((qp->state == IBV_QPS_RTR) && !qp->comm_est) {
+        /* the first packet of the connection finds us not in RTS yet */
+        qp->comm_est = true;
+        srq_soft_async_raise(dev, IBV_EVENT_COMM_EST, qp);
+    }
     srq_soft_resp_rc(dev, qp, pkt, payload);
 }
 

@@ -12,7 +12,9 @@
  *     IBV_WC_LOC_LEN_ERR and the QP goes on; the AH's traffic class
  *     arrives in the GRH;
  *   - a WR wrong both locally and remotely reports the local error first;
- *   - the async events an HCA raises are raised.
+ *   - the async events an HCA raises are raised: a responder's QP errors
+ *     no completion reports (IBV_EVENT_QP_ACCESS_ERR, _QP_REQ_ERR) and
+ *     IBV_EVENT_COMM_EST.
  */
 #include "verbs_fixture.h"
 
@@ -265,6 +267,92 @@ TEST_P(hca_like, local_error_before_remote)
         destroy_qp(*a, qa);
         destroy_qp(*b, qb);
     }
+}
+
+/* The responder of a refused RDMA WRITE raises IBV_EVENT_QP_ACCESS_ERR:
+ * no completion tells its user */
+TEST_P(hca_like, responder_access_violation_raises_qp_access_err)
+{
+    ibv_async_event ev = {};
+
+    connect(IBV_ACCESS_LOCAL_WRITE); /* b grants no remote write */
+    ASSERT_EQ(IBV_WC_REM_ACCESS_ERR, write_denied());
+    ASSERT_TRUE(next_event(*b, &ev)) << "no async event on the responder";
+    EXPECT_EQ(IBV_EVENT_QP_ACCESS_ERR, ev.event_type);
+    EXPECT_EQ(qb, ev.element.qp);
+    EXPECT_EQ(IBV_QPS_ERR, qp_state(*b, qb));
+    EXPECT_FALSE(next_event(*a, &ev, 100)) << "nothing on the requester";
+}
+
+/* An atomic the responder's QP does not allow is an invalid request: the
+ * requester sees IBV_WC_REM_INV_REQ_ERR, the responder raises
+ * IBV_EVENT_QP_REQ_ERR */
+TEST_P(hca_like, responder_invalid_request_raises_qp_req_err)
+{
+    ibv_async_event ev = {};
+
+    connect(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    ibv_sge sge = { (uintptr_t)lbuf, 8, lmr->lkey };
+    ibv_send_wr wr = {}, *bad = nullptr;
+    wr.sg_list               = &sge;
+    wr.num_sge               = 1;
+    wr.opcode                = IBV_WR_ATOMIC_FETCH_AND_ADD;
+    wr.send_flags            = IBV_SEND_SIGNALED;
+    wr.wr.atomic.remote_addr = (uintptr_t)rbuf;
+    wr.wr.atomic.rkey        = rmr->rkey;
+    wr.wr.atomic.compare_add = 1;
+    ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad));
+    EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, poll1(scqa).status);
+    ASSERT_TRUE(next_event(*b, &ev)) << "no async event on the responder";
+    EXPECT_EQ(IBV_EVENT_QP_REQ_ERR, ev.event_type);
+    EXPECT_EQ(qb, ev.element.qp);
+}
+
+/* A QP in RTR that receives its first packet raises IBV_EVENT_COMM_EST,
+ * once */
+TEST_P(hca_like, first_packet_in_rtr_raises_comm_est)
+{
+    conn_opts_t o;
+    ibv_async_event ev = {};
+    ibv_qp_attr attr = {};
+
+    qa = make_qp(*a, IBV_QPT_RC, scqa, rcqa);
+    qb = make_qp(*b, IBV_QPT_RC, scqb, rcqb);
+    rc_to_rts(*a, qa, b->addr, qb->qp_num, o);
+    lbuf = (char*)alloc(64);
+    lmr  = reg(*a, lbuf, 64, 0);
+    rmr  = reg(*b, lbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    /* b only to RTR */
+    attr.qp_state        = IBV_QPS_INIT;
+    attr.port_num        = 1;
+    attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
+    ASSERT_EQ(0, srq_verbs_modify_qp(b->dev, qb, &attr,
+                                     IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+                                     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS));
+    attr = {};
+    attr.qp_state           = IBV_QPS_RTR;
+    attr.path_mtu           = IBV_MTU_1024;
+    attr.dest_qp_num        = qa->qp_num;
+    attr.max_dest_rd_atomic = 1;
+    attr.min_rnr_timer      = 1;
+    ASSERT_EQ(0, srq_verbs_ah_attr(b->dev, 1, &a->addr, &attr.ah_attr));
+    ASSERT_EQ(0, srq_verbs_modify_qp(b->dev, qb, &attr,
+                                     IBV_QP_STATE | IBV_QP_AV |
+                                     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+                                     IBV_QP_MIN_RNR_TIMER));
+    EXPECT_FALSE(next_event(*b, &ev, 50)) << "nothing arrived yet";
+
+    for (int i = 0; i < 2; ++i) {
+        ASSERT_EQ(0, post_recv(qb, lbuf, 64, rmr->lkey, i));
+        ASSERT_EQ(0, post_send(qa, IBV_WR_SEND, lbuf, 8, lmr->lkey, i));
+        EXPECT_EQ(IBV_WC_SUCCESS, poll1(rcqb).status);
+        EXPECT_EQ(IBV_WC_SUCCESS, poll1(scqa).status);
+    }
+    ASSERT_TRUE(next_event(*b, &ev)) << "no COMM_EST";
+    EXPECT_EQ(IBV_EVENT_COMM_EST, ev.event_type);
+    EXPECT_EQ(qb, ev.element.qp);
+    EXPECT_FALSE(next_event(*b, &ev, 100)) << "raised once";
 }
 
 SRQ_INSTANTIATE(hca_like);
