@@ -13,6 +13,7 @@
 #define SRQ_SOFT_DEV_H_
 
 #include "../srq_verbs_dev.h"
+#include "soft_limit.h"
 #include "soft_list.h"
 #include "soft_lock.h"
 #include "soft_peer.h"
@@ -29,6 +30,8 @@
 
 /* Device limits, as ibv_query_device reports them */
 #define SRQ_SOFT_MAX_QP        65536
+#define SRQ_SOFT_MAX_PD        65536
+#define SRQ_SOFT_MAX_AH        65536
 #define SRQ_SOFT_MAX_QP_WR     16384
 #define SRQ_SOFT_MAX_SGE       16
 #define SRQ_SOFT_MAX_CQ        65536
@@ -99,6 +102,7 @@ struct srq_soft_dev {
     /* MR keys: the last one handed out (soft_mr.c), regions registered */
     uint32_t            mr_last_key;
     uint32_t            mr_count;
+    _Atomic uint32_t    lim_count[SRQ_SOFT_LIM_LAST]; /* soft_limit.c */
     uint32_t            pd_last;      /* the last PD handle */
 
     /* QPs by index (qpn = gen << 16 | index, soft_qpn.c) */
