@@ -87,6 +87,8 @@ static int srq_soft_dev_identity(srq_soft_dev_t *dev)
         return errno;
     }
     dev->pid = pid;
+    /* the random part: no two instances give an object the same handle */
+    memcpy(&dev->handle_salt, dev->instance + 4, sizeof(dev->handle_salt));
     ret = srq_soft_proc_start_time(pid, &dev->start_time);
     dev->lock_id = srq_soft_proc_id(pid, dev->start_time);
     return ret;

@@ -152,7 +152,7 @@ static void srq_soft_qp_publish_as(srq_soft_qp_t *qp, bool may_accept)
 
     v.qpn = live ? qp->ibv.qp_num : 0;
     if (live) {
-        v.pd       = qp->ibv.pd->handle;
+        v.pd       = srq_soft_pd_id(qp->ibv.pd);
         v.access   = qp->attr.qp_access_flags;
         v.ready    = may_accept && srq_soft_qp_ready(qp);
         v.dest_qpn = qp->attr.dest_qp_num;
@@ -376,7 +376,7 @@ struct ibv_qp *srq_soft_create_qp(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
         errno = ENOMEM;
         return NULL;
     }
-    qp->ibv.handle = qp->ibv.qp_num;
+    qp->ibv.handle = srq_soft_handle(dev, &qp->ibv);
     srq_soft_qp_publish(qp);
     ++srq_soft_cq(attr->send_cq)->qp_refs;
     ++srq_soft_cq(attr->recv_cq)->qp_refs;

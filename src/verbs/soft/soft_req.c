@@ -46,6 +46,7 @@
 #include "soft_iov.h"
 #include "soft_list.h"
 #include "soft_mr.h"
+#include "soft_pd.h"
 #include "soft_peer.h"
 #include "soft_pkt.h"
 #include "soft_qp.h"
@@ -96,7 +97,7 @@ int srq_soft_req_check_lkeys(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
     }
     for (i = 0; i < wqe->num_sge; ++i) {
         if (srq_soft_mr_check(&qp->dev->seg, sge[i].lkey, sge[i].addr,
-                              sge[i].length, access, qp->ibv.pd->handle) !=
+                              sge[i].length, access, srq_soft_pd_id(qp->ibv.pd)) !=
             0) {
             return EACCES;
         }

@@ -35,6 +35,7 @@
 #include "soft_iov.h"
 #include "soft_list.h"
 #include "soft_mr.h"
+#include "soft_pd.h"
 #include "soft_peer.h"
 #include "soft_pkt.h"
 #include "soft_qp.h"
@@ -127,8 +128,8 @@ static void srq_soft_rview_consume(srq_soft_qp_t *qp, srq_soft_rview_t *v)
 static int srq_soft_rview_check(srq_soft_qp_t *qp, const srq_soft_rview_t *v,
                                 uint64_t len)
 {
-    uint32_t pd = (v->srq != NULL) ? v->srq->ibv.pd->handle :
-                                     qp->ibv.pd->handle;
+    uint32_t pd = (v->srq != NULL) ? srq_soft_pd_id(v->srq->ibv.pd) :
+                                     srq_soft_pd_id(qp->ibv.pd);
     uint64_t part;
     uint32_t i;
 
@@ -608,7 +609,7 @@ static uint8_t srq_soft_resp_rdma_check(srq_soft_qp_t *qp,
                                         uint32_t len, int access)
 {
     return (srq_soft_mr_check_remote(&qp->dev->seg, qp->attr.qp_access_flags,
-                                     qp->ibv.pd->handle, req->rkey, req->addr,
+                                     srq_soft_pd_id(qp->ibv.pd), req->rkey, req->addr,
                                      len, access) != 0) ?
            SRQ_SOFT_NAK_REM_ACCESS : 0;
 }

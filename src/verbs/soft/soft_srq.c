@@ -108,6 +108,7 @@ struct ibv_srq *srq_soft_create_srq(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     }
     srq->dev            = dev;
     srq->ibv.context    = &dev->vctx.context;
+    srq->ibv.handle     = srq_soft_handle(dev, &srq->ibv);
     srq->ibv.pd         = pd;
     srq_soft_pd_get(pd);
     srq->ibv.srq_context = attr->srq_context;

@@ -160,7 +160,7 @@ int srq_soft_get_cq_event(srq_verbs_dev_t *vdev,
     srq_soft_cq_t *cq;
     bool ring_busy;
 
-    if (!srq_soft_dev_has(dev, channel)) {
+    if (!srq_soft_dev_has_channel(dev, channel)) {
         return EINVAL;
     }
     ch = srq_soft_container_of(channel, srq_soft_channel_t, ibv);

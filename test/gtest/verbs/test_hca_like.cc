@@ -13,6 +13,9 @@
  *     arrives in the GRH;
  *   - a WR wrong both locally and remotely reports the local error first;
  *   - every object limit ibv_query_device reports is held (ENOMEM);
+ *   - handles are checked as the kernel checks them: an object of another
+ *     context, or one whose handle was overwritten, is refused (EINVAL),
+ *     never used;
  *   - the async events an HCA raises are raised: a responder's QP errors
  *     no completion reports (IBV_EVENT_QP_ACCESS_ERR, _QP_REQ_ERR) and
  *     IBV_EVENT_COMM_EST.
@@ -354,6 +357,140 @@ TEST_P(hca_like, first_packet_in_rtr_raises_comm_est)
     EXPECT_EQ(IBV_EVENT_COMM_EST, ev.event_type);
     EXPECT_EQ(qb, ev.element.qp);
     EXPECT_FALSE(next_event(*b, &ev, 100)) << "raised once";
+}
+
+/* Objects of another context (b's) in a's create verbs and in a UD post:
+ * EINVAL, nothing made */
+TEST_P(hca_like, objects_of_another_context_refused)
+{
+    ibv_comp_channel *chb = make_channel(*b);
+    ibv_srq *srqb = make_srq(*b, 4);
+    ibv_qp_init_attr qa_attr = {};
+    ibv_srq_init_attr sattr = {};
+    ibv_ah_attr ahattr;
+    char *buf = (char*)alloc(64);
+
+    errno = 0;
+    EXPECT_EQ(nullptr, srq_verbs_create_cq(a->dev, 4, nullptr, chb, 0));
+    EXPECT_EQ(EINVAL, errno) << "create_cq with b's channel";
+    if (is_soft()) {
+        /* a's verb given only b's object: libibverbs has no such call (it
+         * takes the context from the object) */
+        errno = 0;
+        EXPECT_EQ(nullptr, srq_verbs_reg_mr(a->dev, b->pd, buf, 64, 0));
+        EXPECT_EQ(EINVAL, errno) << "reg_mr with b's PD";
+        sattr.attr.max_wr  = 4;
+        sattr.attr.max_sge = 1;
+        errno = 0;
+        EXPECT_EQ(nullptr, srq_verbs_create_srq(a->dev, b->pd, &sattr));
+        EXPECT_EQ(EINVAL, errno) << "create_srq with b's PD";
+        ASSERT_EQ(0, srq_verbs_ah_attr(a->dev, 1, &b->addr, &ahattr));
+        errno = 0;
+        EXPECT_EQ(nullptr, srq_verbs_create_ah(a->dev, b->pd, &ahattr));
+        EXPECT_EQ(EINVAL, errno) << "create_ah with b's PD";
+        EXPECT_EQ(EINVAL, srq_verbs_destroy_cq(a->dev, scqb));
+        EXPECT_EQ(EINVAL, srq_verbs_destroy_srq(a->dev, srqb));
+        EXPECT_EQ(EINVAL, srq_verbs_dealloc_pd(a->dev, b->pd));
+    }
+
+    qa_attr.qp_type          = IBV_QPT_RC;
+    qa_attr.cap.max_send_wr  = 1;
+    qa_attr.cap.max_recv_wr  = 1;
+    qa_attr.cap.max_send_sge = 1;
+    qa_attr.cap.max_recv_sge = 1;
+    for (int which = 0; which < 4; ++which) {
+        ibv_qp_init_attr at = qa_attr;
+        ibv_pd *pd = (which == 0) ? b->pd : a->pd;
+        at.send_cq = (which == 1) ? scqb : scqa;
+        at.recv_cq = (which == 2) ? rcqb : rcqa;
+        at.srq     = (which == 3) ? srqb : nullptr;
+        if (at.srq != nullptr) {
+            at.cap.max_recv_wr = at.cap.max_recv_sge = 0;
+        }
+        errno = 0;
+        EXPECT_EQ(nullptr, srq_verbs_create_qp(a->dev, pd, &at))
+            << "create_qp with b's object #" << which;
+        EXPECT_EQ(EINVAL, errno) << "create_qp with b's object #" << which;
+    }
+
+    /* a UD send through an AH of b's context */
+    ibv_qp *ud = make_qp(*a, IBV_QPT_UD, scqa, rcqa);
+    ud_to_rts(*a, ud, 1);
+    ibv_ah *ahb = make_ah(*b, a->addr);
+    ibv_mr *mr = reg(*a, buf, 64, 0);
+    ibv_sge sge = { (uintptr_t)buf, 8, mr->lkey };
+    ibv_send_wr wr = {}, *bad = nullptr;
+    wr.sg_list = &sge; wr.num_sge = 1; wr.opcode = IBV_WR_SEND;
+    wr.wr.ud.ah = ahb; wr.wr.ud.remote_qpn = ud->qp_num;
+    EXPECT_EQ(EINVAL, ibv_post_send(ud, &wr, &bad));
+}
+
+/* A handle the program overwrote names no object: every control verb on
+ * it, or taking it, answers EINVAL and leaves the object as it was */
+TEST_P(hca_like, corrupted_handles_refused)
+{
+    connect(IBV_ACCESS_LOCAL_WRITE);
+    ibv_srq *srq = make_srq(*b, 4);
+    ibv_ah *ah = make_ah(*a, b->addr);
+    ibv_qp_attr qattr = {};
+    ibv_qp_init_attr qinit = {};
+    ibv_srq_attr sattr = {};
+    ibv_ah_attr ahattr;
+    char *buf = (char*)alloc(64);
+
+    /* each: corrupt, try, restore */
+    uint32_t h = a->pd->handle;
+    a->pd->handle = h ^ 0x5a5a;
+    errno = 0;
+    EXPECT_EQ(EINVAL, srq_verbs_dealloc_pd(a->dev, a->pd));
+    EXPECT_EQ(nullptr, srq_verbs_reg_mr(a->dev, a->pd, buf, 64, 0));
+    EXPECT_EQ(EINVAL, errno) << "reg_mr";
+    ASSERT_EQ(0, srq_verbs_ah_attr(a->dev, 1, &b->addr, &ahattr));
+    EXPECT_EQ(nullptr, srq_verbs_create_ah(a->dev, a->pd, &ahattr));
+    a->pd->handle = h;
+
+    h = qa->handle;
+    qa->handle = h + 1;
+    qattr.qp_state = IBV_QPS_ERR;
+    EXPECT_EQ(EINVAL, srq_verbs_modify_qp(a->dev, qa, &qattr, IBV_QP_STATE));
+    EXPECT_EQ(EINVAL, srq_verbs_query_qp(a->dev, qa, &qattr, IBV_QP_STATE,
+                                         &qinit));
+    EXPECT_EQ(EINVAL, srq_verbs_destroy_qp(a->dev, qa));
+    qa->handle = h;
+    EXPECT_EQ(IBV_QPS_RTS, qp_state(*a, qa)) << "left as it was";
+
+    h = scqa->handle;
+    scqa->handle = ~h;
+    EXPECT_EQ(EINVAL, srq_verbs_destroy_cq(a->dev, scqa));
+    qinit            = {};
+    qinit.qp_type    = IBV_QPT_RC;
+    qinit.send_cq    = scqa;
+    qinit.recv_cq    = rcqa;
+    qinit.cap.max_send_wr = qinit.cap.max_recv_wr = 1;
+    qinit.cap.max_send_sge = qinit.cap.max_recv_sge = 1;
+    EXPECT_EQ(nullptr, srq_verbs_create_qp(a->dev, a->pd, &qinit));
+    scqa->handle = h;
+
+    h = srq->handle;
+    srq->handle = h ^ 1;
+    EXPECT_EQ(EINVAL, srq_verbs_query_srq(b->dev, srq, &sattr));
+    sattr.srq_limit = 1;
+    EXPECT_EQ(EINVAL, srq_verbs_modify_srq(b->dev, srq, &sattr,
+                                           IBV_SRQ_LIMIT));
+    EXPECT_EQ(EINVAL, srq_verbs_destroy_srq(b->dev, srq));
+    srq->handle = h;
+
+    h = ah->handle;
+    ah->handle = h ^ 1;
+    EXPECT_EQ(EINVAL, srq_verbs_destroy_ah(a->dev, ah));
+    ah->handle = h;
+
+    h = lmr->handle;
+    lmr->handle = h ^ 1;
+    EXPECT_EQ(EINVAL, srq_verbs_dereg_mr(a->dev, lmr));
+    lmr->handle = h;
+    /* restored, all still work (TearDown destroys them) */
+    EXPECT_EQ(0, srq_verbs_query_srq(b->dev, srq, &sattr));
 }
 
 SRQ_INSTANTIATE(hca_like);
