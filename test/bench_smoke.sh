@@ -5,8 +5,9 @@
 # for rc_srq and, through srq-run --verbs, UCX's rc_verbs on soft0:1, each
 # with two peers or senders; every phase line is printed with its fields,
 # rc_srq's connections all came up; copy_floor (no transport) in both
-# modes, its message check seen to fail; and no benchmark process outlives
-# its run.
+# modes, its message check seen to fail; bench/mpi_level's MPI and
+# OpenSHMEM points over rc_srq, its data check seen to fail; and no
+# benchmark process outlives its run.
 #
 set -u
 run=${SRQ_RUN:?}
@@ -79,6 +80,33 @@ done
 out=$(timeout -k 5 60 "$builddir/bench/copy_floor" -m place -s 64 -n 20000 -x 500 2>&1); rc=$?
 result "copy_floor: a message out of place fails the run" \
     "$([ $rc = 1 ] && grep -q "message 500 carries number 501" <<<"$out" && echo 1)" "rc=$rc $out"
+
+# bench/mpi_level (bench/mpi-level's program): every MPI and OpenSHMEM
+# operation prints a number over rc_srq, and its data check fails a run
+# whose ping-pong carries a wrong pattern
+if command -v mpicc.openmpi >/dev/null && command -v oshcc >/dev/null; then
+    src="$(dirname "$0")/../bench/mpi_level.c"
+    mpicc.openmpi -O2 -o "$work/mpi_level" "$src" &&
+        oshcc -O2 -DSRQ_SHMEM -o "$work/shmem_level" "$src"
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    mpi_run() { # NP LAUNCHER PROGRAM OPS [ENV=VALUE]
+        local np=$1 launcher=$2 prog=$3 ops=$4 mca=(--mca osc ucx)
+        [ "$launcher" = oshrun ] && mca=(--mca spml ucx --mca osc ^rdma)
+        env UCX_TLS=rc_srq,self ${5:-} timeout -k 5 120 "$run" "$launcher" -np "$np" \
+            --oversubscribe --mca pml ucx --mca btl self "${mca[@]}" -x UCX_TLS \
+            ${5:+-x "${5%%=*}"} "$work/$prog" "$ops" 8,4096 50 2>&1
+    }
+    out=$(mpi_run 2 mpirun.openmpi mpi_level pp_lat,pp_bw,put_lat,put_bw,get_lat,get_bw); rc=$?
+    out2=$(mpi_run 2 oshrun shmem_level shmem_put_lat,shmem_get_lat); rc2=$?
+    out3=$(mpi_run 4 mpirun.openmpi mpi_level a2a); rc3=$?
+    n=$(printf '%s\n' "$out" "$out2" "$out3" | grep -cE '^mpi op=[a-z_0-9]+ size=(8|4096) value=[0-9.]+ unit=(us|MBps)$')
+    result "mpi_level: 18 points printed over rc_srq (MPI, OpenSHMEM, alltoall)" \
+        "$([ $rc = 0 ] && [ $rc2 = 0 ] && [ $rc3 = 0 ] && [ "$n" = 18 ] && echo 1)" \
+        "rc=$rc/$rc2/$rc3 points=$n $out $out2 $out3"
+    out=$(mpi_run 2 mpirun.openmpi mpi_level pp_lat MPI_LEVEL_WRONG=1); rc=$?
+    result "mpi_level: a wrong byte fails the run" \
+        "$([ $rc != 0 ] && grep -q "pp_lat: byte 0 of 8 is wrong" <<<"$out" && echo 1)" "rc=$rc $out"
+fi
 
 left=""
 for pid in $(cat "$BENCH_PID_LOG" 2>/dev/null); do

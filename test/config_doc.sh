@@ -1,9 +1,11 @@
 #!/bin/bash
 #
 # Every configuration variable of the plugin (UCX_SRQ_*, UCX_RC_SRQ_*) is
-# listed by 'ucx_info -c -f' with help text above it.
+# listed by 'ucx_info -c -f' with help text above it, and the reference,
+# doc/configuration.md, has a row for each of them and for no other.
 #
 set -u
+doc=$(cd "$(dirname "$0")/.." && pwd)/doc/configuration.md
 out=$("${SRQ_RUN:?}" ucx_info -c -f 2>&1) || { echo "FAIL: ucx_info -c -f failed"; echo "$out"; exit 1; }
 fail=0 count=0
 # Collect, for each variable line, whether its comment block had any text
@@ -27,5 +29,16 @@ if [ $count -eq 0 ]; then
     echo "FAIL: no UCX_SRQ_*/UCX_RC_SRQ_* variable listed (plugin not loaded?)"
     exit 1
 fi
-[ $fail = 0 ] && echo "PASS: all $count plugin variables documented"
+# The reference names a variable in the first cell of a table row.
+listed=$(grep -oE '^UCX_(SRQ|RC_SRQ)_[A-Z0-9_]*' <<<"$out" | sort -u)
+documented=$(grep -oE '^\| `UCX_(SRQ|RC_SRQ)_[A-Z0-9_]*`' "$doc" |
+             tr -d '|` ' | sort -u)
+[ -n "$documented" ] || { echo "FAIL: no variable found in $doc"; exit 1; }
+while IFS= read -r v; do
+    [ -n "$v" ] && { echo "FAIL: $v is not in $doc"; fail=1; }
+done < <(comm -23 <(echo "$listed") <(echo "$documented"))
+while IFS= read -r v; do
+    [ -n "$v" ] && { echo "FAIL: $doc has $v, which ucx_info does not list"; fail=1; }
+done < <(comm -13 <(echo "$listed") <(echo "$documented"))
+[ $fail = 0 ] && echo "PASS: all $count plugin variables have help and a row in doc/configuration.md"
 exit $fail

@@ -7,7 +7,7 @@ the project wraps or serves (contracts/*.json), and what is built on it.
     call = cls.from_trace(line)                       # a trace line -> a call
     c_code = call.to_c(srq_contracts.Program())       # the call in C
 
-python3 -m srq_contracts {validate,replay,gen-trace,gen-fuzz} (see --help).
+python3 -m srq_contracts {validate,replay,gen-trace,gen-fuzz,list,verbs-py} (see --help).
 Python 3 standard library only.
 """
 from .contracts import Contract, ContractError, default_dir, load, load_schema

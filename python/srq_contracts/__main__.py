@@ -5,6 +5,8 @@
     gen-trace OUT.h OUT.c           the tracer's formatters (build step)
     gen-fuzz OUT.h                  the fuzzer's contract tables (build step)
     list                            verbs, their failures and post-conditions
+    verbs-py [VERB ...] [-o FILE]   classes for the rdma-fuzzing framework's
+                                    verbs.py (all verbs without VERB)
 """
 import argparse
 import sys
@@ -35,6 +37,9 @@ def main(argv=None):
     f = sub.add_parser("gen-fuzz")
     f.add_argument("header")
     sub.add_parser("list")
+    vp = sub.add_parser("verbs-py")
+    vp.add_argument("verbs", nargs="*", metavar="VERB")
+    vp.add_argument("-o", "--output")
     args = ap.parse_args(argv)
 
     try:
@@ -57,6 +62,16 @@ def main(argv=None):
         elif args.cmd == "gen-fuzz":
             from . import cfuzz
             _write(args.header, cfuzz.generate(_contracts.load(args.contracts)))
+        elif args.cmd == "verbs-py":
+            from . import verbspy
+            try:
+                text = verbspy.generate(_contracts.load(args.contracts), args.verbs)
+            except KeyError as e:
+                raise _contracts.ContractError(e.args[0])
+            if args.output:
+                _write(args.output, text)
+            else:
+                sys.stdout.write(text)
         elif args.cmd == "list":
             for verb, c in sorted(_contracts.load(args.contracts).items()):
                 print("%s: %s" % (verb, c.data["summary"]))

@@ -3,7 +3,11 @@
  * the job fail.
  *
  *  1. latency/bandwidth sweep: ping-pong between ranks 0 and 1, 1 B .. 4 MiB
- *     (eager and rendezvous), every received byte checked;
+ *     (eager and rendezvous). The timed loop only moves data, so the
+ *     printed figures are the transport's: it rotates through SLOTS send
+ *     and receive buffers filled (and poisoned) beforehand, each with a
+ *     pattern of its own, and every byte of every receive buffer is
+ *     checked after the loop against the message that last landed there;
  *  2. alltoall among all ranks, every block checked;
  *  3. RMA exchange: each rank puts into its right neighbour's window
  *     (MPI_Win_fence epochs) and gets from its left one, checked.
@@ -42,35 +46,71 @@ static void check(const unsigned char *buf, size_t len, int seed,
     }
 }
 
-static void sweep(int rank, unsigned char *buf)
+#define SLOTS  4
+
+/* The pattern of the message sent in slot @k of size @len by @rank */
+static int slot_seed(int rank, size_t len, int k)
+{
+    return (int)(len % 1000) * 16 + rank * SLOTS + k;
+}
+
+/* Fill our send slots, poison our receive slots */
+static void sweep_prepare(int rank, size_t len, unsigned char **sbuf,
+                          unsigned char **rbuf)
+{
+    for (int k = 0; k < SLOTS; ++k) {
+        fill(sbuf[k], len, slot_seed(rank, len, k));
+        memset(rbuf[k], 0x5a ^ k, len);
+    }
+}
+
+/* One timed size: @iters ping-pongs after 5 untimed ones; returns the
+ * seconds of one way */
+static double sweep_size(int rank, size_t len, int iters, unsigned char **sbuf,
+                         unsigned char **rbuf)
+{
+    int peer = 1 - rank;
+    double t0 = 0;
+
+    for (int i = -5; i < iters; ++i) {
+        int k = (i + 5) % SLOTS;
+
+        if (i == 0) {
+            t0 = MPI_Wtime();
+        }
+        if (rank == 0) {
+            MPI_Send(sbuf[k], (int)len, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+            MPI_Recv(rbuf[k], (int)len, MPI_BYTE, peer, 2, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(rbuf[k], (int)len, MPI_BYTE, peer, 1, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+            MPI_Send(sbuf[k], (int)len, MPI_BYTE, peer, 2, MPI_COMM_WORLD);
+        }
+    }
+    return (MPI_Wtime() - t0) / iters / 2;
+}
+
+static void sweep(int rank, unsigned char **sbuf, unsigned char **rbuf)
 {
     if (rank == 0) {
         printf("%10s %14s %14s\n", "bytes", "latency_us", "bandwidth_MBps");
     }
     for (size_t len = 1; len <= MAX_SIZE; len *= 4) {
         int iters = (len <= 65536) ? 200 : 20;
-        double t0 = 0;
+        double dt;
 
-        for (int i = -5; i < iters; ++i) {
-            if (i == 0) {
-                t0 = MPI_Wtime();
-            }
-            if (rank == 0) {
-                fill(buf, len, i + (int)len);
-                MPI_Send(buf, (int)len, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
-                MPI_Recv(buf, (int)len, MPI_BYTE, 1, 2, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE);
-                check(buf, len, i + (int)len + 1, "ping-pong reply");
-            } else if (rank == 1) {
-                MPI_Recv(buf, (int)len, MPI_BYTE, 0, 1, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE);
-                check(buf, len, i + (int)len, "ping-pong request");
-                fill(buf, len, i + (int)len + 1);
-                MPI_Send(buf, (int)len, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
-            }
+        if (rank > 1) {
+            continue;
+        }
+        sweep_prepare(rank, len, sbuf, rbuf);
+        dt = sweep_size(rank, len, iters, sbuf, rbuf);
+        /* every slot received at least once (5 + iters >= SLOTS) */
+        for (int k = 0; k < SLOTS; ++k) {
+            check(rbuf[k], len, slot_seed(1 - rank, len, k),
+                  rank ? "ping-pong request" : "ping-pong reply");
         }
         if (rank == 0) {
-            double dt = (MPI_Wtime() - t0) / iters / 2;
             printf("%10zu %14.2f %14.1f\n", len, dt * 1e6, len / dt / 1e6);
         }
     }
@@ -122,7 +162,7 @@ static void rma(int rank, int size)
 int main(int argc, char **argv)
 {
     int rank, size, total;
-    unsigned char *buf;
+    unsigned char *sbuf[SLOTS], *rbuf[SLOTS];
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -131,12 +171,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "srq_mpi_job needs at least 2 ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    buf = malloc(MAX_SIZE);
+    for (int k = 0; k < SLOTS; ++k) {
+        sbuf[k] = malloc(MAX_SIZE);
+        rbuf[k] = malloc(MAX_SIZE);
+        if ((sbuf[k] == NULL) || (rbuf[k] == NULL)) {
+            fprintf(stderr, "srq_mpi_job: out of memory\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
 
     if (rank == 0) {
         printf("== ping-pong sweep, ranks 0 <-> 1\n");
     }
-    sweep(rank, buf);
+    sweep(rank, sbuf, rbuf);
     MPI_Barrier(MPI_COMM_WORLD);
 
     alltoall(rank, size);
@@ -148,7 +195,10 @@ int main(int argc, char **argv)
                total ? "FAILED" : "verified");
         printf("%s: srq_mpi_job (%d error(s))\n", total ? "FAIL" : "PASS", total);
     }
-    free(buf);
+    for (int k = 0; k < SLOTS; ++k) {
+        free(sbuf[k]);
+        free(rbuf[k]);
+    }
     MPI_Finalize();
     return total ? 1 : 0;
 }

@@ -20,10 +20,10 @@ typedef struct srq_soft_dev  srq_soft_dev_t;
 typedef struct srq_soft_peer srq_soft_peer_t;
 
 /* Bytes one chunk of a one-sided access moves: what a revoking call may
- * wait for (about 0.1 ms at 10 GB/s). Each chunk is one process_vm_*
- * call: 256 KiB chunks cost put_bw 1 MiB 14 % of its rate against
- * UCX's cma, which copies a message in one call (9139 against 10602 MB/s
- * with 1 MiB chunks, medians of 5 interleaved ucx_perftest runs) */
+ * wait for. Each chunk is one process_vm_* call, so smaller chunks cost
+ * large transfers a system call each where UCX's cma copies a message in
+ * one; bench/report's put_bw and get rows beside cma show what this size
+ * costs */
 #define SRQ_SOFT_INFLIGHT_CHUNK  (1024u * 1024)
 
 /* Announce an access into @target's memory with @key through its QP @qpn

@@ -72,8 +72,7 @@
 /* Largest payload that travels inside a packet; larger RC sends are pulled
  * by the responder from the sender's memory (process_vm_readv). Above
  * UCX's 8 KiB bcopy segment (with its headers): two copies of 8 KiB cost
- * less than the system call of a pull (am_bw 8 KiB bcopy: 3.7 GB/s pulled,
- * about 11 in the packet) */
+ * less than the system call of a pull */
 #define SRQ_SOFT_PKT_INLINE_MAX 16384u
 #define SRQ_SOFT_UD_MTU         4096u
 
