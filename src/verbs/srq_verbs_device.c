@@ -137,15 +137,28 @@ struct ibv_context *srq_verbs_context(srq_verbs_dev_t *dev)
     return dev->context;
 }
 
+/*
+ * On an HCA a failing control verb is a failing system call: the errno it
+ * returns is in errno too, and programs read either (libibverbs' own
+ * entry points for a device served here pass our value on unchanged)
+ */
+static int srq_verbs_errno(int ret)
+{
+    if (ret != 0) {
+        errno = ret;
+    }
+    return ret;
+}
+
 int srq_verbs_query_device(srq_verbs_dev_t *dev, struct ibv_device_attr *attr)
 {
-    return dev->ops->query_device(dev, attr);
+    return srq_verbs_errno(dev->ops->query_device(dev, attr));
 }
 
 int srq_verbs_query_port(srq_verbs_dev_t *dev, uint8_t port_num,
                          struct ibv_port_attr *attr)
 {
-    return dev->ops->query_port(dev, port_num, attr);
+    return srq_verbs_errno(dev->ops->query_port(dev, port_num, attr));
 }
 
 int srq_verbs_port_addr(srq_verbs_dev_t *dev, uint8_t port_num,
@@ -183,7 +196,7 @@ struct ibv_pd *srq_verbs_alloc_pd(srq_verbs_dev_t *dev)
 
 int srq_verbs_dealloc_pd(srq_verbs_dev_t *dev, struct ibv_pd *pd)
 {
-    return dev->ops->dealloc_pd(dev, pd);
+    return srq_verbs_errno(dev->ops->dealloc_pd(dev, pd));
 }
 
 struct ibv_mr *srq_verbs_reg_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
@@ -194,7 +207,7 @@ struct ibv_mr *srq_verbs_reg_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
 
 int srq_verbs_dereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr)
 {
-    return dev->ops->dereg_mr(dev, mr);
+    return srq_verbs_errno(dev->ops->dereg_mr(dev, mr));
 }
 
 struct ibv_comp_channel *srq_verbs_create_comp_channel(srq_verbs_dev_t *dev)
@@ -205,7 +218,7 @@ struct ibv_comp_channel *srq_verbs_create_comp_channel(srq_verbs_dev_t *dev)
 int srq_verbs_destroy_comp_channel(srq_verbs_dev_t *dev,
                                    struct ibv_comp_channel *channel)
 {
-    return dev->ops->destroy_comp_channel(dev, channel);
+    return srq_verbs_errno(dev->ops->destroy_comp_channel(dev, channel));
 }
 
 struct ibv_cq *srq_verbs_create_cq(srq_verbs_dev_t *dev, int cqe,
@@ -218,14 +231,14 @@ struct ibv_cq *srq_verbs_create_cq(srq_verbs_dev_t *dev, int cqe,
 
 int srq_verbs_destroy_cq(srq_verbs_dev_t *dev, struct ibv_cq *cq)
 {
-    return dev->ops->destroy_cq(dev, cq);
+    return srq_verbs_errno(dev->ops->destroy_cq(dev, cq));
 }
 
 int srq_verbs_get_cq_event(srq_verbs_dev_t *dev,
                            struct ibv_comp_channel *channel,
                            struct ibv_cq **cq_p, void **cq_context_p)
 {
-    return dev->ops->get_cq_event(dev, channel, cq_p, cq_context_p);
+    return srq_verbs_errno(dev->ops->get_cq_event(dev, channel, cq_p, cq_context_p));
 }
 
 void srq_verbs_ack_cq_events(srq_verbs_dev_t *dev, struct ibv_cq *cq,
@@ -243,18 +256,18 @@ struct ibv_srq *srq_verbs_create_srq(srq_verbs_dev_t *dev, struct ibv_pd *pd,
 int srq_verbs_modify_srq(srq_verbs_dev_t *dev, struct ibv_srq *srq,
                          struct ibv_srq_attr *attr, int attr_mask)
 {
-    return dev->ops->modify_srq(dev, srq, attr, attr_mask);
+    return srq_verbs_errno(dev->ops->modify_srq(dev, srq, attr, attr_mask));
 }
 
 int srq_verbs_query_srq(srq_verbs_dev_t *dev, struct ibv_srq *srq,
                         struct ibv_srq_attr *attr)
 {
-    return dev->ops->query_srq(dev, srq, attr);
+    return srq_verbs_errno(dev->ops->query_srq(dev, srq, attr));
 }
 
 int srq_verbs_destroy_srq(srq_verbs_dev_t *dev, struct ibv_srq *srq)
 {
-    return dev->ops->destroy_srq(dev, srq);
+    return srq_verbs_errno(dev->ops->destroy_srq(dev, srq));
 }
 
 struct ibv_qp *srq_verbs_create_qp(srq_verbs_dev_t *dev, struct ibv_pd *pd,
@@ -266,19 +279,19 @@ struct ibv_qp *srq_verbs_create_qp(srq_verbs_dev_t *dev, struct ibv_pd *pd,
 int srq_verbs_modify_qp(srq_verbs_dev_t *dev, struct ibv_qp *qp,
                         struct ibv_qp_attr *attr, int attr_mask)
 {
-    return dev->ops->modify_qp(dev, qp, attr, attr_mask);
+    return srq_verbs_errno(dev->ops->modify_qp(dev, qp, attr, attr_mask));
 }
 
 int srq_verbs_query_qp(srq_verbs_dev_t *dev, struct ibv_qp *qp,
                        struct ibv_qp_attr *attr, int attr_mask,
                        struct ibv_qp_init_attr *init_attr)
 {
-    return dev->ops->query_qp(dev, qp, attr, attr_mask, init_attr);
+    return srq_verbs_errno(dev->ops->query_qp(dev, qp, attr, attr_mask, init_attr));
 }
 
 int srq_verbs_destroy_qp(srq_verbs_dev_t *dev, struct ibv_qp *qp)
 {
-    return dev->ops->destroy_qp(dev, qp);
+    return srq_verbs_errno(dev->ops->destroy_qp(dev, qp));
 }
 
 struct ibv_ah *srq_verbs_create_ah(srq_verbs_dev_t *dev, struct ibv_pd *pd,
@@ -289,7 +302,7 @@ struct ibv_ah *srq_verbs_create_ah(srq_verbs_dev_t *dev, struct ibv_pd *pd,
 
 int srq_verbs_destroy_ah(srq_verbs_dev_t *dev, struct ibv_ah *ah)
 {
-    return dev->ops->destroy_ah(dev, ah);
+    return srq_verbs_errno(dev->ops->destroy_ah(dev, ah));
 }
 
 int srq_verbs_async_fd(srq_verbs_dev_t *dev)
@@ -300,7 +313,7 @@ int srq_verbs_async_fd(srq_verbs_dev_t *dev)
 int srq_verbs_get_async_event(srq_verbs_dev_t *dev,
                               struct ibv_async_event *event)
 {
-    return dev->ops->get_async_event(dev, event);
+    return srq_verbs_errno(dev->ops->get_async_event(dev, event));
 }
 
 void srq_verbs_ack_async_event(srq_verbs_dev_t *dev,

@@ -21,6 +21,12 @@
 /* The version of the private symbols this file describes */
 #define SRQ_IBV_PRIVATE_ABI  "IBVERBS_PRIVATE_34"
 
+/* The GID types sysfs names (driver.h's enum ibv_gid_type_sysfs) */
+enum srq_ibv_gid_type_sysfs {
+    SRQ_IBV_GID_TYPE_SYSFS_IB_ROCE_V1 = 0,
+    SRQ_IBV_GID_TYPE_SYSFS_ROCE_V2    = 1
+};
+
 /* libibverbs' doubly linked list node (ccan list) */
 typedef struct srq_ibv_list_node {
     struct srq_ibv_list_node *next, *prev;

@@ -201,6 +201,37 @@ int _ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port_num,
            real(ctx, port_num, gid_index, entry, flags, entry_size);
 }
 
+/*
+ * rdma-core's private ibv_query_gid_type (pyverbs' Context.query_gid_type)
+ * reads the GID entry through its internal query, which asks the kernel
+ * (an ioctl on the context's cmd_fd: EBADF for our device, that has none)
+ * and never the provider or the public _ibv_query_gid_ex we answer: so we
+ * answer it too. Our GIDs are IB GIDs, which the sysfs type names
+ * "IB/RoCE v1".
+ */
+int ibv_query_gid_type(struct ibv_context *ctx, uint8_t port_num,
+                       unsigned int index, enum srq_ibv_gid_type_sysfs *type)
+{
+    SRQ_IBV_REAL(real, ibv_query_gid_type, SRQ_IBV_PRIVATE_ABI);
+    struct ibv_gid_entry entry;
+    int ret;
+
+    if (!srq_ibv_is_ours(ctx)) {
+        if (real == NULL) {
+            errno = ENOSYS;
+            return -1;
+        }
+        return real(ctx, port_num, index, type);
+    }
+    ret = srq_ibv_gid_entry(ctx, port_num, index, &entry);
+    if (ret != 0) {
+        errno = ret;
+        return -1;
+    }
+    *type = SRQ_IBV_GID_TYPE_SYSFS_IB_ROCE_V1;
+    return 0;
+}
+
 ssize_t _ibv_query_gid_table(struct ibv_context *ctx,
                              struct ibv_gid_entry *entries,
                              size_t max_entries, uint32_t flags,

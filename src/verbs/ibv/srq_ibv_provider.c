@@ -230,6 +230,10 @@ static int srq_ibv_dereg_mr(struct verbs_mr *vmr)
     srq_ibv_mr_t *mr = (srq_ibv_mr_t*)vmr;
     int ret;
 
+    if (vmr->ibv_mr.handle != mr->soft->handle) {
+        errno = EINVAL; /* corrupted: the kernel finds no such MR */
+        return EINVAL;
+    }
     ret = srq_verbs_dereg_mr(srq_ibv_dev(vmr->ibv_mr.context), mr->soft);
     if (ret == 0) {
         free(mr);

@@ -105,7 +105,9 @@ struct ibv_ah *srq_soft_create_ah(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
         return NULL; /* errno from peer_get */
     }
     ah->ibv.context = &dev->vctx.context;
+    ah->ibv.handle  = srq_soft_handle(dev, &ah->ibv);
     ah->ibv.pd      = pd;
+    ah->tclass      = attr->is_global ? attr->grh.traffic_class : 0;
     srq_soft_pd_get(pd);
     return &ah->ibv;
 }

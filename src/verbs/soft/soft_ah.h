@@ -18,6 +18,7 @@ typedef struct srq_soft_dev  srq_soft_dev_t;
 typedef struct srq_soft_ah {
     struct ibv_ah     ibv;
     srq_soft_peer_t  *peer;
+    uint8_t           tclass;  /* the GRH's traffic class (0 without) */
     /* when @peer is an instance of this process: the other instances of
      * it datagrams went to (srq_soft_ah_route), held until the AH goes,
      * since queued datagrams point at them */

@@ -117,8 +117,11 @@ static srq_soft_ev_obj_t srq_soft_async_obj(enum ibv_event_type type)
     case IBV_EVENT_SRQ_ERR:
         return SRQ_SOFT_EV_SRQ;
     case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_REQ_ERR:
+    case IBV_EVENT_QP_ACCESS_ERR:
     case IBV_EVENT_QP_LAST_WQE_REACHED:
     case IBV_EVENT_COMM_EST:
+    case IBV_EVENT_SQ_DRAINED:
         return SRQ_SOFT_EV_QP;
     default:
         return SRQ_SOFT_EV_PORT;

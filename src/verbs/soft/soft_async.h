@@ -1,6 +1,7 @@
 /*
  * ucx-srq soft device: asynchronous events (SRQ limit, QP last WQE, CQ
- * overrun), queued for srq_verbs_get_async_event.
+ * overrun, a responder's QP errors, communication established), queued
+ * for srq_verbs_get_async_event.
  */
 #ifndef SRQ_SOFT_ASYNC_H_
 #define SRQ_SOFT_ASYNC_H_

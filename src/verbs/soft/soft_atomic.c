@@ -20,6 +20,7 @@
 #include "soft_atomic.h"
 #include "soft_dev.h"
 #include "soft_mr.h"
+#include "soft_pd.h"
 #include "soft_qp.h"
 
 #include <stdlib.h>
@@ -37,7 +38,7 @@ uint8_t srq_soft_atomic_execute(srq_soft_qp_t *qp, uint8_t opcode,
     }
     if (srq_soft_mr_check(&qp->dev->seg, req->rkey, req->addr,
                           sizeof(uint64_t), IBV_ACCESS_REMOTE_ATOMIC,
-                          qp->ibv.pd->handle) != 0) {
+                          srq_soft_pd_id(qp->ibv.pd)) != 0) {
         return SRQ_SOFT_NAK_REM_ACCESS;
     }
     if (req->addr & (sizeof(uint64_t) - 1)) {

@@ -188,7 +188,7 @@ static srq_soft_qp_t *srq_soft_comp_conn_qp(srq_soft_dev_t *dev,
 /* Does acknowledging @psn answer something @qp sent? (else garbage) */
 static bool srq_soft_comp_psn_sent(const srq_soft_qp_t *qp, uint32_t psn)
 {
-    return (qp->ibv.state == IBV_QPS_RTS) &&
+    return (qp->state == IBV_QPS_RTS) &&
            (srq_soft_psn_diff(psn, qp->next_psn) < 0);
 }
 
@@ -321,10 +321,10 @@ void srq_soft_comp_carried_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt)
  * exhausts its retries, the rest is flushed */
 static void srq_soft_comp_fail_qp(srq_soft_qp_t *qp)
 {
-    if (qp->ibv.state == IBV_QPS_ERR) {
+    if (qp->state == IBV_QPS_ERR) {
         return;
     }
-    if (qp->ibv.state == IBV_QPS_RTS) {
+    if (qp->state == IBV_QPS_RTS) {
         srq_soft_comp_sq(qp);
     }
     if (qp->sq_ci != qp->sq_pi) {

@@ -127,9 +127,10 @@ int srq_soft_destroy_comp_channel(srq_verbs_dev_t *vdev,
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_channel_t *ch;
 
-    if (srq_soft_dev_lock_obj(dev, channel) != 0) {
+    if (!srq_soft_dev_has_channel(dev, channel)) {
         return EINVAL;
     }
+    srq_soft_dev_lock(dev);
     ch = srq_soft_container_of(channel, srq_soft_channel_t, ibv);
     if (ch->refcnt > 0) {
         srq_soft_dev_unlock(dev);
@@ -161,7 +162,7 @@ struct ibv_cq *srq_soft_create_cq(srq_verbs_dev_t *vdev, int cqe,
 
     if ((cqe <= 0) || (cqe > SRQ_SOFT_MAX_CQE) || (comp_vector < 0) ||
         (comp_vector >= dev->vctx.context.num_comp_vectors) ||
-        ((channel != NULL) && !srq_soft_dev_has(dev, channel))) {
+        ((channel != NULL) && !srq_soft_dev_has_channel(dev, channel))) {
         errno = EINVAL;
         return NULL;
     }
@@ -179,6 +180,7 @@ struct ibv_cq *srq_soft_create_cq(srq_verbs_dev_t *vdev, int cqe,
     }
     cq->dev            = dev;
     cq->ibv.context    = &dev->vctx.context;
+    cq->ibv.handle     = srq_soft_handle(dev, &cq->ibv);
     cq->ibv.channel    = channel;
     cq->ibv.cq_context = cq_context;
     cq->ibv.cqe        = (int)cq->size;
@@ -259,6 +261,26 @@ static void srq_soft_cq_event(srq_soft_cq_t *cq)
     }
     ret = write(ch->efd, &one, sizeof(one));
     (void)ret;
+}
+
+/*
+ * A CQ without a completion channel has nowhere to send an event: the
+ * kernel refuses to arm it (EINVAL). Arms add up until the event: a
+ * solicited-only arm after an "any" arm leaves the CQ armed for any
+ * completion, as on an HCA (an arm is never narrowed).
+ */
+int srq_soft_cq_arm(srq_soft_cq_t *cq, int solicited_only)
+{
+    if (cq->ibv.channel == NULL) {
+        errno = EINVAL; /* as every failing verb sets it */
+        return EINVAL;
+    }
+    if (!solicited_only) {
+        cq->armed = 1;
+    } else if (cq->armed == 0) {
+        cq->armed = 2;
+    }
+    return 0;
 }
 
 /*

@@ -98,6 +98,8 @@ void srq_soft_ack_cq_events(srq_verbs_dev_t *dev, struct ibv_cq *cq,
                             unsigned nevents);
 
 /* Under dev->lock: */
+/* ibv_req_notify_cq's arm: EINVAL without a channel to notify */
+int  srq_soft_cq_arm(srq_soft_cq_t *cq, int solicited_only);
 /* A slot for a new completion, NULL on overrun (the CQ is in error) */
 srq_soft_cqe_t *srq_soft_cq_push(srq_soft_cq_t *cq, bool solicited);
 /* The completion of the send WQE @wqe at the head of the queue (sq_ci),

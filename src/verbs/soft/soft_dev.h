@@ -13,6 +13,7 @@
 #define SRQ_SOFT_DEV_H_
 
 #include "../srq_verbs_dev.h"
+#include "soft_limit.h"
 #include "soft_list.h"
 #include "soft_lock.h"
 #include "soft_peer.h"
@@ -29,6 +30,8 @@
 
 /* Device limits, as ibv_query_device reports them */
 #define SRQ_SOFT_MAX_QP        65536
+#define SRQ_SOFT_MAX_PD        65536
+#define SRQ_SOFT_MAX_AH        65536
 #define SRQ_SOFT_MAX_QP_WR     16384
 #define SRQ_SOFT_MAX_SGE       16
 #define SRQ_SOFT_MAX_CQ        65536
@@ -99,7 +102,9 @@ struct srq_soft_dev {
     /* MR keys: the last one handed out (soft_mr.c), regions registered */
     uint32_t            mr_last_key;
     uint32_t            mr_count;
-    uint32_t            pd_last;      /* the last PD handle */
+    _Atomic uint32_t    lim_count[SRQ_SOFT_LIM_LAST]; /* soft_limit.c */
+    uint32_t            pd_last;      /* the last PD id */
+    uint64_t            handle_salt;  /* srq_soft_handle */
 
     /* QPs by index (qpn = gen << 16 | index, soft_qpn.c) */
     srq_soft_qp_t     **qps;
@@ -172,9 +177,31 @@ static inline _Atomic uint32_t *srq_soft_wake_req(srq_soft_dev_t *dev)
     return (_Atomic uint32_t*)&dev->seg.hdr->wake_req;
 }
 
-/* Is @obj (an ibv object with a context, or NULL) one of @dev's? */
+/*
+ * The handle we give the ibv object @obj of @dev: derived from where it
+ * lives and from the instance, so that a handle a program corrupted is
+ * found wrong, as the kernel finds no object by it (the device keeps no
+ * meaning in a handle: the PD's own number is its id, soft_pd.h)
+ */
+static inline uint32_t srq_soft_handle(const srq_soft_dev_t *dev,
+                                       const void *obj)
+{
+    uint64_t v = (uintptr_t)obj ^ dev->handle_salt;
+
+    v ^= v >> 31;
+    v *= 0xbf58476d1ce4e5b9ull;
+    return (uint32_t)(v ^ (v >> 32));
+}
+
+/* Is @obj (an ibv object with a context and a handle, or NULL) one of
+ * @dev's, its handle as we gave it? */
 #define srq_soft_dev_has(_dev, _obj) \
-    (((_obj) != NULL) && srq_soft_owns(_dev, (_obj)->context))
+    (((_obj) != NULL) && srq_soft_owns(_dev, (_obj)->context) && \
+     ((_obj)->handle == srq_soft_handle(_dev, _obj)))
+
+/* Is the completion channel @ch (no handle) one of @dev's? */
+#define srq_soft_dev_has_channel(_dev, _ch) \
+    (((_ch) != NULL) && srq_soft_owns(_dev, (_ch)->context))
 
 /*
  * The preamble of a control verb on an object: EINVAL unless @obj is one of

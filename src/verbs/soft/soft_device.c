@@ -13,6 +13,7 @@
 #include "soft_dev.h"
 #include "soft_fifo.h"
 #include "soft_lid.h"
+#include "soft_limit.h"
 #include "soft_list.h"
 #include "soft_mr.h"
 #include "soft_pd.h"
@@ -86,6 +87,8 @@ static int srq_soft_dev_identity(srq_soft_dev_t *dev)
         return errno;
     }
     dev->pid = pid;
+    /* the random part: no two instances give an object the same handle */
+    memcpy(&dev->handle_salt, dev->instance + 4, sizeof(dev->handle_salt));
     ret = srq_soft_proc_start_time(pid, &dev->start_time);
     dev->lock_id = srq_soft_proc_id(pid, dev->start_time);
     return ret;
@@ -299,14 +302,14 @@ static int srq_soft_query_device(srq_verbs_dev_t *dev,
     attr->max_cq           = SRQ_SOFT_MAX_CQ;
     attr->max_cqe          = SRQ_SOFT_MAX_CQE;
     attr->max_mr           = SRQ_SOFT_MAX_MR;
-    attr->max_pd           = SRQ_SOFT_MAX_QP;
+    attr->max_pd           = SRQ_SOFT_MAX_PD;
     attr->max_qp_rd_atom   = SRQ_SOFT_MAX_RD_ATOMIC;
     attr->max_qp_init_rd_atom = SRQ_SOFT_MAX_RD_ATOMIC;
     attr->max_res_rd_atom  = SRQ_SOFT_MAX_RD_ATOMIC * SRQ_SOFT_MAX_QP;
     /* the target's responder executes atomics with CPU atomics: atomic
      * with respect to every atomic through the device and to the CPUs */
     attr->atomic_cap       = IBV_ATOMIC_HCA;
-    attr->max_ah           = SRQ_SOFT_MAX_QP;
+    attr->max_ah           = SRQ_SOFT_MAX_AH;
     attr->max_srq          = SRQ_SOFT_MAX_SRQ;
     attr->max_srq_wr       = SRQ_SOFT_MAX_SRQ_WR;
     attr->max_srq_sge      = SRQ_SOFT_MAX_SGE;
@@ -456,6 +459,12 @@ static int srq_soft_destroy_qp_acked(srq_verbs_dev_t *vdev, struct ibv_qp *qp)
     return (ret != 0) ? ret : srq_soft_destroy_qp(vdev, qp);
 }
 
+static int srq_soft_destroy_qp_counted(srq_verbs_dev_t *vdev,
+                                       struct ibv_qp *qp)
+{
+    return srq_soft_limit_destroy_qp(vdev, qp, srq_soft_destroy_qp_acked);
+}
+
 /* Cheap enough for a progress path: no syscall, no lock (soft_dev.h) */
 static int srq_soft_query_srq_rnr(srq_verbs_dev_t *dev, struct ibv_srq *srq,
                                   uint64_t *count_p)
@@ -497,26 +506,26 @@ static const srq_verbs_dev_ops_t srq_soft_ops = {
     .query_port           = srq_soft_query_port,
     .port_addr            = srq_soft_port_addr,
     .ah_attr              = srq_soft_ah_attr,
-    .alloc_pd             = srq_soft_alloc_pd,
-    .dealloc_pd           = srq_soft_dealloc_pd,
+    .alloc_pd             = srq_soft_limit_alloc_pd,
+    .dealloc_pd           = srq_soft_limit_dealloc_pd,
     .reg_mr               = srq_soft_reg_mr,
     .dereg_mr             = srq_soft_dereg_mr,
     .create_comp_channel  = srq_soft_create_comp_channel,
     .destroy_comp_channel = srq_soft_destroy_comp_channel,
-    .create_cq            = srq_soft_create_cq,
-    .destroy_cq           = srq_soft_destroy_cq,
+    .create_cq            = srq_soft_limit_create_cq,
+    .destroy_cq           = srq_soft_limit_destroy_cq,
     .get_cq_event         = srq_soft_get_cq_event,
     .ack_cq_events        = srq_soft_ack_cq_events,
-    .create_srq           = srq_soft_create_srq,
+    .create_srq           = srq_soft_limit_create_srq,
     .modify_srq           = srq_soft_modify_srq,
     .query_srq            = srq_soft_query_srq_now,
-    .destroy_srq          = srq_soft_destroy_srq,
-    .create_qp            = srq_soft_create_qp,
+    .destroy_srq          = srq_soft_limit_destroy_srq,
+    .create_qp            = srq_soft_limit_create_qp,
     .modify_qp            = srq_soft_modify_qp_acked,
     .query_qp             = srq_soft_query_qp,
-    .destroy_qp           = srq_soft_destroy_qp_acked,
-    .create_ah            = srq_soft_create_ah,
-    .destroy_ah           = srq_soft_destroy_ah,
+    .destroy_qp           = srq_soft_destroy_qp_counted,
+    .create_ah            = srq_soft_limit_create_ah,
+    .destroy_ah           = srq_soft_limit_destroy_ah,
     .async_fd             = srq_soft_async_fd,
     .get_async_event      = srq_soft_get_async_event,
     .ack_async_event      = srq_soft_ack_async_event,

@@ -129,7 +129,7 @@ struct ibv_mr *srq_soft_reg_mr(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     key = srq_soft_mr_next_key(dev);
     ++dev->mr_count;
     srq_soft_mr_publish(&dev->seg.mrs[srq_soft_mr_slot(key)], key,
-                        (uintptr_t)addr, length, access, pd->handle);
+                        (uintptr_t)addr, length, access, srq_soft_pd_id(pd));
     srq_soft_dev_unlock(dev);
 
     mr->index       = srq_soft_mr_slot(key);
@@ -138,7 +138,7 @@ struct ibv_mr *srq_soft_reg_mr(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     srq_soft_pd_get(pd);
     mr->ibv.addr    = addr;
     mr->ibv.length  = length;
-    mr->ibv.handle  = key;
+    mr->ibv.handle  = srq_soft_handle(dev, &mr->ibv);
     mr->ibv.lkey    = key;
     mr->ibv.rkey    = key;
     return &mr->ibv;

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-/* A PD's handle names it in the MR and QP tables (never 0) */
+/* A PD's id names it in the MR and QP tables (never 0) */
 struct ibv_pd *srq_soft_alloc_pd(srq_verbs_dev_t *vdev)
 {
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
@@ -18,10 +18,11 @@ struct ibv_pd *srq_soft_alloc_pd(srq_verbs_dev_t *vdev)
         return NULL;
     }
     pd->ibv.context = vdev->context;
+    pd->ibv.handle  = srq_soft_handle(dev, &pd->ibv);
     srq_soft_dev_lock(dev);
     do {
-        pd->ibv.handle = ++dev->pd_last;
-    } while (pd->ibv.handle == 0);
+        pd->id = ++dev->pd_last;
+    } while (pd->id == 0);
     srq_soft_dev_unlock(dev);
     return &pd->ibv;
 }

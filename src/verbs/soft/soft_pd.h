@@ -9,11 +9,21 @@
 #include "../srq_verbs_dev.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
 
 typedef struct srq_soft_pd {
     struct ibv_pd     ibv;
     _Atomic unsigned  refs;   /* objects of the PD */
+    uint32_t          id;     /* names it in the MR and QP tables (never 0);
+                                 not the handle, which the program can
+                                 write */
 } srq_soft_pd_t;
+
+/* The number @pd (checked by the caller) has in the shared tables */
+static inline uint32_t srq_soft_pd_id(const struct ibv_pd *pd)
+{
+    return ((const srq_soft_pd_t*)pd)->id;
+}
 
 /* An object of @pd was created / destroyed (@pd checked by the caller) */
 static inline void srq_soft_pd_get(struct ibv_pd *pd)

@@ -73,7 +73,10 @@ typedef struct srq_soft_pkt {
     uint32_t  aux;         /* UD: qkey; NAK: syndrome | rnr timer << 8;
                               RC request with F_ACK: the PSN acknowledged */
     uint8_t   src_inst[12];
-    uint16_t  nsge;        /* F_PULL: number of srq_soft_pkt_iov_t */
+    union {
+        uint16_t  nsge;    /* F_PULL: number of srq_soft_pkt_iov_t */
+        uint16_t  tclass;  /* UD (never F_PULL): the GRH's traffic class */
+    };
     uint16_t  src_lid;     /* the sender's LID (wc.slid) */
 } srq_soft_pkt_t;
 

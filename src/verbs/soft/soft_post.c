@@ -67,7 +67,7 @@ static int srq_soft_check_send_wr(srq_soft_qp_t *qp,
 {
     uint64_t len;
 
-    if ((qp->ibv.state != IBV_QPS_RTS) && (qp->ibv.state != IBV_QPS_ERR)) {
+    if ((qp->state != IBV_QPS_RTS) && (qp->state != IBV_QPS_ERR)) {
         return EINVAL;
     }
     if ((wr->num_sge < 0) || ((uint32_t)wr->num_sge > qp->cap.max_send_sge)) {
@@ -139,6 +139,7 @@ static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr)
         ah = srq_soft_container_of(wr->wr.ud.ah, srq_soft_ah_t, ibv);
         wqe->ud_peer = srq_soft_ah_peer(qp->dev, ah, wr->wr.ud.remote_qpn);
         wqe->ud_qpn  = wr->wr.ud.remote_qpn;
+        wqe->ud_tclass = ah->tclass;
         /* IB spec: a qkey with the high bit set means "the QP's own" */
         wqe->ud_qkey = (wr->wr.ud.remote_qkey & 0x80000000u) ?
                        qp->attr.qkey : wr->wr.ud.remote_qkey;
@@ -173,6 +174,7 @@ int srq_soft_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
         ret = srq_soft_check_send_wr(qp, wr);
         if (ret != 0) {
             *bad_wr = wr;
+            errno   = ret; /* as every failing verb sets it */
             break;
         }
         srq_soft_fill_swqe(qp, wr);
@@ -182,7 +184,7 @@ int srq_soft_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
         posted = true;
     }
     if (posted) {
-        if (ibqp->state == IBV_QPS_ERR) {
+        if (qp->state == IBV_QPS_ERR) {
             srq_soft_qp_flush(qp);
         } else {
             srq_soft_peer_busy(dev, qp, true);
@@ -236,7 +238,7 @@ static bool srq_soft_post_fault(srq_soft_dev_t *dev,
 static int srq_soft_check_recv_wr(srq_soft_qp_t *qp,
                                   const struct ibv_recv_wr *wr)
 {
-    if ((qp->ibv.srq != NULL) || (qp->ibv.state == IBV_QPS_RESET)) {
+    if ((qp->ibv.srq != NULL) || (qp->state == IBV_QPS_RESET)) {
         return EINVAL;
     }
     if ((wr->num_sge < 0) || ((uint32_t)wr->num_sge > qp->cap.max_recv_sge)) {
@@ -277,11 +279,12 @@ int srq_soft_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
         ret = (fault && (i == fail_at)) ? err : srq_soft_check_recv_wr(qp, wr);
         if (ret != 0) {
             *bad_wr = wr;
+            errno   = ret;
             break;
         }
         srq_soft_fill_rwqe(qp, wr);
     }
-    if (ibqp->state == IBV_QPS_ERR) {
+    if (qp->state == IBV_QPS_ERR) {
         srq_soft_qp_flush(qp);
     }
     srq_soft_dev_unlock(dev);
@@ -313,6 +316,7 @@ static int srq_soft_post_srq_recv_fault(srq_soft_srq_t *srq,
         }
     }
     *bad_wr = wr;
+    errno   = err;
     return err;
 }
 

@@ -119,7 +119,7 @@ srq_soft_qp_t *srq_soft_qp_lookup(srq_soft_dev_t *dev, uint32_t qpn)
 static bool srq_soft_qp_ready(const srq_soft_qp_t *qp)
 {
     return (qp->ibv.qp_type == IBV_QPT_RC) && (qp->peer != NULL) &&
-           ((qp->ibv.state == IBV_QPS_RTR) || (qp->ibv.state == IBV_QPS_RTS));
+           ((qp->state == IBV_QPS_RTR) || (qp->state == IBV_QPS_RTS));
 }
 
 /* A seqlock: seq odd while we write. The last store is sequentially
@@ -152,7 +152,7 @@ static void srq_soft_qp_publish_as(srq_soft_qp_t *qp, bool may_accept)
 
     v.qpn = live ? qp->ibv.qp_num : 0;
     if (live) {
-        v.pd       = qp->ibv.pd->handle;
+        v.pd       = srq_soft_pd_id(qp->ibv.pd);
         v.access   = qp->attr.qp_access_flags;
         v.ready    = may_accept && srq_soft_qp_ready(qp);
         v.dest_qpn = qp->attr.dest_qp_num;
@@ -329,6 +329,7 @@ static void srq_soft_qp_init_obj(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     qp->ibv.recv_cq     = attr->recv_cq;
     qp->ibv.srq         = attr->srq;
     qp->ibv.qp_type     = attr->qp_type;
+    qp->state           = IBV_QPS_RESET;
     qp->ibv.state       = IBV_QPS_RESET;
     if (attr->srq != NULL) {
         qp->cap.max_recv_wr  = 0;
@@ -375,7 +376,7 @@ struct ibv_qp *srq_soft_create_qp(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
         errno = ENOMEM;
         return NULL;
     }
-    qp->ibv.handle = qp->ibv.qp_num;
+    qp->ibv.handle = srq_soft_handle(dev, &qp->ibv);
     srq_soft_qp_publish(qp);
     ++srq_soft_cq(attr->send_cq)->qp_refs;
     ++srq_soft_cq(attr->recv_cq)->qp_refs;

@@ -43,6 +43,7 @@ typedef struct srq_soft_swqe {
     srq_soft_peer_t     *ud_peer;     /* UD destination */
     uint32_t             ud_qpn;
     uint32_t             ud_qkey;
+    uint8_t              ud_tclass;   /* the AH's traffic class */
 } srq_soft_swqe_t;
 
 enum {
@@ -75,6 +76,8 @@ struct srq_soft_qp {
     void                *ex_xrcd;      /* always NULL */
     srq_soft_dev_t      *dev;
     uint32_t             index;
+    enum ibv_qp_state    state;      /* the device's; ibv.state is what
+                                        modify/query last told the program */
     struct ibv_qp_cap    cap;
     bool                 sq_sig_all;
     struct ibv_qp_attr   attr;       /* as last modified, for query */
@@ -121,6 +124,7 @@ struct srq_soft_qp {
 
     /* responder */
     uint32_t             epsn;
+    bool                 comm_est;   /* IBV_EVENT_COMM_EST raised (RTR) */
     bool                 ack_pending;
     bool                 ack_defer;  /* a reply carried the last ACK: the
                                         next may wait one progress call

@@ -5,6 +5,11 @@
  * attributes per transition); anything else is EINVAL. SQD/SQE are not
  * implemented (EOPNOTSUPP). Entering the error state, by ibv_modify_qp or
  * by a failure the completer or responder sees, flushes the QP.
+ *
+ * The device's state is qp->state. The public ibv_qp.state is what the
+ * program last learned: an HCA's provider writes it only in ibv_modify_qp
+ * and ibv_query_qp, and programs (UCX's rc_verbs) assert on it, so a QP that
+ * fails on its own leaves it as it was.
  */
 #include "soft_qp_state.h"
 #include "soft_ah.h"
@@ -178,6 +183,7 @@ static void srq_soft_qp_reset(srq_soft_qp_t *qp)
     srq_soft_atomic_free(qp);
     memset(&qp->attr, 0, sizeof(qp->attr));
     qp->attr_mask = 0;
+    qp->comm_est  = false;
     srq_soft_cq_forget_qp(srq_soft_cq(qp->ibv.recv_cq), qp);
     srq_soft_cq_forget_qp(srq_soft_cq(qp->ibv.send_cq), qp);
 }
@@ -219,10 +225,10 @@ void srq_soft_qp_flush(srq_soft_qp_t *qp)
 
 void srq_soft_qp_to_error(srq_soft_qp_t *qp)
 {
-    if (qp->ibv.state == IBV_QPS_ERR) {
+    if (qp->state == IBV_QPS_ERR) {
         return;
     }
-    qp->ibv.state = IBV_QPS_ERR;
+    qp->state = IBV_QPS_ERR;
     srq_soft_qp_publish(qp); /* peers' one-sided requests are dropped */
     srq_soft_qp_detach(qp);
     srq_soft_qp_flush(qp);
@@ -239,14 +245,14 @@ static int srq_soft_qp_apply(srq_soft_qp_t *qp, enum ibv_qp_state to,
 
     if (to == IBV_QPS_RESET) {
         srq_soft_qp_reset(qp);
-        qp->ibv.state = IBV_QPS_RESET;
+        qp->state = IBV_QPS_RESET;
         return 0;
     }
     if (to == IBV_QPS_ERR) {
         srq_soft_qp_to_error(qp);
         return 0;
     }
-    if ((qp->ibv.state == IBV_QPS_INIT) && (to == IBV_QPS_RTR) &&
+    if ((qp->state == IBV_QPS_INIT) && (to == IBV_QPS_RTR) &&
         (qp->ibv.qp_type == IBV_QPT_RC)) {
         ret = srq_soft_qp_connect(qp, a);
         if (ret != 0) {
@@ -257,12 +263,12 @@ static int srq_soft_qp_apply(srq_soft_qp_t *qp, enum ibv_qp_state to,
     if (to == IBV_QPS_RTR) {
         qp->epsn = qp->attr.rq_psn;
     }
-    if ((qp->ibv.state == IBV_QPS_RTR) && (to == IBV_QPS_RTS)) {
+    if ((qp->state == IBV_QPS_RTR) && (to == IBV_QPS_RTS)) {
         qp->next_psn   = qp->attr.sq_psn;
         qp->rnr_left   = qp->attr.rnr_retry;
         qp->retry_left = qp->attr.retry_cnt;
     }
-    qp->ibv.state = to;
+    qp->state = to;
     return 0;
 }
 
@@ -278,7 +284,7 @@ int srq_soft_modify_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp,
         return EINVAL;
     }
     qp = srq_soft_qp(ibqp);
-    from = ibqp->state;
+    from = qp->state;
     to   = (mask & IBV_QP_STATE) ? attr->qp_state : from;
     if ((mask & IBV_QP_CUR_STATE) && (attr->cur_qp_state != from)) {
         ret = EINVAL;
@@ -293,6 +299,7 @@ int srq_soft_modify_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp,
             ret = srq_soft_qp_apply(qp, to, attr, mask);
         }
         if (ret == 0) {
+            ibqp->state = qp->state;
             srq_soft_qp_publish(qp);
         }
     }
@@ -312,8 +319,12 @@ int srq_soft_query_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp,
     }
     qp = srq_soft_qp(ibqp);
     *attr              = qp->attr;
-    attr->qp_state     = ibqp->state;
-    attr->cur_qp_state = ibqp->state;
+    attr->qp_state     = qp->state;
+    attr->cur_qp_state = qp->state;
+    if (attr_mask & IBV_QP_STATE) {
+        ibqp->state = qp->state; /* the program asked: now it knows, as
+                                    libibverbs records it */
+    }
     attr->cap          = qp->cap;
     attr->sq_draining  = 0;
     if (init_attr != NULL) {

@@ -46,6 +46,7 @@
 #include "soft_iov.h"
 #include "soft_list.h"
 #include "soft_mr.h"
+#include "soft_pd.h"
 #include "soft_peer.h"
 #include "soft_pkt.h"
 #include "soft_qp.h"
@@ -96,7 +97,7 @@ int srq_soft_req_check_lkeys(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
     }
     for (i = 0; i < wqe->num_sge; ++i) {
         if (srq_soft_mr_check(&qp->dev->seg, sge[i].lkey, sge[i].addr,
-                              sge[i].length, access, qp->ibv.pd->handle) !=
+                              sge[i].length, access, srq_soft_pd_id(qp->ibv.pd)) !=
             0) {
             return EACCES;
         }
@@ -265,6 +266,9 @@ static void srq_soft_req_pkt_hdr(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
         pkt->flags |= SRQ_SOFT_PKT_F_SE;
     }
     pkt->nsge    = 0;
+    if (ud) {
+        pkt->tclass = wqe->ud_tclass; /* the receiver's GRH shows it */
+    }
     pkt->dst_qpn = ud ? wqe->ud_qpn : qp->attr.dest_qp_num;
     pkt->src_qpn = qp->ibv.qp_num;
     pkt->psn     = wqe->psn;
@@ -564,7 +568,7 @@ static int srq_soft_req_dropped(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
 static int srq_soft_req_rdma_failed(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
                                     int status)
 {
-    if (qp->ibv.state == IBV_QPS_ERR) {
+    if (qp->state == IBV_QPS_ERR) {
         return SRQ_SOFT_REQ_FAILED;
     }
     if (status == IBV_WC_REM_ACCESS_ERR) {
@@ -640,7 +644,7 @@ void srq_soft_req_progress(srq_soft_qp_t *qp)
     srq_soft_swqe_t *wqe;
     int ret;
 
-    while ((qp->ibv.state == IBV_QPS_RTS) && (qp->sq_tx != qp->sq_pi) &&
+    while ((qp->state == IBV_QPS_RTS) && (qp->sq_tx != qp->sq_pi) &&
            (qp->wait == SRQ_SOFT_WAIT_NONE) &&
            !(qp->rnr_probe && (qp->sq_tx != qp->sq_ci))) {
         wqe = &qp->sq[qp->sq_tx & qp->sq_mask];
@@ -658,7 +662,7 @@ void srq_soft_req_progress(srq_soft_qp_t *qp)
          * following one-sided WQE finds everything before it done */
         srq_soft_comp_sq(qp);
     }
-    if (qp->ibv.state == IBV_QPS_RTS) {
+    if (qp->state == IBV_QPS_RTS) {
         srq_soft_comp_sq(qp);
     }
 }

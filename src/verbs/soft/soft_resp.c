@@ -26,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include "soft_resp.h"
+#include "soft_async.h"
 #include "soft_atomic.h"
 #include "soft_comp.h"
 #include "soft_cq.h"
@@ -34,6 +35,7 @@
 #include "soft_iov.h"
 #include "soft_list.h"
 #include "soft_mr.h"
+#include "soft_pd.h"
 #include "soft_peer.h"
 #include "soft_pkt.h"
 #include "soft_qp.h"
@@ -126,8 +128,8 @@ static void srq_soft_rview_consume(srq_soft_qp_t *qp, srq_soft_rview_t *v)
 static int srq_soft_rview_check(srq_soft_qp_t *qp, const srq_soft_rview_t *v,
                                 uint64_t len)
 {
-    uint32_t pd = (v->srq != NULL) ? v->srq->ibv.pd->handle :
-                                     qp->ibv.pd->handle;
+    uint32_t pd = (v->srq != NULL) ? srq_soft_pd_id(v->srq->ibv.pd) :
+                                     srq_soft_pd_id(qp->ibv.pd);
     uint64_t part;
     uint32_t i;
 
@@ -485,7 +487,7 @@ static bool srq_soft_resp_rc_ok(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt)
 {
     return (qp->ibv.qp_type == IBV_QPT_RC) && (qp->peer != NULL) &&
            !(pkt->flags & SRQ_SOFT_PKT_F_UD) &&
-           ((qp->ibv.state == IBV_QPS_RTR) || (qp->ibv.state == IBV_QPS_RTS)) &&
+           ((qp->state == IBV_QPS_RTR) || (qp->state == IBV_QPS_RTS)) &&
            (pkt->src_qpn == qp->attr.dest_qp_num) &&
            !memcmp(pkt->src_inst, qp->peer->instance, SRQ_SOFT_INST_LEN);
 }
@@ -525,6 +527,30 @@ static void srq_soft_resp_rc_error(srq_soft_qp_t *qp, uint8_t nak)
     srq_soft_qp_to_error(qp);
 }
 
+/* ... of a request no receive WQE completes (RDMA, atomics): no CQE tells
+ * our user, so the async event an HCA raises does (IB spec's local work
+ * queue errors of the responder) */
+static void srq_soft_resp_rc_fail(srq_soft_qp_t *qp, uint8_t nak)
+{
+    enum ibv_event_type ev;
+
+    switch (nak) {
+    case SRQ_SOFT_NAK_REM_ACCESS:
+        ev = IBV_EVENT_QP_ACCESS_ERR;
+        break;
+    case SRQ_SOFT_NAK_INV_REQ:
+        ev = IBV_EVENT_QP_REQ_ERR;
+        break;
+    default:
+        ev = IBV_EVENT_QP_FATAL;
+        break;
+    }
+    if (qp->state != IBV_QPS_ERR) {
+        srq_soft_async_raise(qp->dev, ev, qp);
+    }
+    srq_soft_resp_rc_error(qp, nak);
+}
+
 /* The next atomic request in sequence: execute, keep, answer */
 static void srq_soft_resp_atomic(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
                                  const srq_soft_pkt_t *pkt,
@@ -543,7 +569,7 @@ static void srq_soft_resp_atomic(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     memcpy(&req, payload, sizeof(req)); /* the frame may be reused */
     nak = srq_soft_atomic_execute(qp, pkt->opcode, &req, &orig);
     if (nak != 0) {
-        srq_soft_resp_rc_error(qp, nak);
+        srq_soft_resp_rc_fail(qp, nak);
         return;
     }
     srq_soft_atomic_save(qp, pkt->psn, orig);
@@ -583,7 +609,7 @@ static uint8_t srq_soft_resp_rdma_check(srq_soft_qp_t *qp,
                                         uint32_t len, int access)
 {
     return (srq_soft_mr_check_remote(&qp->dev->seg, qp->attr.qp_access_flags,
-                                     qp->ibv.pd->handle, req->rkey, req->addr,
+                                     srq_soft_pd_id(qp->ibv.pd), req->rkey, req->addr,
                                      len, access) != 0) ?
            SRQ_SOFT_NAK_REM_ACCESS : 0;
 }
@@ -671,7 +697,7 @@ static void srq_soft_resp_write(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     nak      = srq_soft_resp_rdma_check(qp, &req, pkt->length,
                                         IBV_ACCESS_REMOTE_WRITE);
     if (nak != 0) {
-        srq_soft_resp_rc_error(qp, nak);
+        srq_soft_resp_rc_fail(qp, nak);
         return;
     }
     v.sge[0].addr   = req.addr;
@@ -686,7 +712,7 @@ static void srq_soft_resp_write(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
             return; /* unanswered: the QP leaves RTS/RTR or goes */
         }
         if (nak == SRQ_SOFT_NAK_REM_ACCESS) {
-            srq_soft_resp_rc_error(qp, nak);
+            srq_soft_resp_rc_fail(qp, nak);
             return;
         }
         if (nak != 0) {
@@ -730,7 +756,7 @@ static void srq_soft_resp_read(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
         return;
     }
     if (nak != 0) {
-        srq_soft_resp_rc_error(qp, nak);
+        srq_soft_resp_rc_fail(qp, nak);
         return;
     }
     if (!srq_soft_atomic_has_room(qp)) {
@@ -784,7 +810,7 @@ static void srq_soft_resp_rc(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     }
     if (pkt->opcode == SRQ_SOFT_OP_ACCESS_ERR) {
         /* the request we would have refused (its requester failed it) */
-        srq_soft_resp_rc_error(qp, SRQ_SOFT_NAK_REM_ACCESS);
+        srq_soft_resp_rc_fail(qp, SRQ_SOFT_NAK_REM_ACCESS);
         return;
     }
     if (!srq_soft_rview_peek(qp, &v)) {
@@ -814,7 +840,9 @@ static void srq_soft_resp_grh(const srq_soft_dev_t *dev,
     uint16_t paylen = htobe16((uint16_t)pkt->length);
 
     memset(grh, 0, SRQ_SOFT_GRH_LEN);
-    grh[0] = 0x60;                       /* IPv6 version */
+    /* IPv6 version, then the sender's traffic class (8 bits) */
+    grh[0] = 0x60 | ((pkt->tclass >> 4) & 0xf);
+    grh[1] = (uint8_t)((pkt->tclass & 0xf) << 4);
     memcpy(grh + 4, &paylen, sizeof(paylen));
     grh[6] = 0x1b;                       /* next header: IB BTH */
     grh[7] = 64;                         /* hop limit */
@@ -832,7 +860,7 @@ static void srq_soft_resp_ud(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     int status;
 
     if ((qp->ibv.qp_type != IBV_QPT_UD) ||
-        ((qp->ibv.state != IBV_QPS_RTR) && (qp->ibv.state != IBV_QPS_RTS)) ||
+        ((qp->state != IBV_QPS_RTR) && (qp->state != IBV_QPS_RTS)) ||
         (pkt->opcode != SRQ_SOFT_OP_SEND) || (pkt->aux != qp->attr.qkey) ||
         (pkt->flags & SRQ_SOFT_PKT_F_PULL) ||
         (pkt->length > SRQ_SOFT_UD_MTU)) {
@@ -876,6 +904,11 @@ void srq_soft_resp_recv(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
         return;
     }
     ++dev->stats.rx_packets;
+    if ((qp->state == IBV_QPS_RTR) && !qp->comm_est) {
+        /* the first packet of the connection finds us not in RTS yet */
+        qp->comm_est = true;
+        srq_soft_async_raise(dev, IBV_EVENT_COMM_EST, qp);
+    }
     srq_soft_resp_rc(dev, qp, pkt, payload);
 }
 

@@ -108,6 +108,7 @@ struct ibv_srq *srq_soft_create_srq(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     }
     srq->dev            = dev;
     srq->ibv.context    = &dev->vctx.context;
+    srq->ibv.handle     = srq_soft_handle(dev, &srq->ibv);
     srq->ibv.pd         = pd;
     srq_soft_pd_get(pd);
     srq->ibv.srq_context = attr->srq_context;
@@ -245,6 +246,7 @@ int srq_soft_srq_post(srq_soft_srq_t *srq, struct ibv_recv_wr *wr,
     srq_soft_unlock(&srq->lock);
     if (ret != 0) {
         *bad_wr = wr;
+        errno   = ret; /* as every failing verb sets it */
     }
     return ret;
 }

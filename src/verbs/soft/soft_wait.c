@@ -128,15 +128,19 @@ int srq_soft_req_notify_cq(struct ibv_cq *ibcq, int solicited)
     srq_soft_cq_t *cq   = srq_soft_cq(ibcq);
     srq_soft_dev_t *dev = cq->dev;
 
+    int ret;
+
     srq_soft_dev_lock(dev);
-    cq->armed = solicited ? 2 : 1;
-    /* the caller may sleep on the channel next: owe no ACK, have peers
-     * wake us, and the timer fire for timed work */
-    srq_soft_progress_acks(dev);
-    srq_soft_wake_arm(dev);
-    srq_soft_timer_update(dev);
+    ret = srq_soft_cq_arm(cq, solicited);
+    if (ret == 0) {
+        /* the caller may sleep on the channel next: owe no ACK, have
+         * peers wake us, and the timer fire for timed work */
+        srq_soft_progress_acks(dev);
+        srq_soft_wake_arm(dev);
+        srq_soft_timer_update(dev);
+    }
     srq_soft_dev_unlock(dev);
-    return 0;
+    return ret;
 }
 
 static bool srq_soft_fd_nonblocking(int fd)
@@ -156,7 +160,7 @@ int srq_soft_get_cq_event(srq_verbs_dev_t *vdev,
     srq_soft_cq_t *cq;
     bool ring_busy;
 
-    if (!srq_soft_dev_has(dev, channel)) {
+    if (!srq_soft_dev_has_channel(dev, channel)) {
         return EINVAL;
     }
     ch = srq_soft_container_of(channel, srq_soft_channel_t, ibv);

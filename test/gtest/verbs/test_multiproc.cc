@@ -358,16 +358,17 @@ protected:
 
     /* Fork a child that opens the device, swaps peer_info with us and
      * connects; then runs @body(child endpoint, socket) */
-    /* @still: the child's device moves only when it polls */
+    /* @still: the child's device moves only when it polls; @channel: its
+     * CQ has a completion channel (it can be armed) */
     pid_t spawn(const std::function<int(endpoint&, int)> &body,
-                bool connect = true, bool still = false)
+                bool connect = true, bool still = false, bool channel = false)
     {
         std::string name = GetParam();
         int s = sv[1];
-        pid_t pid = fork_child([name, s, body, connect, still]() {
+        pid_t pid = fork_child([name, s, body, connect, still, channel]() {
             endpoint ep;
             peer_info_t peer;
-            if (!ep.open(name, false, still) || !write_full(s, &ep.info, sizeof(ep.info)) ||
+            if (!ep.open(name, channel, still) || !write_full(s, &ep.info, sizeof(ep.info)) ||
                 !read_full(s, &peer, sizeof(peer))) {
                 return 10;
             }
@@ -700,7 +701,7 @@ TEST_P(multiproc, poking_a_killed_peer_raises_no_sigpipe)
     g_sigpipes = 0;
 
     ASSERT_TRUE(me.open(GetParam()));
-    pid_t pid = spawn(child_serve);
+    pid_t pid = spawn(child_serve, true, false, true);
     ASSERT_TRUE(me.connect(child));
     ASSERT_EQ('y', cmd('a'));
     ASSERT_EQ(0, kill(pid, SIGKILL));

@@ -1,0 +1,605 @@
+/*
+ * ucx-srq verbs conformance: what programs see behaves as on an HCA, where
+ * outside suites (UCX's rc_verbs, rdma-core's tests, conformance suites)
+ * look closely:
+ *   - struct ibv_qp's state changes only through ibv_modify_qp and
+ *     ibv_query_qp, never when the QP fails on its own;
+ *   - rdma-core's calls that programs use answer for soft0 as they answer
+ *     for an HCA (ibv_query_gid_type);
+ *   - every failing verb sets errno (on an HCA a failing control verb is
+ *     a failing system call); a CQ is armed as an HCA arms it;
+ *   - UD as on an HCA: a receive too small for a datagram completes with
+ *     IBV_WC_LOC_LEN_ERR and the QP goes on; the AH's traffic class
+ *     arrives in the GRH;
+ *   - a WR wrong both locally and remotely reports the local error first;
+ *   - (every object limit ibv_query_device reports is held: in
+ *     test_hca_limits.cc);
+ *   - handles are checked as the kernel checks them: an object of another
+ *     context, or one whose handle was overwritten, is refused (EINVAL),
+ *     never used;
+ *   - the async events an HCA raises are raised: a responder's QP errors
+ *     no completion reports (IBV_EVENT_QP_ACCESS_ERR, _QP_REQ_ERR) and
+ *     IBV_EVENT_COMM_EST.
+ */
+#include "verbs_fixture.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+
+using namespace srq_test;
+
+namespace {
+
+const uint32_t kLen = 4096;
+
+} // namespace
+
+class hca_like : public two_dev_test {
+protected:
+    /* qa (a) <-> qb (b); b's QP grants @access_b */
+    void connect(int access_b)
+    {
+        conn_opts_t oa, ob;
+
+        oa.timeout   = ob.timeout   = 8; /* failures are retried: short */
+        oa.retry_cnt = ob.retry_cnt = 1;
+        ob.access    = access_b;
+        qa = make_qp(*a, IBV_QPT_RC, scqa, rcqa);
+        qb = make_qp(*b, IBV_QPT_RC, scqb, rcqb);
+        rc_to_rts(*a, qa, b->addr, qb->qp_num, oa);
+        rc_to_rts(*b, qb, a->addr, qa->qp_num, ob);
+        lbuf = (char*)alloc(kLen, 'L');
+        rbuf = (char*)alloc(kLen, 'R');
+        lmr  = reg(*a, lbuf, kLen, IBV_ACCESS_LOCAL_WRITE);
+        rmr  = reg(*b, rbuf, kLen, IBV_ACCESS_LOCAL_WRITE |
+                                   IBV_ACCESS_REMOTE_WRITE);
+    }
+
+    /* An RDMA WRITE into b that b's QP does not allow: its status */
+    int write_denied()
+    {
+        EXPECT_EQ(0, post_send(qa, IBV_WR_RDMA_WRITE, lbuf, 64, lmr->lkey, 9,
+                               IBV_SEND_SIGNALED, (uintptr_t)rbuf, rmr->rkey));
+        return poll1(scqa).status;
+    }
+
+    /* The next async event of @d within @timeout_ms, pumping meanwhile;
+     * false if none came */
+    bool next_event(tdev_t &d, ibv_async_event *ev, int timeout_ms = 3000)
+    {
+        struct pollfd pfd = { srq_verbs_async_fd(d.dev), POLLIN, 0 };
+        uint64_t end = now_ms() + timeout_ms;
+
+        while (now_ms() < end) {
+            if ((::poll(&pfd, 1, 1) == 1) &&
+                (srq_verbs_get_async_event(d.dev, ev) == 0)) {
+                srq_verbs_ack_async_event(d.dev, ev);
+                return true;
+            }
+            pump_once();
+        }
+        return false;
+    }
+
+    ibv_qp *qa = nullptr, *qb = nullptr;
+    char   *lbuf = nullptr, *rbuf = nullptr;
+    ibv_mr *lmr = nullptr, *rmr = nullptr;
+};
+
+/* UCX's rc_verbs asserts that a QP it never moved is still in RTS: the
+ * field is the program's record of what it did, an HCA's provider updates
+ * it only when asked (modify) or told (query) */
+TEST_P(hca_like, qp_state_field_changes_only_by_modify_or_query)
+{
+    connect(IBV_ACCESS_LOCAL_WRITE); /* b grants no remote write */
+    ASSERT_EQ(IBV_QPS_RTS, qa->state);
+    ASSERT_EQ(IBV_WC_REM_ACCESS_ERR, write_denied());
+    EXPECT_EQ(IBV_QPS_RTS, qa->state) << "the QP failed on its own";
+    ibv_qp_attr cap = {};
+    ibv_qp_init_attr init = {};
+    ASSERT_EQ(0, srq_verbs_query_qp(a->dev, qa, &cap, IBV_QP_CAP, &init));
+    EXPECT_EQ(IBV_QPS_RTS, qa->state) << "a query that did not ask for it";
+    EXPECT_EQ(IBV_QPS_ERR, qp_state(*a, qa));
+    EXPECT_EQ(IBV_QPS_ERR, qa->state) << "a query tells the program";
+
+    ibv_qp_attr attr = {};
+    attr.qp_state = IBV_QPS_RESET;
+    ASSERT_EQ(0, srq_verbs_modify_qp(a->dev, qa, &attr, IBV_QP_STATE));
+    EXPECT_EQ(IBV_QPS_RESET, qa->state);
+}
+
+/* A QP that fails on its own answers modify as its real state allows: an
+ * RTS -> RTS modify of a QP in error is refused */
+TEST_P(hca_like, modify_checks_the_real_state)
+{
+    connect(IBV_ACCESS_LOCAL_WRITE);
+    ASSERT_EQ(IBV_WC_REM_ACCESS_ERR, write_denied());
+    ibv_qp_attr attr = {};
+    attr.qp_state     = IBV_QPS_RTS;
+    attr.cur_qp_state = IBV_QPS_RTS;
+    EXPECT_EQ(EINVAL, srq_verbs_modify_qp(a->dev, qa, &attr,
+                                          IBV_QP_STATE | IBV_QP_CUR_STATE));
+    attr.qp_state = IBV_QPS_ERR;
+    EXPECT_EQ(0, srq_verbs_modify_qp(a->dev, qa, &attr, IBV_QP_STATE));
+    EXPECT_EQ(IBV_QPS_ERR, qa->state);
+}
+
+/* rdma-core's ibv_query_gid_type (pyverbs' Context.query_gid_type) asks
+ * the kernel for the GID entry; through libibverbs soft0 answers it, as
+ * it answers ibv_query_gid_ex. A private symbol of libibverbs: found at
+ * run time, as pyverbs is bound to it */
+TEST_P(hca_like, query_gid_type_through_libibverbs)
+{
+    typedef int (*gid_type_fn_t)(ibv_context*, uint8_t, unsigned, int*);
+    gid_type_fn_t fn = (gid_type_fn_t)dlsym(RTLD_DEFAULT,
+                                            "ibv_query_gid_type");
+    ibv_context *ctx = srq_verbs_context(a->dev);
+    int type = -1;
+
+    if (is_soft()) {
+        GTEST_SKIP() << "a libibverbs call: soft0 is not a libibverbs "
+                        "device on the built-in path";
+    }
+    if (fn == nullptr) {
+        GTEST_SKIP() << "this libibverbs has no ibv_query_gid_type";
+    }
+    errno = 0;
+    ASSERT_EQ(0, fn(ctx, 1, 0, &type)) << strerror(errno);
+    EXPECT_EQ(0, type) << "IB/RoCE v1: an IB port's GID";
+    errno = 0;
+    EXPECT_EQ(-1, fn(ctx, 1, 1, &type)) << "one GID per port";
+    EXPECT_EQ(EINVAL, errno);
+}
+
+/* errno holds what a failing verb returns, whatever it was before */
+TEST_P(hca_like, failing_verbs_set_errno)
+{
+    connect(IBV_ACCESS_LOCAL_WRITE);
+    ibv_srq *srq = make_srq(*b, 4);
+    ibv_qp_attr attr = {};
+
+    errno = 0;
+    EXPECT_EQ(EBUSY, srq_verbs_dealloc_pd(a->dev, a->pd));
+    EXPECT_EQ(EBUSY, errno) << "dealloc_pd of a PD in use";
+    errno = 0;
+    EXPECT_EQ(EBUSY, srq_verbs_destroy_cq(a->dev, scqa));
+    EXPECT_EQ(EBUSY, errno) << "destroy_cq of a CQ in use";
+    errno = 0;
+    attr.qp_state = IBV_QPS_RTR; /* RTS -> RTR: no such transition */
+    EXPECT_EQ(EINVAL, srq_verbs_modify_qp(a->dev, qa, &attr, IBV_QP_STATE));
+    EXPECT_EQ(EINVAL, errno) << "modify_qp";
+    errno = 0;
+    ibv_srq_attr sattr = {};
+    sattr.max_wr = 1u << 30;
+    EXPECT_NE(0, srq_verbs_modify_srq(b->dev, srq, &sattr, IBV_SRQ_MAX_WR));
+    EXPECT_NE(0, errno) << "modify_srq";
+
+    /* the data path too */
+    ibv_sge sge = { (uintptr_t)lbuf, 8, lmr->lkey };
+    ibv_send_wr wr = {}, *bad = nullptr;
+    wr.sg_list = &sge;
+    wr.num_sge = 1000; /* above max_send_sge */
+    wr.opcode  = IBV_WR_SEND;
+    errno = 0;
+    EXPECT_EQ(EINVAL, ibv_post_send(qa, &wr, &bad));
+    EXPECT_EQ(EINVAL, errno) << "post_send";
+    ibv_recv_wr rwr = {}, *rbad = nullptr;
+    rwr.sg_list = &sge;
+    rwr.num_sge = 1000;
+    errno = 0;
+    EXPECT_EQ(EINVAL, ibv_post_srq_recv(srq, &rwr, &rbad));
+    EXPECT_EQ(EINVAL, errno) << "post_srq_recv";
+    errno = 0;
+    EXPECT_EQ(EINVAL, ibv_post_recv(qa, &rwr, &rbad));
+    EXPECT_EQ(EINVAL, errno) << "post_recv";
+}
+
+/* A CQ without a completion channel cannot be armed: the kernel refuses */
+TEST_P(hca_like, arm_without_channel_is_einval)
+{
+    errno = 0;
+    EXPECT_EQ(EINVAL, ibv_req_notify_cq(rcqb, 0));
+    EXPECT_EQ(EINVAL, errno);
+    EXPECT_EQ(EINVAL, ibv_req_notify_cq(rcqb, 1));
+}
+
+/* A solicited-only arm after an "any" arm leaves the CQ armed for any
+ * completion: an unsolicited message still raises the event */
+TEST_P(hca_like, solicited_arm_never_narrows_an_any_arm)
+{
+    ibv_comp_channel *ch = make_channel(*b);
+    ibv_cq *cq = make_cq(*b, 16, ch);
+    ibv_cq *ev_cq = nullptr;
+    void *ev_ctx = nullptr;
+    struct pollfd pfd = { ch->fd, POLLIN, 0 };
+    int ret = EAGAIN;
+
+    qa = make_qp(*a, IBV_QPT_RC, scqa, rcqa);
+    qb = make_qp(*b, IBV_QPT_RC, scqb, cq);
+    connect_rc(*a, qa, *b, qb);
+    lbuf = (char*)alloc(64);
+    lmr  = reg(*a, lbuf, 64, 0);
+    rmr  = reg(*b, lbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ASSERT_EQ(0, fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK));
+    ASSERT_EQ(0, post_recv(qb, lbuf, 64, rmr->lkey, 1));
+    ASSERT_EQ(0, ibv_req_notify_cq(cq, 0));
+    ASSERT_EQ(0, ibv_req_notify_cq(cq, 1));
+    ASSERT_EQ(0, post_send(qa, IBV_WR_SEND, lbuf, 8, lmr->lkey, 1));
+    for (uint64_t end = now_ms() + 3000; (ret == EAGAIN) && (now_ms() < end);) {
+        ::poll(&pfd, 1, 100);
+        ret = srq_verbs_get_cq_event(b->dev, ch, &ev_cq, &ev_ctx);
+    }
+    ASSERT_EQ(0, ret) << "no event for an unsolicited completion";
+    EXPECT_EQ(cq, ev_cq);
+    srq_verbs_ack_cq_events(b->dev, ev_cq, 1);
+    EXPECT_EQ(IBV_WC_SUCCESS, poll1(cq).status);
+}
+
+/* A WR with a bad lkey and a bad rkey: the requester finds its own error
+ * before it sends anything, as an HCA does (IBV_WC_LOC_PROT_ERR) */
+TEST_P(hca_like, local_error_before_remote)
+{
+    static const ibv_wr_opcode ops[] = { IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ,
+                                         IBV_WR_RDMA_WRITE_WITH_IMM,
+                                         IBV_WR_ATOMIC_FETCH_AND_ADD };
+
+    for (ibv_wr_opcode op : ops) {
+        SCOPED_TRACE(op);
+        connect(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+        ibv_sge sge = { (uintptr_t)lbuf, 8, lmr->lkey + 0x1000 };
+        ibv_send_wr wr = {}, *bad = nullptr;
+        wr.wr_id      = 5;
+        wr.sg_list    = &sge;
+        wr.num_sge    = 1;
+        wr.opcode     = op;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+            wr.wr.atomic.remote_addr = (uintptr_t)rbuf;
+            wr.wr.atomic.rkey        = rmr->rkey + 0x1000;
+            wr.wr.atomic.compare_add = 1;
+        } else {
+            wr.wr.rdma.remote_addr = (uintptr_t)rbuf;
+            wr.wr.rdma.rkey        = rmr->rkey + 0x1000;
+        }
+        ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad));
+        ibv_wc wc = poll1(scqa);
+        EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc.status);
+        EXPECT_EQ(IBV_QPS_RTS, qp_state(*b, qb)) << "nothing reached b";
+        destroy_qp(*a, qa);
+        destroy_qp(*b, qb);
+    }
+}
+
+/* The responder of a refused RDMA WRITE raises IBV_EVENT_QP_ACCESS_ERR:
+ * no completion tells its user */
+TEST_P(hca_like, responder_access_violation_raises_qp_access_err)
+{
+    ibv_async_event ev = {};
+
+    connect(IBV_ACCESS_LOCAL_WRITE); /* b grants no remote write */
+    ASSERT_EQ(IBV_WC_REM_ACCESS_ERR, write_denied());
+    ASSERT_TRUE(next_event(*b, &ev)) << "no async event on the responder";
+    EXPECT_EQ(IBV_EVENT_QP_ACCESS_ERR, ev.event_type);
+    EXPECT_EQ(qb, ev.element.qp);
+    EXPECT_EQ(IBV_QPS_ERR, qp_state(*b, qb));
+    EXPECT_FALSE(next_event(*a, &ev, 100)) << "nothing on the requester";
+}
+
+/* An atomic the responder's QP does not allow is an invalid request: the
+ * requester sees IBV_WC_REM_INV_REQ_ERR, the responder raises
+ * IBV_EVENT_QP_REQ_ERR */
+TEST_P(hca_like, responder_invalid_request_raises_qp_req_err)
+{
+    ibv_async_event ev = {};
+
+    connect(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    ibv_sge sge = { (uintptr_t)lbuf, 8, lmr->lkey };
+    ibv_send_wr wr = {}, *bad = nullptr;
+    wr.sg_list               = &sge;
+    wr.num_sge               = 1;
+    wr.opcode                = IBV_WR_ATOMIC_FETCH_AND_ADD;
+    wr.send_flags            = IBV_SEND_SIGNALED;
+    wr.wr.atomic.remote_addr = (uintptr_t)rbuf;
+    wr.wr.atomic.rkey        = rmr->rkey;
+    wr.wr.atomic.compare_add = 1;
+    ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad));
+    EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, poll1(scqa).status);
+    ASSERT_TRUE(next_event(*b, &ev)) << "no async event on the responder";
+    EXPECT_EQ(IBV_EVENT_QP_REQ_ERR, ev.event_type);
+    EXPECT_EQ(qb, ev.element.qp);
+}
+
+/* A QP in RTR that receives its first packet raises IBV_EVENT_COMM_EST,
+ * once */
+TEST_P(hca_like, first_packet_in_rtr_raises_comm_est)
+{
+    conn_opts_t o;
+    ibv_async_event ev = {};
+    ibv_qp_attr attr = {};
+
+    qa = make_qp(*a, IBV_QPT_RC, scqa, rcqa);
+    qb = make_qp(*b, IBV_QPT_RC, scqb, rcqb);
+    rc_to_rts(*a, qa, b->addr, qb->qp_num, o);
+    lbuf = (char*)alloc(64);
+    lmr  = reg(*a, lbuf, 64, 0);
+    rmr  = reg(*b, lbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    /* b only to RTR */
+    attr.qp_state        = IBV_QPS_INIT;
+    attr.port_num        = 1;
+    attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
+    ASSERT_EQ(0, srq_verbs_modify_qp(b->dev, qb, &attr,
+                                     IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+                                     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS));
+    attr = {};
+    attr.qp_state           = IBV_QPS_RTR;
+    attr.path_mtu           = IBV_MTU_1024;
+    attr.dest_qp_num        = qa->qp_num;
+    attr.max_dest_rd_atomic = 1;
+    attr.min_rnr_timer      = 1;
+    ASSERT_EQ(0, srq_verbs_ah_attr(b->dev, 1, &a->addr, &attr.ah_attr));
+    ASSERT_EQ(0, srq_verbs_modify_qp(b->dev, qb, &attr,
+                                     IBV_QP_STATE | IBV_QP_AV |
+                                     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+                                     IBV_QP_MIN_RNR_TIMER));
+    EXPECT_FALSE(next_event(*b, &ev, 50)) << "nothing arrived yet";
+
+    for (int i = 0; i < 2; ++i) {
+        ASSERT_EQ(0, post_recv(qb, lbuf, 64, rmr->lkey, i));
+        ASSERT_EQ(0, post_send(qa, IBV_WR_SEND, lbuf, 8, lmr->lkey, i));
+        EXPECT_EQ(IBV_WC_SUCCESS, poll1(rcqb).status);
+        EXPECT_EQ(IBV_WC_SUCCESS, poll1(scqa).status);
+    }
+    ASSERT_TRUE(next_event(*b, &ev)) << "no COMM_EST";
+    EXPECT_EQ(IBV_EVENT_COMM_EST, ev.event_type);
+    EXPECT_EQ(qb, ev.element.qp);
+    EXPECT_FALSE(next_event(*b, &ev, 100)) << "raised once";
+}
+
+/* Objects of another context (b's) in a's create verbs and in a UD post:
+ * EINVAL, nothing made */
+TEST_P(hca_like, objects_of_another_context_refused)
+{
+    ibv_comp_channel *chb = make_channel(*b);
+    ibv_srq *srqb = make_srq(*b, 4);
+    ibv_qp_init_attr qa_attr = {};
+    ibv_srq_init_attr sattr = {};
+    ibv_ah_attr ahattr;
+    char *buf = (char*)alloc(64);
+
+    errno = 0;
+    EXPECT_EQ(nullptr, srq_verbs_create_cq(a->dev, 4, nullptr, chb, 0));
+    EXPECT_EQ(EINVAL, errno) << "create_cq with b's channel";
+    if (is_soft()) {
+        /* a's verb given only b's object: libibverbs has no such call (it
+         * takes the context from the object) */
+        errno = 0;
+        EXPECT_EQ(nullptr, srq_verbs_reg_mr(a->dev, b->pd, buf, 64, 0));
+        EXPECT_EQ(EINVAL, errno) << "reg_mr with b's PD";
+        sattr.attr.max_wr  = 4;
+        sattr.attr.max_sge = 1;
+        errno = 0;
+        EXPECT_EQ(nullptr, srq_verbs_create_srq(a->dev, b->pd, &sattr));
+        EXPECT_EQ(EINVAL, errno) << "create_srq with b's PD";
+        ASSERT_EQ(0, srq_verbs_ah_attr(a->dev, 1, &b->addr, &ahattr));
+        errno = 0;
+        EXPECT_EQ(nullptr, srq_verbs_create_ah(a->dev, b->pd, &ahattr));
+        EXPECT_EQ(EINVAL, errno) << "create_ah with b's PD";
+        EXPECT_EQ(EINVAL, srq_verbs_destroy_cq(a->dev, scqb));
+        EXPECT_EQ(EINVAL, srq_verbs_destroy_srq(a->dev, srqb));
+        EXPECT_EQ(EINVAL, srq_verbs_dealloc_pd(a->dev, b->pd));
+    }
+
+    qa_attr.qp_type          = IBV_QPT_RC;
+    qa_attr.cap.max_send_wr  = 1;
+    qa_attr.cap.max_recv_wr  = 1;
+    qa_attr.cap.max_send_sge = 1;
+    qa_attr.cap.max_recv_sge = 1;
+    for (int which = 0; which < 4; ++which) {
+        ibv_qp_init_attr at = qa_attr;
+        ibv_pd *pd = (which == 0) ? b->pd : a->pd;
+        at.send_cq = (which == 1) ? scqb : scqa;
+        at.recv_cq = (which == 2) ? rcqb : rcqa;
+        at.srq     = (which == 3) ? srqb : nullptr;
+        if (at.srq != nullptr) {
+            at.cap.max_recv_wr = at.cap.max_recv_sge = 0;
+        }
+        errno = 0;
+        EXPECT_EQ(nullptr, srq_verbs_create_qp(a->dev, pd, &at))
+            << "create_qp with b's object #" << which;
+        EXPECT_EQ(EINVAL, errno) << "create_qp with b's object #" << which;
+    }
+
+    /* a UD send through an AH of b's context */
+    ibv_qp *ud = make_qp(*a, IBV_QPT_UD, scqa, rcqa);
+    ud_to_rts(*a, ud, 1);
+    ibv_ah *ahb = make_ah(*b, a->addr);
+    ibv_mr *mr = reg(*a, buf, 64, 0);
+    ibv_sge sge = { (uintptr_t)buf, 8, mr->lkey };
+    ibv_send_wr wr = {}, *bad = nullptr;
+    wr.sg_list = &sge; wr.num_sge = 1; wr.opcode = IBV_WR_SEND;
+    wr.wr.ud.ah = ahb; wr.wr.ud.remote_qpn = ud->qp_num;
+    EXPECT_EQ(EINVAL, ibv_post_send(ud, &wr, &bad));
+}
+
+/* A handle the program overwrote names no object: every control verb on
+ * it, or taking it, answers EINVAL and leaves the object as it was */
+TEST_P(hca_like, corrupted_handles_refused)
+{
+    connect(IBV_ACCESS_LOCAL_WRITE);
+    ibv_srq *srq = make_srq(*b, 4);
+    ibv_ah *ah = make_ah(*a, b->addr);
+    ibv_qp_attr qattr = {};
+    ibv_qp_init_attr qinit = {};
+    ibv_srq_attr sattr = {};
+    ibv_ah_attr ahattr;
+    char *buf = (char*)alloc(64);
+
+    /* each: corrupt, try, restore */
+    uint32_t h = a->pd->handle;
+    a->pd->handle = h ^ 0x5a5a;
+    errno = 0;
+    EXPECT_EQ(EINVAL, srq_verbs_dealloc_pd(a->dev, a->pd));
+    EXPECT_EQ(nullptr, srq_verbs_reg_mr(a->dev, a->pd, buf, 64, 0));
+    EXPECT_EQ(EINVAL, errno) << "reg_mr";
+    ASSERT_EQ(0, srq_verbs_ah_attr(a->dev, 1, &b->addr, &ahattr));
+    EXPECT_EQ(nullptr, srq_verbs_create_ah(a->dev, a->pd, &ahattr));
+    a->pd->handle = h;
+
+    h = qa->handle;
+    qa->handle = h + 1;
+    qattr.qp_state = IBV_QPS_ERR;
+    EXPECT_EQ(EINVAL, srq_verbs_modify_qp(a->dev, qa, &qattr, IBV_QP_STATE));
+    EXPECT_EQ(EINVAL, srq_verbs_query_qp(a->dev, qa, &qattr, IBV_QP_STATE,
+                                         &qinit));
+    EXPECT_EQ(EINVAL, srq_verbs_destroy_qp(a->dev, qa));
+    qa->handle = h;
+    EXPECT_EQ(IBV_QPS_RTS, qp_state(*a, qa)) << "left as it was";
+
+    h = scqa->handle;
+    scqa->handle = ~h;
+    EXPECT_EQ(EINVAL, srq_verbs_destroy_cq(a->dev, scqa));
+    qinit            = {};
+    qinit.qp_type    = IBV_QPT_RC;
+    qinit.send_cq    = scqa;
+    qinit.recv_cq    = rcqa;
+    qinit.cap.max_send_wr = qinit.cap.max_recv_wr = 1;
+    qinit.cap.max_send_sge = qinit.cap.max_recv_sge = 1;
+    EXPECT_EQ(nullptr, srq_verbs_create_qp(a->dev, a->pd, &qinit));
+    scqa->handle = h;
+
+    h = srq->handle;
+    srq->handle = h ^ 1;
+    EXPECT_EQ(EINVAL, srq_verbs_query_srq(b->dev, srq, &sattr));
+    sattr.srq_limit = 1;
+    EXPECT_EQ(EINVAL, srq_verbs_modify_srq(b->dev, srq, &sattr,
+                                           IBV_SRQ_LIMIT));
+    EXPECT_EQ(EINVAL, srq_verbs_destroy_srq(b->dev, srq));
+    srq->handle = h;
+
+    h = ah->handle;
+    ah->handle = h ^ 1;
+    EXPECT_EQ(EINVAL, srq_verbs_destroy_ah(a->dev, ah));
+    ah->handle = h;
+
+    h = lmr->handle;
+    lmr->handle = h ^ 1;
+    EXPECT_EQ(EINVAL, srq_verbs_dereg_mr(a->dev, lmr));
+    lmr->handle = h;
+    /* restored, all still work (TearDown destroys them) */
+    EXPECT_EQ(0, srq_verbs_query_srq(b->dev, srq, &sattr));
+}
+
+SRQ_INSTANTIATE(hca_like);
+
+/* Two UD QPs, a on a and b on b, in RTS with one qkey */
+class hca_like_ud : public two_dev_test {
+protected:
+    void SetUp() override
+    {
+        two_dev_test::SetUp();
+        if (IsSkipped()) {
+            return;
+        }
+        qa   = make_qp(*a, IBV_QPT_UD, scqa, rcqa);
+        qb   = make_qp(*b, IBV_QPT_UD, scqb, rcqb);
+        sbuf = (char*)alloc(256, 'S');
+        rbuf = (char*)alloc(512, 0);
+        smr  = reg(*a, sbuf, 256, 0);
+        rmr  = reg(*b, rbuf, 512, IBV_ACCESS_LOCAL_WRITE);
+        ud_to_rts(*a, qa, kQkey);
+        ud_to_rts(*b, qb, kQkey);
+    }
+
+    /* An AH of a to b, with @tclass in its GRH */
+    ibv_ah *ah_to_b(uint8_t tclass)
+    {
+        ibv_ah_attr attr;
+        ibv_ah *ah;
+
+        EXPECT_EQ(0, srq_verbs_ah_attr(a->dev, 1, &b->addr, &attr));
+        attr.is_global         = 1;
+        memcpy(attr.grh.dgid.raw, b->addr.gid, sizeof(attr.grh.dgid.raw));
+        attr.grh.sgid_index    = 0;
+        attr.grh.hop_limit     = 64;
+        attr.grh.traffic_class = tclass;
+        ah = srq_verbs_create_ah(a->dev, a->pd, &attr);
+        EXPECT_NE(nullptr, ah) << strerror(errno);
+        if (ah != nullptr) {
+            srq_verbs_dev_t *dev = a->dev;
+            m_cleanup.push_back([dev, ah]() {
+                EXPECT_EQ(0, srq_verbs_destroy_ah(dev, ah));
+            });
+        }
+        return ah;
+    }
+
+    /* One datagram of @len bytes through @ah; its send completes */
+    void send(ibv_ah *ah, uint32_t len, uint64_t wr_id)
+    {
+        ibv_sge sge = { (uintptr_t)sbuf, len, smr->lkey };
+        ibv_send_wr wr = {}, *bad = nullptr;
+
+        wr.wr_id             = wr_id;
+        wr.sg_list           = &sge;
+        wr.num_sge           = 1;
+        wr.opcode            = IBV_WR_SEND;
+        wr.send_flags        = IBV_SEND_SIGNALED;
+        wr.wr.ud.ah          = ah;
+        wr.wr.ud.remote_qpn  = qb->qp_num;
+        wr.wr.ud.remote_qkey = kQkey;
+        ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad));
+        EXPECT_EQ(IBV_WC_SUCCESS, poll1(scqa).status);
+    }
+
+    static const uint32_t kQkey = 0x11;
+    ibv_qp *qa = nullptr, *qb = nullptr;
+    char   *sbuf = nullptr, *rbuf = nullptr;
+    ibv_mr *smr = nullptr, *rmr = nullptr;
+};
+
+/* A datagram longer than the receive WQE: that WQE completes with
+ * IBV_WC_LOC_LEN_ERR, and the QP stays as it was: the next datagram lands
+ * in the next WQE */
+TEST_P(hca_like_ud, receive_too_small_then_next_arrives)
+{
+    ibv_ah *ah = ah_to_b(0);
+
+    ASSERT_EQ(0, post_recv(qb, rbuf, 40 + 16, rmr->lkey, 1));
+    send(ah, 64, 10);
+    ibv_wc wc = poll1(rcqb);
+    EXPECT_EQ(1u, wc.wr_id);
+    EXPECT_EQ(IBV_WC_LOC_LEN_ERR, wc.status);
+    EXPECT_EQ(IBV_QPS_RTS, qp_state(*b, qb));
+
+    /* a receive posted after the error takes the next datagram */
+    ASSERT_EQ(0, post_recv(qb, rbuf + 256, 256, rmr->lkey, 2));
+    send(ah, 64, 11);
+    wc = poll1(rcqb);
+    EXPECT_EQ(2u, wc.wr_id);
+    EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+    EXPECT_EQ(40u + 64u, wc.byte_len);
+    EXPECT_EQ('S', rbuf[256 + 40 + 63]);
+}
+
+/* The AH's traffic class is in the received GRH (IPv6 layout: 4 bits of
+ * version, then the 8-bit traffic class) */
+TEST_P(hca_like_ud, traffic_class_arrives_in_the_grh)
+{
+    ibv_ah *ah = ah_to_b(0xb8);
+
+    ASSERT_EQ(0, post_recv(qb, rbuf, 256, rmr->lkey, 1));
+    send(ah, 8, 10);
+    ibv_wc wc = poll1(rcqb);
+    ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+    ASSERT_TRUE(wc.wc_flags & IBV_WC_GRH);
+    uint8_t *grh = (uint8_t*)rbuf;
+    EXPECT_EQ(6, grh[0] >> 4) << "IP version";
+    EXPECT_EQ(0xb8, ((grh[0] & 0xf) << 4) | (grh[1] >> 4));
+}
+
+SRQ_INSTANTIATE(hca_like_ud);
