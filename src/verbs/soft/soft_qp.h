@@ -110,7 +110,11 @@ struct srq_soft_qp {
                                         was last seen not to have it */
     uint64_t             lock_busy_since; /* first time the peer's queue
                                         was found locked by another
-                                        producer, 0: it was not */
+                                        producer (or stuck full), 0: it
+                                        was not */
+    uint64_t             full_head;  /* the peer's head and progress_gen */
+    uint64_t             full_gen;   /* when its queue was found full */
+    bool                 full_seen;  /* ... since our last packet went */
     int                  rnr_left;
     uint8_t              rnr_streak; /* RNR NAKs in a row, no progress */
     bool                 rnr_probe;  /* after an RNR NAK: one WQE in

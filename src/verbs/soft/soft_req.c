@@ -42,6 +42,7 @@
 #include "soft_clock.h"
 #include "soft_comp.h"
 #include "soft_dev.h"
+#include "soft_fifo.h"
 #include "soft_inflight.h"
 #include "soft_iov.h"
 #include "soft_list.h"
@@ -429,16 +430,14 @@ static int srq_soft_req_fail(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
     return SRQ_SOFT_REQ_FAILED;
 }
 
-/* The peer did not take the packet: a dead peer fails its QPs (this one
- * included) through srq_soft_comp_peer_dead() */
 /*
  * The peer's queue stays shut to us: another producer keeps it locked
  * (stopped or misbehaving: it held it for SRQ_SOFT_RING_LOCK_NS), or it
- * stays full while its owner lives (stopped, or its indices made nonsense
- * by a same-user writer). Back-pressure, retried from progress, but not
- * forever - once the QP's transport timeout and its retries have passed,
- * the WQE fails as a request nobody answers does (lock_busy_since times
- * both).
+ * stays full while its consumer runs and takes nothing (its indices made
+ * nonsense by a same-user writer, or a producer stopped in its claim).
+ * Back-pressure, retried from progress, but not forever - once the QP's
+ * transport timeout and its retries have passed, the WQE fails as a
+ * request nobody answers does (lock_busy_since times both).
  */
 static int srq_soft_req_blocked(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
 {
@@ -455,14 +454,54 @@ static int srq_soft_req_blocked(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
     return SRQ_SOFT_REQ_AGAIN;
 }
 
+/*
+ * The peer's queue is full. A peer whose device does not run (stopped,
+ * descheduled, starved) is a live peer on a busy machine: its full queue is
+ * back-pressure for as long as that lasts, as RNR with unlimited retries
+ * is on an HCA; one whose consumer moves is only busy. Only a consumer
+ * that runs (two rounds since the queue was first found stuck) and whose
+ * head stays where it was is timed as blocked. A consumer asleep is woken:
+ * no frame of ours will wake it, and a full queue is something to look at.
+ */
+static int srq_soft_req_full(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
+                             srq_soft_peer_t *peer)
+{
+    const srq_soft_shm_hdr_t *hdr = peer->seg.hdr;
+    uint64_t head = atomic_load_explicit((_Atomic uint64_t*)&hdr->head,
+                                         memory_order_acquire);
+    uint64_t gen  = atomic_load_explicit((_Atomic uint64_t*)&hdr->progress_gen,
+                                         memory_order_acquire);
+
+    srq_soft_fifo_wake(peer);
+
+    if (!qp->full_seen || (head != qp->full_head)) {
+        qp->full_seen       = true;
+        qp->full_head       = head;
+        qp->full_gen        = gen;
+        qp->lock_busy_since = 0;
+        return SRQ_SOFT_REQ_AGAIN;
+    }
+    if (gen - qp->full_gen < 2) {
+        qp->lock_busy_since = 0; /* its consumer has not run: wait */
+        return SRQ_SOFT_REQ_AGAIN;
+    }
+    return srq_soft_req_blocked(qp, wqe);
+}
+
+/* The peer did not take the packet: a dead peer fails its QPs (this one
+ * included) through srq_soft_comp_peer_dead() */
 static int srq_soft_req_tx_failed(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
                                   srq_soft_peer_t *peer, int ret)
 {
     if (ret == EBUSY) {
         return srq_soft_req_blocked(qp, wqe);
     }
+    if (ret == EPROTO) {
+        /* its queue cannot take a frame: as a peer nobody reaches */
+        return srq_soft_req_fail(qp, wqe, IBV_WC_RETRY_EXC_ERR);
+    }
     if ((ret == EAGAIN) && srq_soft_comp_peer_check_due(qp->dev, peer)) {
-        return srq_soft_req_blocked(qp, wqe);
+        return srq_soft_req_full(qp, wqe, peer);
     }
     srq_soft_comp_peer_dead(qp->dev, peer);
     return SRQ_SOFT_REQ_FAILED;
@@ -499,6 +538,7 @@ static int srq_soft_req_rc_packet(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
         return srq_soft_req_tx_failed(qp, wqe, qp->peer, ret);
     }
     qp->lock_busy_since = 0;
+    qp->full_seen       = false;
     if (wqe->state == SRQ_SOFT_SWQE_POSTED) {
         qp->next_psn = srq_soft_psn_add(qp->next_psn, 1);
         wqe->state   = SRQ_SOFT_SWQE_SENT;

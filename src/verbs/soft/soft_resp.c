@@ -264,7 +264,7 @@ static int srq_soft_resp_ctrl_frame(srq_soft_qp_t *qp, uint8_t opcode,
                                 srq_soft_frame_len(payload), &tx);
     if (ret != 0) {
         /* a lock held by another producer: to us, no room now */
-        return (ret == EBUSY) ? EAGAIN : ret;
+        return (ret == EBUSY) ? EAGAIN : (ret == EPROTO) ? EPIPE : ret;
     }
     pkt          = tx.pkt;
     pkt->opcode  = opcode;

@@ -140,17 +140,23 @@ static uint64_t srq_soft_ring_pad(srq_soft_shm_hdr_t *hdr, uint8_t *ring,
     return tail + len;
 }
 
-/* Room for @need bytes after @tail? Re-reads the consumer's head only when
- * the cached one says no: that line belongs to the consumer. */
-static bool srq_soft_ring_room(srq_soft_peer_t *peer, uint64_t tail,
-                               uint64_t need)
+/* Room for @need bytes after @tail: 0, EAGAIN (full) or EPROTO (the
+ * consumer's head is not within one ring behind the tail: indices nobody
+ * following the protocol wrote). Re-reads the consumer's head only when the
+ * cached one says no: that line belongs to the consumer. */
+static int srq_soft_ring_room(srq_soft_peer_t *peer, uint64_t tail,
+                              uint64_t need)
 {
     if (tail + need - peer->cached_head <= SRQ_SOFT_RING_SIZE) {
-        return true;
+        return 0;
     }
     peer->cached_head = srq_soft_load_acq(&peer->seg.hdr->head);
-    return (tail >= peer->cached_head) &&
-           (tail + need - peer->cached_head <= SRQ_SOFT_RING_SIZE);
+    if ((tail < peer->cached_head) ||
+        (tail - peer->cached_head > SRQ_SOFT_RING_SIZE)) {
+        return EPROTO;
+    }
+    return (tail + need - peer->cached_head <= SRQ_SOFT_RING_SIZE) ? 0 :
+           EAGAIN;
 }
 
 /* A claim never reads as a published frame: those have bit 63 set */
@@ -162,7 +168,8 @@ static uint64_t srq_soft_claim_tag(uint64_t lock_id)
 /*
  * Claim room for a frame of @frame_len bytes in @peer's queue: the caller
  * fills the frame and publishes it with srq_soft_ring_commit. EAGAIN: no
- * room now; EBUSY: the lock is held too long; EPIPE: the peer is gone.
+ * room now; EBUSY: the lock is held too long; EPIPE: the peer is gone;
+ * EPROTO: its queue's indices are nonsense.
  */
 int srq_soft_ring_reserve(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
                           uint32_t frame_len, srq_soft_tx_t *tx)
@@ -170,6 +177,7 @@ int srq_soft_ring_reserve(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
     srq_soft_shm_hdr_t *hdr = peer->seg.hdr;
     uint64_t tail, contig, pad;
     srq_soft_pkt_t *pkt;
+    int ret;
 
     if (peer->dead || !srq_soft_seg_active(&peer->seg)) {
         return EPIPE;
@@ -182,10 +190,11 @@ int srq_soft_ring_reserve(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
     tail   = srq_soft_align_cell(hdr->tail);
     contig = SRQ_SOFT_RING_SIZE - (tail & SRQ_SOFT_RING_MASK);
     pad    = (frame_len > contig) ? contig : 0;
-    if (!srq_soft_ring_room(peer, tail, pad + frame_len)) {
+    ret = srq_soft_ring_room(peer, tail, pad + frame_len);
+    if (ret != 0) {
         srq_soft_ring_unlock(hdr);
         ++dev->stats.tx_ring_full;
-        return EAGAIN;
+        return ret;
     }
     if (pad != 0) {
         tail = srq_soft_ring_pad(hdr, peer->seg.ring, tail, (uint32_t)pad);

@@ -36,7 +36,9 @@ typedef void (*srq_soft_frame_cb_t)(srq_soft_dev_t *dev,
  * Claim room for a frame of @frame_len bytes in @peer's queue; the caller
  * fills it (no lock held) and publishes it with srq_soft_ring_commit, which
  * it must call. EAGAIN: no room now; EBUSY: another producer has held the
- * lock for SRQ_SOFT_RING_LOCK_NS (try again later); EPIPE: the peer is gone.
+ * lock for SRQ_SOFT_RING_LOCK_NS (try again later); EPIPE: the peer is gone;
+ * EPROTO: the queue's indices are nonsense (a same-user writer forged
+ * them): nothing can be sent there.
  */
 int  srq_soft_ring_reserve(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
                            uint32_t frame_len, srq_soft_tx_t *tx);

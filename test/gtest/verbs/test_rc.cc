@@ -748,6 +748,60 @@ TEST_P(rc, large_read_answer_held_back_by_a_full_queue)
     EXPECT_EQ('Z', lbuf[big - 1]);
 }
 
+/*
+ * A peer that does not run (stopped, descheduled) is alive: its queue full
+ * of our WRITEs is back-pressure for as long as it does not run, never a
+ * transport error (an HCA keeps taking them, or RNR-retries forever). Here
+ * a's transport timeout and retries (4 us x 2^8 x 2, about 2 ms) pass
+ * many times over while b's device stands still; then b runs, and every
+ * WRITE completes successfully.
+ */
+TEST_P(rc, full_queue_of_a_peer_that_does_not_run_is_back_pressure)
+{
+    if (!is_soft()) {
+        GTEST_SKIP() << "fills soft0's queue";
+    }
+    conn_opts_t o;
+    o.timeout   = 8;
+    o.retry_cnt = 1;
+    make_pair(o, nullptr, 256, 256);
+    still(*a);
+    still(*b);
+    const uint32_t len = 15000; /* in the packet: 140 of them fill b's queue */
+    const int n = 200;
+    char *sbuf = (char*)alloc(len, 'w'), *rbuf = (char*)alloc(len, 0);
+    ibv_mr *smr = reg(*a, sbuf, len, 0);
+    ibv_mr *rmr = reg(*b, rbuf, len, IBV_ACCESS_LOCAL_WRITE);
+    srq_soft_stats_t st{};
+    ibv_wc wc;
+
+    for (int i = 0; i < n; ++i) {
+        ASSERT_EQ(0, post_recv(qpb, rbuf, len, rmr->lkey, i));
+        ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, len, smr->lkey, i));
+    }
+    /* a alone runs for 100 transport timeouts and more */
+    uint64_t end = now_ms() + 300;
+    int done = 0;
+    while (now_ms() < end) {
+        int k = ibv_poll_cq(scqa, 1, &wc);
+        ASSERT_GE(k, 0);
+        if (k == 1) {
+            ASSERT_EQ(IBV_WC_SUCCESS, wc.status)
+                << "WR " << wc.wr_id << " failed while its peer stood still";
+            ++done;
+        }
+    }
+    ASSERT_EQ(0, srq_soft_query_stats(a->dev, &st));
+    EXPECT_GT(st.tx_ring_full, 0u) << "b's queue never filled";
+    EXPECT_LT(done, n);
+    /* b runs: everything goes */
+    while (done < n) {
+        wc = poll1(scqa, 10000); /* polls b's CQs too */
+        ASSERT_EQ(IBV_WC_SUCCESS, wc.status) << "WR " << wc.wr_id;
+        ++done;
+    }
+}
+
 TEST_P(rc, rnr_retry_succeeds_when_recv_posted_late)
 {
     conn_opts_t o;
