@@ -58,6 +58,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 /* A one-sided request the target dropped (not a WC status) */
 #define SRQ_SOFT_REQ_DROPPED  (-1)
@@ -280,9 +281,33 @@ static void srq_soft_req_pkt_hdr(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
     pkt->src_lid = qp->dev->lid;
 }
 
+/*
+ * Copy @len bytes of the program's memory at @src into a frame. A first
+ * transmission copies what ibv_post_send was just given. A retransmission
+ * (or a WQE sent later, from progress) may find the pages gone: a program
+ * may unmap a buffer whose region a registration cache deregisters only
+ * later, and soft0 pins nothing. It reads through the kernel then, which
+ * answers EFAULT where memcpy would take the process down. false: not
+ * readable.
+ */
+static bool srq_soft_req_copy_in(const srq_soft_swqe_t *wqe, uint8_t *dst,
+                                 uint64_t src, uint32_t len)
+{
+    struct iovec local = { dst, len }, remote = { (void*)(uintptr_t)src, len };
+
+    if (wqe->state == SRQ_SOFT_SWQE_POSTED) {
+        memcpy(dst, (const void*)(uintptr_t)src, len);
+        return true;
+    }
+    return (len == 0) ||
+           (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
+            (ssize_t)len);
+}
+
 /* Payload: (for RDMA executed by the responder, where it goes, then) the
- * data itself, or the iovecs the responder pulls */
-static void srq_soft_req_pkt_payload(srq_soft_qp_t *qp,
+ * data itself, or the iovecs the responder pulls. false: the data is no
+ * longer readable */
+static bool srq_soft_req_pkt_payload(srq_soft_qp_t *qp,
                                      const srq_soft_swqe_t *wqe,
                                      srq_soft_pkt_t *pkt, bool pull)
 {
@@ -299,7 +324,7 @@ static void srq_soft_req_pkt_payload(srq_soft_qp_t *qp,
     uint32_t i;
 
     if (pkt->opcode == SRQ_SOFT_OP_WRITE_IMM) {
-        return; /* the data went one-sided already */
+        return true; /* the data went one-sided already */
     }
     if (wqe->by_responder) {
         rdma->addr     = wqe->remote_addr;
@@ -309,7 +334,7 @@ static void srq_soft_req_pkt_payload(srq_soft_qp_t *qp,
             if (srq_soft_req_read_pulled(wqe)) {
                 pkt->flags |= SRQ_SOFT_PKT_F_PULL;
             }
-            return; /* the scatter list waits for the READ_RESP */
+            return true; /* the scatter list waits for the READ_RESP */
         }
     }
     if (srq_soft_swqe_is_atomic(wqe)) {
@@ -318,18 +343,20 @@ static void srq_soft_req_pkt_payload(srq_soft_qp_t *qp,
         atomic->swap        = wqe->swap;
         atomic->rkey        = wqe->rkey;
         atomic->reserved    = 0;
-        return; /* the scatter list waits for the ATOMIC_ACK */
+        return true; /* the scatter list waits for the ATOMIC_ACK */
     }
     if (wqe->is_inline) {
         memcpy(dst, srq_soft_swqe_inline(qp, wqe), wqe->length);
-        return;
+        return true;
     }
     for (i = 0; i < wqe->num_sge; ++i) {
         if (pull) {
             iov[i].addr = sge[i].addr;
             iov[i].len  = sge[i].length;
         } else {
-            memcpy(dst, (void*)(uintptr_t)sge[i].addr, sge[i].length);
+            if (!srq_soft_req_copy_in(wqe, dst, sge[i].addr, sge[i].length)) {
+                return false;
+            }
             dst += sge[i].length;
         }
     }
@@ -337,6 +364,7 @@ static void srq_soft_req_pkt_payload(srq_soft_qp_t *qp,
         pkt->flags |= SRQ_SOFT_PKT_F_PULL;
         pkt->nsge   = (uint16_t)wqe->num_sge;
     }
+    return true;
 }
 
 /*
@@ -385,7 +413,8 @@ static void srq_soft_req_carry_ack(srq_soft_qp_t *qp, srq_soft_pkt_t *pkt)
 }
 
 /* Queue the WQE's packet at @peer: 0, EAGAIN (no room), EBUSY (locked by
- * another producer) or EPIPE (gone) */
+ * another producer), EPIPE (gone), EPROTO (its queue is nonsense) or
+ * EFAULT (our data is no longer readable) */
 static int srq_soft_req_transmit(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
                                  srq_soft_peer_t *peer)
 {
@@ -414,7 +443,12 @@ static int srq_soft_req_transmit(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
         return ret;
     }
     srq_soft_req_pkt_hdr(qp, wqe, tx.pkt);
-    srq_soft_req_pkt_payload(qp, wqe, tx.pkt, pull);
+    if (!srq_soft_req_pkt_payload(qp, wqe, tx.pkt, pull)) {
+        /* a claimed frame is always published: as padding */
+        tx.pkt->opcode = SRQ_SOFT_OP_PAD;
+        srq_soft_ring_commit(qp->dev, &tx);
+        return EFAULT;
+    }
     if (qp->ibv.qp_type == IBV_QPT_RC) {
         srq_soft_req_carry_ack(qp, tx.pkt);
     }
@@ -500,6 +534,9 @@ static int srq_soft_req_tx_failed(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
         /* its queue cannot take a frame: as a peer nobody reaches */
         return srq_soft_req_fail(qp, wqe, IBV_WC_RETRY_EXC_ERR);
     }
+    if (ret == EFAULT) {
+        return srq_soft_req_fail(qp, wqe, IBV_WC_LOC_PROT_ERR);
+    }
     if ((ret == EAGAIN) && srq_soft_comp_peer_check_due(qp->dev, peer)) {
         return srq_soft_req_full(qp, wqe, peer);
     }
@@ -515,6 +552,9 @@ static int srq_soft_req_ud(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
         return srq_soft_req_fail(qp, wqe, IBV_WC_LOC_PROT_ERR);
     }
     ret = srq_soft_req_transmit(qp, wqe, wqe->ud_peer);
+    if (ret == EFAULT) {
+        return srq_soft_req_fail(qp, wqe, IBV_WC_LOC_PROT_ERR);
+    }
     if ((ret == EAGAIN) &&
         srq_soft_comp_peer_check_due(qp->dev, wqe->ud_peer)) {
         return SRQ_SOFT_REQ_AGAIN;

@@ -12,6 +12,7 @@
 
 #include <endian.h>
 #include <string.h>
+#include <sys/mman.h>
 
 using namespace srq_test;
 
@@ -800,6 +801,43 @@ TEST_P(rc, full_queue_of_a_peer_that_does_not_run_is_back_pressure)
         ASSERT_EQ(IBV_WC_SUCCESS, wc.status) << "WR " << wc.wr_id;
         ++done;
     }
+}
+
+/*
+ * soft0 pins nothing: a program may unmap a buffer whose region is still
+ * registered (a registration cache deregisters it later). A retransmission
+ * that reads it then fails its WR with IBV_WC_LOC_PROT_ERR; it does not take
+ * the process down (UCX's destroy_entity_after_send did, through the
+ * progress thread's retransmission, once every soft0 had one).
+ */
+TEST_P(rc, retransmission_from_an_unmapped_buffer_fails_the_wr)
+{
+    if (!is_soft()) {
+        GTEST_SKIP() << "reads what the soft device reads";
+    }
+    conn_opts_t o;
+    o.timeout = 8; /* about 1 ms */
+    make_pair(o);
+    void *m = mmap(nullptr, 4096, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(MAP_FAILED, m);
+    memset(m, 'u', 4096);
+    ibv_mr *smr = reg(*a, m, 4096, 0);
+    /* b drops what arrives: a sends the SEND again and again */
+    ibv_qp_attr attr = {};
+    attr.qp_state = IBV_QPS_RESET;
+    ASSERT_EQ(0, srq_verbs_modify_qp(b->dev, qpb, &attr, IBV_QP_STATE));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, m, 64, smr->lkey, 1));
+    ibv_wc wc;
+    uint64_t end = now_ms() + 20;
+    while (now_ms() < end) {
+        ASSERT_EQ(0, ibv_poll_cq(scqa, 1, &wc)) << "completed before unmap";
+    }
+    ASSERT_EQ(0, munmap(m, 4096));
+    wc = poll1(scqa, 5000);
+    EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc.status)
+        << ibv_wc_status_str(wc.status);
+    EXPECT_EQ(1u, wc.wr_id);
 }
 
 TEST_P(rc, rnr_retry_succeeds_when_recv_posted_late)
