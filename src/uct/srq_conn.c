@@ -434,9 +434,10 @@ static ucs_status_t uct_srq_conn_create(uct_srq_iface_t *iface,
 
     conn->ah = srq_verbs_create_ah(iface->dev, iface->pd, &ah_attr);
     if (conn->ah == NULL) {
-        if (errno == EHOSTUNREACH) {
+        if ((errno == EHOSTUNREACH) || (errno == ENOENT)) {
             /* the peer is gone (e.g. a request that came after its sender
-             * closed): no error of ours */
+             * closed; through libibverbs its LID is then unknown): no
+             * error of ours */
             ucs_diag("srq: peer ud qpn 0x%x is unreachable", key->ud_qpn);
             ucs_free(conn);
             return UCS_ERR_UNREACHABLE;
@@ -651,8 +652,9 @@ static ucs_status_t uct_srq_hs_connect_reply(uct_srq_iface_t *iface,
 
     status = uct_srq_qp_connect(iface, conn->qp, &conn->key.dev, rc_qpn);
     if (status != UCS_OK) {
-        uct_srq_conn_fail(iface, conn, UCS_ERR_IO_ERROR,
-                          "the QP could not be connected");
+        uct_srq_conn_fail(iface, conn, status,
+                          (status == UCS_ERR_UNREACHABLE) ?
+                          "the peer is gone" : "the QP could not be connected");
         return status;
     }
     conn->remote_qpn = rc_qpn;

@@ -6,6 +6,7 @@
 
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
+#include <errno.h>
 #include <string.h>
 
 ucs_status_t uct_srq_qp_create(uct_srq_iface_t *iface, unsigned tx_len,
@@ -84,6 +85,13 @@ ucs_status_t uct_srq_qp_connect(uct_srq_iface_t *iface, struct ibv_qp *qp,
                                   IBV_QP_STATE | IBV_QP_SQ_PSN |
                                   IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
                                   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+    }
+    if ((ret == EHOSTUNREACH) || (ret == ENOENT)) {
+        /* no such destination any more (its device closed meanwhile): the
+         * peer is gone, no error of ours */
+        ucs_diag("srq: QP 0x%x: peer of QP 0x%x is unreachable", qp->qp_num,
+                 remote_qpn);
+        return UCS_ERR_UNREACHABLE;
     }
     if (ret != 0) {
         ucs_error("srq: failed to connect QP 0x%x to 0x%x: %s", qp->qp_num,
