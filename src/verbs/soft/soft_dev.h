@@ -58,6 +58,8 @@
 #define SRQ_SOFT_PEER_CHECK_NS 100000000ull  /* liveness check period */
 #define SRQ_SOFT_TICK_NS       1000000ull    /* timer resolution */
 #define SRQ_SOFT_TICK_CALLS    128  /* progress calls between clock reads */
+#define SRQ_SOFT_ACK_FLUSH_NS  100000000ull /* how long a QP's destroy tries
+                                               to send the ACK it owes */
 
 typedef struct srq_soft_dev      srq_soft_dev_t;
 typedef struct srq_soft_qp       srq_soft_qp_t;

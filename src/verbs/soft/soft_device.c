@@ -7,6 +7,7 @@
  * async-event eventfd.
  */
 #include "soft_ah.h"
+#include "soft_clock.h"
 #include "soft_async.h"
 #include "soft_atomic.h"
 #include "soft_cq.h"
@@ -31,6 +32,7 @@
 #include "srq_soft_api.h"
 
 #include <arpa/inet.h>
+#include <sched.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -410,12 +412,29 @@ static int srq_soft_query_srq_now(srq_verbs_dev_t *vdev, struct ibv_srq *srq,
  * peer's send acknowledged, as an HCA would */
 static int srq_soft_acks_before(srq_soft_dev_t *dev, struct ibv_qp *qp)
 {
-    if (srq_soft_dev_lock_obj(dev, qp) != 0) {
-        return EINVAL;
+    uint64_t give_up = 0;
+    bool owed;
+
+    for (;;) {
+        if (srq_soft_dev_lock_obj(dev, qp) != 0) {
+            return EINVAL;
+        }
+        srq_soft_progress_acks(dev);
+        /* still owed: the peer's queue was full or locked just now. An
+         * HCA has sent it on arrival; we try for a while (the peer's
+         * consumer runs on its own) before the QP takes it along */
+        owed = srq_soft_list_linked(&srq_soft_qp(qp)->ack_link);
+        srq_soft_dev_unlock(dev);
+        if (!owed) {
+            return 0;
+        }
+        if (give_up == 0) {
+            give_up = srq_soft_now_ns() + SRQ_SOFT_ACK_FLUSH_NS;
+        } else if (srq_soft_now_ns() >= give_up) {
+            return 0;
+        }
+        sched_yield();
     }
-    srq_soft_progress_acks(dev);
-    srq_soft_dev_unlock(dev);
-    return 0;
 }
 
 /* A destroy, or a move to RESET or ERR, first stops a WRITE the responder

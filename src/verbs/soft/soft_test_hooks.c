@@ -40,6 +40,15 @@ int srq_soft_test_hold_lock(srq_verbs_dev_t *vdev)
     return ret;
 }
 
+int srq_soft_test_release_lock(srq_verbs_dev_t *vdev)
+{
+    if ((vdev == NULL) || (vdev->kind != SRQ_VERBS_DEV_SOFT)) {
+        return EINVAL;
+    }
+    srq_soft_ring_unlock(srq_soft_dev(vdev)->seg.hdr);
+    return 0;
+}
+
 int srq_soft_test_with_dev_lock(srq_verbs_dev_t *vdev, void (*fn)(void *arg),
                                 void *arg)
 {

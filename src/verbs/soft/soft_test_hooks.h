@@ -39,6 +39,9 @@ int srq_soft_inject(srq_verbs_dev_t *from, const srq_verbs_port_addr_t *to,
  * release it - then die, to test that producers take over a dead holder's
  * lock. */
 int srq_soft_test_hold_lock(srq_verbs_dev_t *dev);
+/* Release @dev's queue lock whoever holds it (after srq_soft_test_hold_lock
+ * in this process: a live holder that lets go) */
+int srq_soft_test_release_lock(srq_verbs_dev_t *dev);
 
 /* Run @fn(@arg) holding @dev's own (process-private) lock, the one every
  * verb of the device takes: a thread that holds it and loses its CPU */

@@ -7,6 +7,7 @@
 #include "verbs/soft/soft_pkt.h"
 
 #include <chrono>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -1408,6 +1409,48 @@ TEST_P(rc_reply, destroy_sends_the_ack_a_reply_would_have_carried)
     ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 8, smra->lkey, 2));
     ASSERT_EQ(IBV_WC_SUCCESS, spin(rcqb).status);
     destroy_qp(*b, qpb);
+    ibv_wc wc = spin(scqa);
+    EXPECT_EQ(IBV_WC_SUCCESS, wc.status) << ibv_wc_status_str(wc.status);
+    EXPECT_EQ(2u, wc.wr_id);
+}
+
+/*
+ * The ACK a destroy owes goes out even when the peer's queue is locked at
+ * that moment (a live producer holding it for 20 ms): the destroy tries for
+ * a while, as an HCA, which ACKs on arrival, never loses it.
+ */
+TEST_P(rc_reply, destroy_sends_its_ack_past_a_busy_peer_queue)
+{
+    if (!is_soft()) {
+        GTEST_SKIP() << "holds soft0's queue lock";
+    }
+    still(*a); /* the ACK is b's destroy's to send, not b's thread's */
+    still(*b);
+    ibv_mr *rmra = reg(*a, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *rmrb = reg(*b, rbuf + 64, 64, IBV_ACCESS_LOCAL_WRITE);
+
+    /* one request and reply: b's next ACK waits for a reply */
+    ASSERT_EQ(0, post_recv(qpb, rbuf + 64, 64, rmrb->lkey, 100));
+    ASSERT_EQ(0, post_recv(qpa, rbuf, 64, rmra->lkey, 200));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 8, smra->lkey, 1));
+    ASSERT_EQ(IBV_WC_SUCCESS, spin(rcqb).status);
+    ASSERT_EQ(0, post_send(qpb, IBV_WR_SEND, sbuf + 64, 8, smrb->lkey, 300));
+    ASSERT_EQ(IBV_WC_SUCCESS, spin(rcqa).status);
+    ASSERT_EQ(IBV_WC_SUCCESS, spin(scqa).status);
+    ASSERT_EQ(IBV_WC_SUCCESS, poll1(scqb).status);
+
+    ASSERT_EQ(0, post_recv(qpb, rbuf + 64, 64, rmrb->lkey, 101));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 8, smra->lkey, 2));
+    ASSERT_EQ(IBV_WC_SUCCESS, spin(rcqb).status);
+    /* a's queue is locked by a live producer (this process) for 20 ms */
+    ASSERT_EQ(0, srq_soft_test_hold_lock(a->dev));
+    srq_verbs_dev_t *adev = a->dev;
+    std::thread release([adev] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        srq_soft_test_release_lock(adev);
+    });
+    destroy_qp(*b, qpb);
+    release.join();
     ibv_wc wc = spin(scqa);
     EXPECT_EQ(IBV_WC_SUCCESS, wc.status) << ibv_wc_status_str(wc.status);
     EXPECT_EQ(2u, wc.wr_id);
