@@ -80,11 +80,22 @@ for prog in ibv_rc_pingpong ibv_srq_pingpong ibv_ud_pingpong; do
         # shellcheck disable=SC2086
         pair "$prog" -d soft0 -n 500 $opts
         rc=$?
+        # Known, open (NEWS): now and then the server's last SEND ends with
+        # RETRY_EXC_ERR after the client finished. That one failure, and
+        # only it, is tried again once, and the line says so; a second
+        # failure fails the check.
+        again=""
+        if [ $rc -eq 99 ] && grep -q "transport retry counter exceeded" <<<"$sout"; then
+            again=" (on a second try: the first run's server failed with RETRY_EXC_ERR, the known race)"
+            # shellcheck disable=SC2086
+            pair "$prog" -d soft0 -n 500 $opts
+            rc=$?
+        fi
         line=$(grep "iters in" <<<"$out")
         ok=$([ $rc -eq 0 ] && [ -n "$line" ] && grep -q "iters in" <<<"$sout" && echo 1)
         # on failure both sides' output, whatever the client printed
         result "$prog ${opts:-(LID, polling)}" "$ok" \
-            "$([ "$ok" = 1 ] && echo "$line" ||
+            "$([ "$ok" = 1 ] && echo "$line$again" ||
                printf 'client: %s\nserver: %s\nrc=%s' "$out" "$sout" "$rc")"
     done
 done
