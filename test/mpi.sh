@@ -54,6 +54,17 @@ done
 "$oshcc" -O2 -o "$out/shmem_basic" "$src/shmem/shmem_basic.c" ||
     { echo "FAIL: cannot build shmem_basic"; fail=1; }
 
+# Another Open MPI: the programs must be its (libmpi from its prefix),
+# or the jobs would test Debian's
+if [ -n "${SRQ_TEST_OMPI_BIN:-}" ]; then
+    libmpi=$(ldd "$out/p2p" 2>/dev/null | awk '/libmpi\.so/ { print $3 }')
+    case "$libmpi" in
+        "$(dirname "$SRQ_TEST_OMPI_BIN")"/*)
+            echo "PASS: the programs use $libmpi ($("$mpirun_ompi" --version 2>&1 | head -1))" ;;
+        *) echo "FAIL: p2p uses libmpi '$libmpi', not the one of $SRQ_TEST_OMPI_BIN/.."; fail=1 ;;
+    esac
+fi
+
 ompi_opts=(--oversubscribe --mca pml ucx --mca osc ucx --mca btl self
            -x UCX_TLS -x UCX_RC_SRQ_COUNTERS_FILE)
 # hydra passes its environment to local ranks; -genvlist names what must
