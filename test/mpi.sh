@@ -29,19 +29,41 @@ fail=0
 # MPI_ID: openmpi (mpicc.openmpi, mpirun.openmpi: pml/osc ucx, btl self)
 # or mpich (MPICH's ch4:ucx: mpicc.mpich, mpiexec.mpich). The explicit
 # names: Debian's update-alternatives decide what plain mpicc/mpirun are.
+# SRQ_TEST_OMPI_BIN=DIR: another Open MPI's mpicc, mpirun, oshcc and oshrun
+# (contrib/version-matrix: Open MPI 5 in a private prefix);
+# SRQ_TEST_MPICH=0: no MPICH jobs.
+if [ -n "${SRQ_TEST_OMPI_BIN:-}" ]; then
+    mpicc_ompi=$SRQ_TEST_OMPI_BIN/mpicc mpirun_ompi=$SRQ_TEST_OMPI_BIN/mpirun
+    oshcc=$SRQ_TEST_OMPI_BIN/oshcc oshrun=$SRQ_TEST_OMPI_BIN/oshrun
+else
+    mpicc_ompi=mpicc.openmpi mpirun_ompi=mpirun.openmpi oshcc=oshcc oshrun=oshrun
+fi
 have_mpich=0
+no_mpich="mpicc.mpich/mpiexec.mpich not installed (contrib/install-deps installs them)"
 command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null && have_mpich=1
+[ "${SRQ_TEST_MPICH:-1}" = 0 ] && have_mpich=0 no_mpich="not asked for (SRQ_TEST_MPICH=0)"
 
 mkdir -p "$out/mpich"
 for p in p2p coll rma threads srq_mpi_job; do
-    mpicc.openmpi -O2 -pthread -I"$src/mpi" -o "$out/$p" "$src/mpi/$p.c" ||
+    "$mpicc_ompi" -O2 -pthread -I"$src/mpi" -o "$out/$p" "$src/mpi/$p.c" ||
         { echo "FAIL: cannot build $p (Open MPI)"; fail=1; }
     [ $have_mpich = 1 ] || continue
     mpicc.mpich -O2 -pthread -I"$src/mpi" -o "$out/mpich/$p" "$src/mpi/$p.c" 2>/dev/null ||
         { echo "FAIL: cannot build $p (MPICH)"; fail=1; }
 done
-oshcc -O2 -o "$out/shmem_basic" "$src/shmem/shmem_basic.c" ||
+"$oshcc" -O2 -o "$out/shmem_basic" "$src/shmem/shmem_basic.c" ||
     { echo "FAIL: cannot build shmem_basic"; fail=1; }
+
+# Another Open MPI: the programs must be its (libmpi from its prefix),
+# or the jobs would test Debian's
+if [ -n "${SRQ_TEST_OMPI_BIN:-}" ]; then
+    libmpi=$(ldd "$out/p2p" 2>/dev/null | awk '/libmpi\.so/ { print $3 }')
+    case "$libmpi" in
+        "$(dirname "$SRQ_TEST_OMPI_BIN")"/*)
+            echo "PASS: the programs use $libmpi ($("$mpirun_ompi" --version 2>&1 | head -1))" ;;
+        *) echo "FAIL: p2p uses libmpi '$libmpi', not the one of $SRQ_TEST_OMPI_BIN/.."; fail=1 ;;
+    esac
+fi
 
 ompi_opts=(--oversubscribe --mca pml ucx --mca osc ucx --mca btl self
            -x UCX_TLS -x UCX_RC_SRQ_COUNTERS_FILE)
@@ -83,17 +105,17 @@ job() {
 
 for np in 2 4; do
     for p in p2p coll threads; do
-        job "$p" "$np" mpirun.openmpi "${ompi_opts[@]}" "$out/$p"
+        job "$p" "$np" "$mpirun_ompi" "${ompi_opts[@]}" "$out/$p"
     done
     # osc ucx: MPI_Accumulate and MPI_Fetch_and_op are UCP atomics
-    SRQ_TEST_WANT_ATOMICS=1 job rma "$np" mpirun.openmpi "${ompi_opts[@]}" "$out/rma"
+    SRQ_TEST_WANT_ATOMICS=1 job rma "$np" "$mpirun_ompi" "${ompi_opts[@]}" "$out/rma"
 
     if [ $have_mpich = 1 ]; then
         for p in p2p coll rma threads; do
             job "mpich:$p" "$np" mpiexec.mpich "${mpich_opts[@]}" "$out/mpich/$p"
         done
     else
-        echo "SKIP: MPICH jobs np=$np: mpicc.mpich/mpiexec.mpich not installed (contrib/install-deps installs them)"
+        echo "SKIP: MPICH jobs np=$np: $no_mpich"
     fi
     # Open MPI's OpenSHMEM does not survive AddressSanitizer's memory layout
     # (mca_atomic_basic touches its symmetric heap through a mapping ASan
@@ -104,7 +126,7 @@ for np in 2 4; do
     fi
     # Debian's Open MPI 4.1.4 crashes in shmem_finalize unless osc rdma is
     # excluded, whatever the transport (not ours to fix)
-    SRQ_TEST_WANT_ATOMICS=1 job shmem_basic "$np" oshrun --oversubscribe --mca spml ucx --mca pml ucx --mca osc ^rdma \
+    SRQ_TEST_WANT_ATOMICS=1 job shmem_basic "$np" "$oshrun" --oversubscribe --mca spml ucx --mca pml ucx --mca osc ^rdma \
         --mca btl self -x UCX_TLS -x UCX_RC_SRQ_COUNTERS_FILE "$out/shmem_basic"
 done
 exit $fail
