@@ -18,9 +18,10 @@
 # that every rank received over rc_srq. One PASS:/FAIL: line per workload.
 #
 # Time limits: 180 s a job, except hpcc 2x2, whose limit is derived from
-# what hpcc 1x2 took on this machine now (8 times as long, at least 180 s):
-# on a loaded machine the 4 spinning ranks share the CPUs with everything
-# else, and a fixed limit measures the load, not the transport.
+# what hpcc 1x2 took on this machine now (40 times as long, at least 180
+# s): on a loaded machine the 4 spinning ranks share the CPUs with
+# everything else (beside 2 busy loops per core on 2 cores: 1x2 5-6 s,
+# 2x2 175-181 s), and a fixed limit measures the load, not the transport.
 #
 set -u
 run=${SRQ_RUN:?}
@@ -151,7 +152,7 @@ else
         hpccinf "$p" "$q" >"$d/hpccinf.txt"
         mpijob "hpcc.$np" "$np" "$d" hpcc
         # the next grid's limit: from what this one took now
-        [ "$rc" = 0 ] && limit=$(( secs * 8 > 180 ? secs * 8 : 180 ))
+        [ "$rc" = 0 ] && limit=$(( secs * 40 > 180 ? secs * 40 : 180 ))
         o="$d/hpccoutf.txt"
         ok=0 detail="no output file"
         if [ -f "$o" ]; then

@@ -38,6 +38,7 @@
 #include "soft_shm.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -315,7 +316,11 @@ static uint64_t srq_soft_ring_unpublished(srq_soft_dev_t *dev, uint64_t head)
     /* the claim lost bit 63 of the claimer's id */
     if (!srq_soft_proc_id_dead(pos) ||
         !srq_soft_proc_id_dead(pos | (1ull << 63))) {
-        return head; /* copying: it publishes soon */
+        /* copying: it publishes soon - or it lost its CPU in between, and
+         * then our spinning keeps it from publishing: give it the CPU, as
+         * a lock waiter does to the holder */
+        sched_yield();
+        return head;
     }
     ++dev->stats.producer_recovered;
     ++dev->stats.rx_dropped; /* its frame: a lost packet */
