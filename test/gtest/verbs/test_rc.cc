@@ -1335,6 +1335,27 @@ protected:
         return wc;
     }
 
+    /* One request and reply (b's next ACK then waits for a reply), then
+     * the last request (WR 2): b has taken it and owes its ACK */
+    void owe_an_ack_a_reply_would_carry()
+    {
+        ibv_mr *rmra = reg(*a, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+        ibv_mr *rmrb = reg(*b, rbuf + 64, 64, IBV_ACCESS_LOCAL_WRITE);
+
+        ASSERT_EQ(0, post_recv(qpb, rbuf + 64, 64, rmrb->lkey, 100));
+        ASSERT_EQ(0, post_recv(qpa, rbuf, 64, rmra->lkey, 200));
+        ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 8, smra->lkey, 1));
+        ASSERT_EQ(IBV_WC_SUCCESS, spin(rcqb).status);
+        ASSERT_EQ(0, post_send(qpb, IBV_WR_SEND, sbuf + 64, 8, smrb->lkey, 300));
+        ASSERT_EQ(IBV_WC_SUCCESS, spin(rcqa).status);
+        ASSERT_EQ(IBV_WC_SUCCESS, spin(scqa).status);
+        ASSERT_EQ(IBV_WC_SUCCESS, poll1(scqb).status);
+
+        ASSERT_EQ(0, post_recv(qpb, rbuf + 64, 64, rmrb->lkey, 101));
+        ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 8, smra->lkey, 2));
+        ASSERT_EQ(IBV_WC_SUCCESS, spin(rcqb).status);
+    }
+
     void SetUp() override
     {
         rc::SetUp();
@@ -1391,23 +1412,10 @@ TEST_P(rc_reply, reply_carries_the_ack)
  */
 TEST_P(rc_reply, destroy_sends_the_ack_a_reply_would_have_carried)
 {
-    ibv_mr *rmra = reg(*a, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
-    ibv_mr *rmrb = reg(*b, rbuf + 64, 64, IBV_ACCESS_LOCAL_WRITE);
-
-    /* one request and reply: b's next ACK waits for a reply */
-    ASSERT_EQ(0, post_recv(qpb, rbuf + 64, 64, rmrb->lkey, 100));
-    ASSERT_EQ(0, post_recv(qpa, rbuf, 64, rmra->lkey, 200));
-    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 8, smra->lkey, 1));
-    ASSERT_EQ(IBV_WC_SUCCESS, spin(rcqb).status);
-    ASSERT_EQ(0, post_send(qpb, IBV_WR_SEND, sbuf + 64, 8, smrb->lkey, 300));
-    ASSERT_EQ(IBV_WC_SUCCESS, spin(rcqa).status);
-    ASSERT_EQ(IBV_WC_SUCCESS, spin(scqa).status);
-    ASSERT_EQ(IBV_WC_SUCCESS, poll1(scqb).status);
-
-    /* the last request: b takes it, and goes */
-    ASSERT_EQ(0, post_recv(qpb, rbuf + 64, 64, rmrb->lkey, 101));
-    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 8, smra->lkey, 2));
-    ASSERT_EQ(IBV_WC_SUCCESS, spin(rcqb).status);
+    owe_an_ack_a_reply_would_carry();
+    if (HasFatalFailure()) {
+        return;
+    }
     destroy_qp(*b, qpb);
     ibv_wc wc = spin(scqa);
     EXPECT_EQ(IBV_WC_SUCCESS, wc.status) << ibv_wc_status_str(wc.status);
@@ -1426,22 +1434,10 @@ TEST_P(rc_reply, destroy_sends_its_ack_past_a_busy_peer_queue)
     }
     still(*a); /* the ACK is b's destroy's to send, not b's thread's */
     still(*b);
-    ibv_mr *rmra = reg(*a, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
-    ibv_mr *rmrb = reg(*b, rbuf + 64, 64, IBV_ACCESS_LOCAL_WRITE);
-
-    /* one request and reply: b's next ACK waits for a reply */
-    ASSERT_EQ(0, post_recv(qpb, rbuf + 64, 64, rmrb->lkey, 100));
-    ASSERT_EQ(0, post_recv(qpa, rbuf, 64, rmra->lkey, 200));
-    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 8, smra->lkey, 1));
-    ASSERT_EQ(IBV_WC_SUCCESS, spin(rcqb).status);
-    ASSERT_EQ(0, post_send(qpb, IBV_WR_SEND, sbuf + 64, 8, smrb->lkey, 300));
-    ASSERT_EQ(IBV_WC_SUCCESS, spin(rcqa).status);
-    ASSERT_EQ(IBV_WC_SUCCESS, spin(scqa).status);
-    ASSERT_EQ(IBV_WC_SUCCESS, poll1(scqb).status);
-
-    ASSERT_EQ(0, post_recv(qpb, rbuf + 64, 64, rmrb->lkey, 101));
-    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 8, smra->lkey, 2));
-    ASSERT_EQ(IBV_WC_SUCCESS, spin(rcqb).status);
+    owe_an_ack_a_reply_would_carry();
+    if (HasFatalFailure()) {
+        return;
+    }
     /* a's queue is locked by a live producer (this process) for 20 ms */
     ASSERT_EQ(0, srq_soft_test_hold_lock(a->dev));
     srq_verbs_dev_t *adev = a->dev;
