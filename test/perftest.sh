@@ -23,6 +23,9 @@ perf() {
         echo "PASS: $name: $(grep "^$iters," <<<"$out" | tail -1)"
     else
         echo "FAIL: $name (rc=$rc)"
+        # the lines that say why (a fatal error's reason is printed well
+        # before its backtrace), then the end
+        echo "$out" | grep -E -i 'error|assert|fatal|failed|timeout' | head -20
         echo "$out" | tail -15
         fail=1
     fi

@@ -133,11 +133,14 @@ struct srq_soft_dev {
      * end of the async fd's pipe (the read end is vctx.context.async_fd) */
     pthread_t           thread;
     bool                thread_started;
-    uint64_t            user_polls;   /* ibv_poll_cq calls */
+    uint64_t            user_polls __attribute__((aligned(64))); /* ibv_poll_cq calls */
     uint64_t            thread_polls_seen; /* user_polls, the thread's last
                                               look */
     bool                thread_woken; /* its last sleep ended by a poke or
                                          the timer (the thread's own) */
+    unsigned            thread_look_ms; /* its next look at a polling user */
+    _Atomic unsigned    thread_look_fixed_ms; /* tests: every look this
+                                                 long (0: grow) */
     int                 thread_stop_fd;
     int                 async_wfd;
     int                 async_nbfd;   /* the read end, non-blocking: to take

@@ -43,13 +43,22 @@ void srq_soft_fifo_destroy(srq_soft_dev_t *dev)
 void srq_soft_fifo_wake(srq_soft_peer_t *peer)
 {
     _Atomic uint32_t *req = (_Atomic uint32_t*)&peer->seg.hdr->wake_req;
-    ssize_t ret;
 
     if (atomic_load_explicit(req, memory_order_acquire) == 0) {
         return; /* fast path: the owner is polling, not sleeping */
     }
     if (atomic_exchange(req, 0) == 0) {
         return; /* another producer woke it */
+    }
+    srq_soft_fifo_nudge(peer);
+}
+
+void srq_soft_fifo_nudge(srq_soft_peer_t *peer)
+{
+    ssize_t ret;
+
+    if (peer->fifo_fd < 0) {
+        return; /* ourselves: we are running */
     }
     /* EAGAIN: the pipe is full of wakeups already */
     ret = write(peer->fifo_fd, "w", 1);

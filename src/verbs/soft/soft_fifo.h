@@ -19,6 +19,10 @@ void srq_soft_fifo_destroy(srq_soft_dev_t *dev);
 /* After publishing a packet to @peer: poke its pipe if it asked */
 void srq_soft_fifo_wake(srq_soft_peer_t *peer);
 
+/* Poke @peer's pipe whether or not it asked: its device stopped moving
+ * while our packets wait in its queue (soft_progress.c) */
+void srq_soft_fifo_nudge(srq_soft_peer_t *peer);
+
 /* Read everything a non-blocking wakeup fd (pipe, eventfd, timerfd) holds */
 void srq_soft_fd_drain(int fd);
 

@@ -25,11 +25,16 @@ struct srq_soft_peer {
     srq_soft_seg_t   seg;
     bool             is_self;
     bool             dead;
+    bool             nudged;       /* its pipe poked since nudge_gen */
     pid_t            pid;
     uint64_t         start_time;
     int              refcnt;       /* RC QPs + AHs */
     int              fifo_fd;      /* write end of its wake FIFO, or -1 */
     unsigned         busy_qps;     /* QPs with outstanding send work */
+    uint32_t         nudge_gen;    /* its progress_gen at our last tick (low
+                                      bits: it is only compared; both
+                                      fields sit in padding, the struct's
+                                      layout is the fast path's) */
     uint64_t         next_check_ns; /* liveness check due; 0: busy since
                                        the last tick, timed from the next */
     uint64_t         cached_head;  /* its consumer's head, as last read */

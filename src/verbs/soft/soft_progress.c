@@ -176,6 +176,35 @@ static void srq_soft_progress_timeout(srq_soft_qp_t *qp, uint64_t now)
 }
 
 /*
+ * Our packets wait at @peer and its device has not finished a round since
+ * our last tick: its owner stopped polling, and its thread may be leaving
+ * a polling owner alone for a while (soft_wait.c) and did not ask to be
+ * poked. An HCA would have taken them meanwhile: poke its pipe, once per
+ * round it stands still, so that its thread runs now rather than at its
+ * next look. The busy-polling fast path never gets here (a peer that polls
+ * finishes rounds all the time), and a peer that asked to be poked was,
+ * when the packet was published.
+ */
+static void srq_soft_progress_nudge(srq_soft_dev_t *dev,
+                                    srq_soft_peer_t *peer)
+{
+    uint32_t gen = (uint32_t)atomic_load_explicit(
+                       (_Atomic uint64_t*)&peer->seg.hdr->progress_gen,
+                       memory_order_acquire);
+
+    if (peer->is_self || (gen != peer->nudge_gen)) {
+        peer->nudge_gen = gen;
+        peer->nudged    = false;
+        return;
+    }
+    if (!peer->nudged) {
+        peer->nudged = true;
+        ++dev->stats.peer_nudges;
+        srq_soft_fifo_nudge(peer);
+    }
+}
+
+/*
  * Each element is put back on its list before it is handled: handling may
  * fail QPs (and take them off their lists), possibly others still in todo,
  * which is why the loops take one element at a time from todo.
@@ -202,7 +231,9 @@ static void srq_soft_progress_tick(srq_soft_dev_t *dev, uint64_t now)
         srq_soft_list_del(e);
         srq_soft_list_add_tail(&dev->busy_peers, e);
         peer = srq_soft_container_of(e, srq_soft_peer_t, busy_link);
-        (void)srq_soft_comp_peer_check_at(dev, peer, now);
+        if (srq_soft_comp_peer_check_at(dev, peer, now)) {
+            srq_soft_progress_nudge(dev, peer);
+        }
     }
 }
 

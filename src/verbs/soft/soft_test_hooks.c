@@ -74,6 +74,15 @@ int srq_soft_test_stop_thread(srq_verbs_dev_t *vdev)
     return 0;
 }
 
+int srq_soft_test_thread_look(srq_verbs_dev_t *vdev, unsigned ms)
+{
+    if ((vdev == NULL) || (vdev->kind != SRQ_VERBS_DEV_SOFT)) {
+        return EINVAL;
+    }
+    atomic_store(&srq_soft_dev(vdev)->thread_look_fixed_ms, ms);
+    return 0;
+}
+
 static void srq_soft_inject_scribble(srq_soft_shm_hdr_t *hdr, uint8_t *ring,
                                      const uint8_t *buf, size_t len)
 {

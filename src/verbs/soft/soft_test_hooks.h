@@ -59,6 +59,14 @@ int srq_soft_test_with_dev_lock(srq_verbs_dev_t *dev, void (*fn)(void *arg),
 int srq_soft_test_stop_thread(srq_verbs_dev_t *dev);
 
 /*
+ * Have @dev's progress thread leave a polling owner alone for @ms at each
+ * look, from its next look on (0: the default, SRQ_SOFT_THREAD_LOOK_MS
+ * doubling up to _MAX_MS): for the tests of what wakes the thread other
+ * than its own looks.
+ */
+int srq_soft_test_thread_look(srq_verbs_dev_t *dev, unsigned ms);
+
+/*
  * Arm a one-shot fault. The next ibv_post_srq_recv or
  * ibv_post_recv on this device whose WR chain has more than @wr_index WRs
  * fails at WR number @wr_index (0-based) as a post-time check would: it

@@ -10,8 +10,9 @@
  * progress whenever a peer pokes the instance's wake pipe or timed work
  * falls due, and sleeps otherwise. While the owner polls, the owner's
  * polls run progress inline (the busy-polling fast path is unchanged) and
- * the thread only looks, without the lock, every SRQ_SOFT_THREAD_LOOK_MS;
- * the device lock orders the two. The wake pipe and the timer are the
+ * the thread only looks, without the lock, less and less often the longer
+ * the owner keeps polling (SRQ_SOFT_THREAD_LOOK_MS to _MAX_MS), and a
+ * peer whose packets wait pokes it; the device lock orders the two. The wake pipe and the timer are the
  * thread's: completion channels wait for the events its progress raises.
  */
 #include "soft_thread.h"
@@ -36,6 +37,7 @@ int srq_soft_thread_start(srq_soft_dev_t *dev)
 {
     int ret;
 
+    dev->thread_look_ms = SRQ_SOFT_THREAD_LOOK_MS;
     dev->thread_stop_fd = eventfd(0, EFD_CLOEXEC);
     if (dev->thread_stop_fd < 0) {
         return errno;

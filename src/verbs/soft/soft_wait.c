@@ -200,6 +200,29 @@ int srq_soft_get_cq_event(srq_verbs_dev_t *vdev,
     }
 }
 
+/* The thread's next look at a user that polls (@user_polls): each look
+ * that was only a look (not a poke, not the timer) doubles the next, up to
+ * the limit; a user that stopped polling starts it over */
+static void srq_soft_thread_look_next(srq_soft_dev_t *dev, bool user_polls)
+{
+    unsigned fixed = atomic_load_explicit(&dev->thread_look_fixed_ms,
+                                          memory_order_relaxed);
+
+    if (user_polls && !dev->thread_woken) {
+        srq_soft_stat_inc_shared(&dev->stats.thread_looks);
+    }
+    if (fixed != 0) {
+        dev->thread_look_ms = fixed;
+    } else if (!user_polls) {
+        dev->thread_look_ms = SRQ_SOFT_THREAD_LOOK_MS;
+    } else if (!dev->thread_woken) {
+        dev->thread_look_ms = (dev->thread_look_ms >=
+                               SRQ_SOFT_THREAD_LOOK_MAX_MS / 2) ?
+                              SRQ_SOFT_THREAD_LOOK_MAX_MS :
+                              2 * dev->thread_look_ms;
+    }
+}
+
 bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
 {
     struct pollfd pfd[3];
@@ -218,6 +241,7 @@ bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
                                       memory_order_relaxed);
     user_polls = (polls != dev->thread_polls_seen);
     dev->thread_polls_seen = polls;
+    srq_soft_thread_look_next(dev, user_polls);
     if (!user_polls || dev->thread_woken) {
         srq_soft_dev_lock(dev);
         srq_soft_wake_drain(dev);
@@ -236,7 +260,7 @@ bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
     pfd[2].fd     = dev->timer_fd;
     pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
     pfd[0].revents = pfd[1].revents = pfd[2].revents = 0;
-    timeout = ring_busy ? 0 : user_polls ? SRQ_SOFT_THREAD_LOOK_MS : -1;
+    timeout = ring_busy ? 0 : user_polls ? (int)dev->thread_look_ms : -1;
     if ((poll(pfd, 3, timeout) < 0) && (errno != EINTR)) {
         return false; /* cannot sleep: nothing this thread can do */
     }

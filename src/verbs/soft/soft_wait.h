@@ -25,7 +25,17 @@ int  srq_soft_get_cq_event(srq_verbs_dev_t *dev,
  */
 bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd);
 
-/* How long the thread leaves a polling user alone before it looks again */
-#define SRQ_SOFT_THREAD_LOOK_MS  1
+/*
+ * How long the thread leaves a polling user alone before it looks again:
+ * first SRQ_SOFT_THREAD_LOOK_MS, twice as long after each look that finds
+ * the user still polling, up to SRQ_SOFT_THREAD_LOOK_MAX_MS. A user that
+ * polls runs the device itself, so the thread's looks are pure cost on its
+ * CPUs (a wakeup that may preempt the poller); the longest look is how
+ * late the thread can notice that the user stopped, for work no peer pokes
+ * it for (its own timers; a peer's packets get it poked within a tick,
+ * soft_progress.c).
+ */
+#define SRQ_SOFT_THREAD_LOOK_MS      1
+#define SRQ_SOFT_THREAD_LOOK_MAX_MS  32
 
 #endif

@@ -49,6 +49,11 @@ typedef struct srq_soft_stats {
                                    live process for SRQ_SOFT_RING_LOCK_NS
                                    (retried; a WR fails after its
                                    transport timeout and retries) */
+    uint64_t  peer_nudges;      /* a peer's pipe poked unasked: our packets
+                                   waited while its device stood still for
+                                   a tick (soft_progress.c) */
+    uint64_t  thread_looks;     /* the progress thread woke only to see
+                                   whether its owner still polls */
 } srq_soft_stats_t;
 
 /*

@@ -5,6 +5,7 @@
  */
 #include "verbs_fixture.h"
 #include "verbs/soft/soft_pkt.h"
+#include "verbs/soft/soft_wait.h"
 
 #include <chrono>
 #include <thread>
@@ -1491,6 +1492,100 @@ TEST_P(rc, target_that_never_polls_answers)
     EXPECT_EQ(0, memcmp(rbuf, sbuf, 16));
     EXPECT_EQ(0, memcmp(tgt, wsrc, 32));
     EXPECT_EQ(0, memcmp(lbuf, wsrc, 32)) << "the READ ran before the WRITE";
+}
+
+/*
+ * b's owner polled, then stopped (a rank gone computing). Its thread, which
+ * leaves a polling owner alone, looks again only a minute later here, and
+ * b did not ask to be poked. a's next SEND waits in b's queue; a's ticks
+ * see b's device stand still and poke b's thread, which takes it at once,
+ * as an HCA would have. On a loaded machine b's thread may see b stop
+ * before b stops, and ask to be poked after all: then that round proves
+ * nothing, and is tried again.
+ */
+TEST_P(rc, requester_pokes_a_target_that_stopped_polling)
+{
+    SRQ_SKIP_UNLESS_SOFT(); /* an HCA does this without asking */
+    const int rounds = 10;
+    make_pair();
+    char *sbuf = (char*)alloc(64, 's'), *rbuf = (char*)alloc(64, 0);
+    ibv_mr *smr = reg(*a, sbuf, 64, 0);
+    ibv_mr *rmr = reg(*b, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    srq_soft_stats_t before{}, after{};
+    bool poked = false;
+    uint64_t id = 0;
+    ibv_wc wc;
+
+    ASSERT_EQ(0, srq_soft_test_thread_look(b->dev, 60000));
+    for (int round = 0; (round < rounds) && !poked; ++round) {
+        /* b's owner polls through a SEND: b's thread, woken by it if b
+         * had asked, finds b's owner polling and from then on leaves b
+         * alone, asking for no poke */
+        ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, ++id));
+        ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, id));
+        int n = 0;
+        for (uint64_t end = now_ms() + 10000; (n == 0) && (now_ms() < end);) {
+            (void)ibv_poll_cq(rcqb, 1, &wc);
+            n = ibv_poll_cq(scqa, 1, &wc);
+        }
+        ASSERT_EQ(1, n) << "no completion";
+        ASSERT_EQ(IBV_WC_SUCCESS, wc.status) << ibv_wc_status_str(wc.status);
+        for (uint64_t end = now_ms() + 50; now_ms() < end;) {
+            (void)ibv_poll_cq(rcqb, 1, &wc);
+        }
+        /* then it stops, and a sends again */
+        ASSERT_EQ(0, srq_soft_query_stats(a->dev, &before));
+        ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, ++id));
+        ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, id));
+        wc = poll1_alone(scqa); /* 10 s, against b's look of 60 */
+        EXPECT_EQ(id, wc.wr_id);
+        ASSERT_EQ(IBV_WC_SUCCESS, wc.status) << ibv_wc_status_str(wc.status);
+        ASSERT_EQ(0, srq_soft_query_stats(a->dev, &after));
+        poked = (after.peer_nudges > before.peer_nudges);
+    }
+    EXPECT_TRUE(poked) << "b's thread asked to be poked in all " << rounds
+                       << " rounds: the poke was never needed";
+}
+
+/*
+ * A polling owner runs its device itself: its thread's looks are pure
+ * cost on its CPUs, and grow further apart the longer the owner polls
+ * (SRQ_SOFT_THREAD_LOOK_MS doubling up to _MAX_MS). b polls for 400 ms
+ * while a's SEND makes b's thread look (b asked to be poked while nobody
+ * polled it): a look every millisecond would be 400; at most the doubling
+ * looks and one per longest look are allowed. A loaded machine makes
+ * fewer.
+ */
+TEST_P(rc, thread_looks_less_often_the_longer_its_owner_polls)
+{
+    SRQ_SKIP_UNLESS_SOFT();
+    make_pair();
+    char *sbuf = (char*)alloc(64, 's'), *rbuf = (char*)alloc(64, 0);
+    ibv_mr *smr = reg(*a, sbuf, 64, 0);
+    ibv_mr *rmr = reg(*b, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
+    const uint64_t poll_ms = 400;
+    srq_soft_stats_t before{}, after{};
+    uint64_t end, looks, doublings = 0;
+    ibv_wc wc;
+
+    ASSERT_EQ(0, srq_soft_query_stats(b->dev, &before));
+    ASSERT_EQ(0, ibv_poll_cq(rcqb, 1, &wc));
+    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 1));
+    for (end = now_ms() + poll_ms; now_ms() < end;) {
+        (void)ibv_poll_cq(rcqb, 1, &wc);
+    }
+    ASSERT_EQ(0, srq_soft_query_stats(b->dev, &after));
+    wc = poll1_alone(scqa);
+    ASSERT_EQ(IBV_WC_SUCCESS, wc.status) << ibv_wc_status_str(wc.status);
+    for (unsigned ms = SRQ_SOFT_THREAD_LOOK_MS;
+         ms < SRQ_SOFT_THREAD_LOOK_MAX_MS; ms *= 2) {
+        ++doublings;
+    }
+    looks = after.thread_looks - before.thread_looks;
+    EXPECT_GE(looks, 1u) << "the thread never looked: the test saw nothing";
+    EXPECT_LE(looks, doublings + poll_ms / SRQ_SOFT_THREAD_LOOK_MAX_MS + 2)
+        << "in " << poll_ms << " ms";
 }
 
 /*
