@@ -96,7 +96,9 @@ struct verbs_context_ops {
     srq_ibv_op_t create_cq_ex, create_flow, create_flow_action_esp;
     struct ibv_qp *(*create_qp)(struct ibv_pd *pd,
                                 struct ibv_qp_init_attr *attr);
-    srq_ibv_op_t create_qp_ex, create_rwq_ind_table;
+    struct ibv_qp *(*create_qp_ex)(struct ibv_context *context,
+                                   struct ibv_qp_init_attr_ex *attr);
+    srq_ibv_op_t create_rwq_ind_table;
     struct ibv_srq *(*create_srq)(struct ibv_pd *pd,
                                   struct ibv_srq_init_attr *attr);
     srq_ibv_op_t create_srq_ex, create_wq, dealloc_mw;

@@ -7,7 +7,7 @@
  * (srq_soft_open_ex): libibverbs allocates the instance, with the
  * verbs_context at the place the soft device keeps it, and frees it when
  * the soft device lets go. Each provider operation is the verbs layer's
- * call of the same name; what the soft device does not do keeps
+ * call of the same name (extended QPs: srq_verbs_create_qp_ex); what the soft device does not do keeps
  * libibverbs' own "not supported" entry.
  */
 #include "srq_ibv.h"
@@ -295,6 +295,12 @@ static struct ibv_qp *srq_ibv_create_qp(struct ibv_pd *pd,
     return srq_verbs_create_qp(srq_ibv_dev(pd->context), pd, attr);
 }
 
+static struct ibv_qp *srq_ibv_create_qp_ex(struct ibv_context *ctx,
+                                           struct ibv_qp_init_attr_ex *attr)
+{
+    return srq_verbs_create_qp_ex(srq_ibv_dev(ctx), attr);
+}
+
 static int srq_ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
                              int attr_mask)
 {
@@ -331,6 +337,7 @@ static const struct verbs_context_ops srq_ibv_ctx_ops = {
     .create_ah       = srq_ibv_create_ah,
     .create_cq       = srq_ibv_create_cq,
     .create_qp       = srq_ibv_create_qp,
+    .create_qp_ex    = srq_ibv_create_qp_ex,
     .create_srq      = srq_ibv_create_srq,
     .dealloc_pd      = srq_ibv_dealloc_pd,
     .dereg_mr        = srq_ibv_dereg_mr,

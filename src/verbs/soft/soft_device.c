@@ -540,6 +540,7 @@ static const srq_verbs_dev_ops_t srq_soft_ops = {
     .query_srq            = srq_soft_query_srq_now,
     .destroy_srq          = srq_soft_limit_destroy_srq,
     .create_qp            = srq_soft_limit_create_qp,
+    .create_qp_ex         = srq_soft_limit_create_qp_ex,
     .modify_qp            = srq_soft_modify_qp_acked,
     .query_qp             = srq_soft_query_qp,
     .destroy_qp           = srq_soft_destroy_qp_counted,

@@ -66,14 +66,16 @@ enum {
 
 struct srq_soft_qp {
     /* laid out as libibverbs lays out a provider's QP: its
-     * ibv_qp_to_qp_ex() reads a mask past a struct ibv_qp_ex, and must find
-     * 0 there (no extended QP) */
+     * ibv_qp_to_qp_ex() reads a mask past a struct ibv_qp_ex, which says
+     * whether the QP has the ibv_wr_* API (soft_qp_ex.c) */
     union {
         struct ibv_qp    ibv;
         struct ibv_qp_ex ibv_ex;
     };
-    uint32_t             ex_comp_mask; /* always 0 */
+    uint32_t             ex_comp_mask; /* 0, or VERBS_QP_EX */
     void                *ex_xrcd;      /* always NULL */
+    struct srq_soft_wr_batch *wr_batch; /* the ibv_wr_* API's WRs, NULL
+                                           unless created with it */
     srq_soft_dev_t      *dev;
     uint32_t             index;
     enum ibv_qp_state    state;      /* the device's; ibv.state is what
