@@ -134,6 +134,11 @@ static struct verbs_context *srq_ibv_alloc_context(struct ibv_device *device,
     data_ops.post_send     = ctx->ops.post_send;
     data_ops.post_recv     = ctx->ops.post_recv;
     data_ops.post_srq_recv = ctx->ops.post_srq_recv;
+    /* memory windows: context->ops entries too (ibv_alloc_mw, ibv_bind_mw
+     * and ibv_dealloc_mw are inline calls through them) */
+    data_ops.alloc_mw      = ctx->ops.alloc_mw;
+    data_ops.bind_mw       = ctx->ops.bind_mw;
+    data_ops.dealloc_mw    = ctx->ops.dealloc_mw;
     srq_ibv_abi.set_ops(srq_ibv_vctx(ctx), &data_ops);
     return srq_ibv_vctx(ctx);
 }

@@ -5,8 +5,8 @@
  * that fails a check that can be made at post time stops it, is returned
  * through *bad_wr with the errno, and the WRs before it stay posted.
  * Post-time checks: QP state (EINVAL), num_sge above the queue's max
- * (EINVAL), opcode/flags the QP cannot do (EINVAL: atomics on UD, memory
- * window binds, ...), an atomic whose scatter list
+ * (EINVAL), opcode/flags the QP cannot do (EINVAL: atomics, RDMA and
+ * memory window operations on UD, TSO, ...), an atomic whose scatter list
  * is not 8 bytes or whose remote address is not 8-byte aligned (EINVAL,
  * as rxe), queue full (ENOMEM), ibv_post_recv on an SRQ QP (EINVAL).
  * The ibv_wr_* API (soft_qp_ex.c) posts a batch through the same checks,
@@ -43,9 +43,12 @@ static bool srq_soft_opcode_ok(const srq_soft_qp_t *qp,
     case IBV_WR_RDMA_READ:
     case IBV_WR_ATOMIC_CMP_AND_SWP:
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
+    case IBV_WR_BIND_MW:
+    case IBV_WR_LOCAL_INV:
+    case IBV_WR_SEND_WITH_INV:
         return qp->ibv.qp_type == IBV_QPT_RC;
     default:
-        return false; /* MW binds, TSO, ...: not supported */
+        return false; /* TSO, atomic write, ...: not supported */
     }
 }
 
@@ -97,6 +100,9 @@ static int srq_soft_check_send_fields(srq_soft_qp_t *qp,
             (len > SRQ_SOFT_UD_MTU)) {
             return EINVAL;
         }
+    }
+    if ((wr->opcode == IBV_WR_BIND_MW) && (wr->bind_mw.mw == NULL)) {
+        return EINVAL; /* the rest is checked when the bind executes */
     }
     return 0;
 }
@@ -171,6 +177,10 @@ static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr)
         wqe->rkey        = wr->wr.atomic.rkey;
         wqe->compare_add = wr->wr.atomic.compare_add;
         wqe->swap        = wr->wr.atomic.swap;
+    } else if (wr->opcode == IBV_WR_BIND_MW) {
+        wqe->mw   = wr->bind_mw.mw;
+        wqe->rkey = wr->bind_mw.rkey;
+        wqe->bind = wr->bind_mw.bind_info;
     } else {
         wqe->remote_addr = wr->wr.rdma.remote_addr;
         wqe->rkey        = wr->wr.rdma.rkey;

@@ -44,6 +44,10 @@ typedef struct srq_soft_swqe {
     uint32_t             ud_qpn;
     uint32_t             ud_qkey;
     uint8_t              ud_tclass;   /* the AH's traffic class */
+    struct ibv_mw       *mw;          /* BIND_MW: the window (its new rkey
+                                         in rkey); LOCAL_INV and
+                                         SEND_WITH_INV: the rkey in imm */
+    struct ibv_mw_bind_info bind;
 } srq_soft_swqe_t;
 
 enum {
@@ -176,6 +180,13 @@ static inline bool srq_soft_swqe_is_atomic(const srq_soft_swqe_t *wqe)
 {
     return (wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) ||
            (wqe->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD);
+}
+
+/* Done by the device itself, no packet (memory window operations) */
+static inline bool srq_soft_swqe_is_local(const srq_soft_swqe_t *wqe)
+{
+    return (wqe->opcode == IBV_WR_BIND_MW) ||
+           (wqe->opcode == IBV_WR_LOCAL_INV);
 }
 
 /* Completed by a response with data (ATOMIC_ACK, READ_RESP), never by a

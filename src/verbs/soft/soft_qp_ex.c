@@ -36,7 +36,10 @@
                                 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
                                 IBV_QP_EX_WITH_RDMA_READ | \
                                 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-                                IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+                                IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
+                                IBV_QP_EX_WITH_LOCAL_INV | \
+                                IBV_QP_EX_WITH_BIND_MW | \
+                                IBV_QP_EX_WITH_SEND_WITH_INV)
 
 #define SRQ_SOFT_QP_EX_MASK    (IBV_QP_INIT_ATTR_PD | \
                                 IBV_QP_INIT_ATTR_CREATE_FLAGS | \
