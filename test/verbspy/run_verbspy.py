@@ -68,6 +68,12 @@ SCENARIO = [
     ("CreateQP", "pd=pd0 qp=qp1 qp_init_attr.send_cq=cq1 qp_init_attr.recv_cq=cq1 qp_init_attr.qp_type=IBV_QPT_RC "
                  "qp_init_attr.cap.max_send_wr=4 qp_init_attr.cap.max_recv_wr=4 qp_init_attr.cap.max_send_sge=1 "
                  "qp_init_attr.cap.max_recv_sge=1"),
+    ("CreateQPEx", "context=ctx0 qp=qp2 qp_init_attr_ex.send_cq=cq1 qp_init_attr_ex.recv_cq=cq1 "
+                   "qp_init_attr_ex.qp_type=IBV_QPT_RC qp_init_attr_ex.cap.max_send_wr=4 "
+                   "qp_init_attr_ex.cap.max_recv_wr=4 qp_init_attr_ex.cap.max_send_sge=1 "
+                   "qp_init_attr_ex.cap.max_recv_sge=1 "
+                   "qp_init_attr_ex.comp_mask=IBV_QP_INIT_ATTR_PD|IBV_QP_INIT_ATTR_SEND_OPS_FLAGS "
+                   "qp_init_attr_ex.pd=pd0 qp_init_attr_ex.send_ops_flags=IBV_QP_EX_WITH_SEND"),
 ]
 for qp, peer in (("qp0", "qp1"), ("qp1", "qp0")):
     SCENARIO.append(("ModifyQP", "qp=%s attr.qp_state=IBV_QPS_INIT attr.pkey_index=0 attr.port_num=1 "
@@ -106,6 +112,7 @@ SCENARIO += [
     ("PollCQ", "cq=cq1 num_entries=4"),
     ("CreateAH", "pd=pd0 ah=ah0 attr.dlid=port_attr.lid attr.port_num=1"),
     ("DestroyAH", "ah=ah0"),
+    ("DestroyQP", "qp=qp2"),
     ("DestroyQP", "qp=qp0"),
     ("DestroyQP", "qp=qp1"),
     ("DestroySRQ", "srq=srq0"),
@@ -131,6 +138,8 @@ AFTER = {
     "PostSend": "CHECK(ret_post_send_qp1 == 0, \"two sends posted\");",
     "GetCQEvent": "CHECK(ret_get_cq_event_ch0 == 0 && ev_cq == cq0, \"completion event of cq0\");",
     "CreateAH": "CHECK(ah0 != NULL, \"AH created\");",
+    "CreateQPEx": "CHECK(qp2 != NULL && ibv_qp_to_qp_ex(qp2) != NULL,"
+                  " \"an extended QP, with the ibv_wr_* API\");",
     "PollCQ#1": "CHECK(status_of(1) == IBV_WC_SUCCESS && status_of(2) == IBV_WC_LOC_PROT_ERR,"
                 " \"SRQ WR 1 received, WR 2 (bad lkey) IBV_WC_LOC_PROT_ERR\");\n"
                 "    CHECK(status_of(3) == -1 && status_of(4) == -1 && status_of(5) == -1,"
