@@ -3,7 +3,11 @@
  *
  * libibverbs opens a device through its provider's alloc_context; a device
  * without sysfs entries gets no kernel file (cmd_fd -1), so the provider
- * builds the whole context. Ours opens a soft instance in uverbs mode
+ * builds the whole context. Its cmd_fd is /dev/null, opened for it read
+ * only: a descriptor a program can dup as it dups a uverbs one
+ * (libibverbs closes it with the context), on which a kernel command
+ * fails (EBADF for a write, ENOTTY for an ioctl) as it failed on -1;
+ * importing a context by it is refused (srq_ibv_interpose.c). Ours opens a soft instance in uverbs mode
  * (srq_soft_open_ex): libibverbs allocates the instance, with the
  * verbs_context at the place the soft device keeps it, and frees it when
  * the soft device lets go. Each provider operation is the verbs layer's
@@ -15,6 +19,7 @@
 #include "../srq_verbs_trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +133,7 @@ static struct verbs_context *srq_ibv_alloc_context(struct ibv_device *device,
     /* the data path the soft device put in ctx->ops goes into libibverbs'
      * own table too (the rest of it is already there) */
     ctx = srq_verbs_context(dev);
+    ctx->cmd_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     memset(&data_ops, 0, sizeof(data_ops));
     data_ops.poll_cq       = ctx->ops.poll_cq;
     data_ops.req_notify_cq = ctx->ops.req_notify_cq;
