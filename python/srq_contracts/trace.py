@@ -22,7 +22,8 @@ import re
 
 META_KEYS = ("ret", "errno", "repeat")
 OBJECT_PREFIX = {"context": "ctx", "pd": "pd", "mr": "mr", "cq": "cq",
-                 "comp_channel": "ch", "srq": "srq", "qp": "qp", "ah": "ah"}
+                 "comp_channel": "ch", "srq": "srq", "qp": "qp", "ah": "ah",
+                 "mw": "mw"}
 PREFIX_KIND = {v: k for k, v in OBJECT_PREFIX.items()}
 
 _SEG = re.compile(r"^([a-z_][a-z0-9_]*)(?:\[(\d+)\])?$")

@@ -175,6 +175,11 @@ int srq_verbs_destroy_srq(srq_verbs_dev_t *dev, struct ibv_srq *srq);
 
 struct ibv_qp *srq_verbs_create_qp(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                                    struct ibv_qp_init_attr *attr);
+/* ibv_create_qp_ex: with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS the QP has the
+ * ibv_wr_* post API (ibv_qp_to_qp_ex); what the device cannot do is
+ * EOPNOTSUPP */
+struct ibv_qp *srq_verbs_create_qp_ex(srq_verbs_dev_t *dev,
+                                      struct ibv_qp_init_attr_ex *attr);
 int srq_verbs_modify_qp(srq_verbs_dev_t *dev, struct ibv_qp *qp,
                         struct ibv_qp_attr *attr, int attr_mask);
 int srq_verbs_query_qp(srq_verbs_dev_t *dev, struct ibv_qp *qp,

@@ -46,6 +46,8 @@ typedef struct srq_verbs_dev_ops {
 
     struct ibv_qp *(*create_qp)(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                                 struct ibv_qp_init_attr *attr);
+    struct ibv_qp *(*create_qp_ex)(srq_verbs_dev_t *dev,
+                                   struct ibv_qp_init_attr_ex *attr);
     int  (*modify_qp)(srq_verbs_dev_t *dev, struct ibv_qp *qp,
                       struct ibv_qp_attr *attr, int attr_mask);
     int  (*query_qp)(srq_verbs_dev_t *dev, struct ibv_qp *qp,

@@ -276,6 +276,12 @@ struct ibv_qp *srq_verbs_create_qp(srq_verbs_dev_t *dev, struct ibv_pd *pd,
     return dev->ops->create_qp(dev, pd, attr);
 }
 
+struct ibv_qp *srq_verbs_create_qp_ex(srq_verbs_dev_t *dev,
+                                      struct ibv_qp_init_attr_ex *attr)
+{
+    return dev->ops->create_qp_ex(dev, attr);
+}
+
 int srq_verbs_modify_qp(srq_verbs_dev_t *dev, struct ibv_qp *qp,
                         struct ibv_qp_attr *attr, int attr_mask)
 {

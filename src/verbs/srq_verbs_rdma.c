@@ -283,6 +283,12 @@ static struct ibv_qp *srq_verbs_rdma_create_qp(srq_verbs_dev_t *dev,
     return ibv_create_qp(pd, attr);
 }
 
+static struct ibv_qp *srq_verbs_rdma_create_qp_ex(
+    srq_verbs_dev_t *dev, struct ibv_qp_init_attr_ex *attr)
+{
+    return ibv_create_qp_ex(dev->context, attr);
+}
+
 static int srq_verbs_rdma_modify_qp(srq_verbs_dev_t *dev, struct ibv_qp *qp,
                                     struct ibv_qp_attr *attr, int attr_mask)
 {
@@ -363,6 +369,7 @@ static const srq_verbs_dev_ops_t srq_verbs_rdma_ops = {
     .query_srq            = srq_verbs_rdma_query_srq,
     .destroy_srq          = srq_verbs_rdma_destroy_srq,
     .create_qp            = srq_verbs_rdma_create_qp,
+    .create_qp_ex         = srq_verbs_rdma_create_qp_ex,
     .modify_qp            = srq_verbs_rdma_modify_qp,
     .query_qp             = srq_verbs_rdma_query_qp,
     .destroy_qp           = srq_verbs_rdma_destroy_qp,

@@ -327,6 +327,17 @@ static struct ibv_qp *srq_verbs_trace_create_qp(srq_verbs_dev_t *dev,
                                pd, attr);
 }
 
+/* Traced as the ibv_create_qp it amounts to for a replay (the attributes
+ * begin with struct ibv_qp_init_attr); the ibv_wr_* posts of such a QP go
+ * straight to the device and are not traced */
+static struct ibv_qp *srq_verbs_trace_create_qp_ex(
+    srq_verbs_dev_t *dev, struct ibv_qp_init_attr_ex *attr)
+{
+    return SRQ_VERBS_TRACE_OBJ(ibv_create_qp,
+                               REAL(dev)->create_qp_ex(dev, attr), attr->pd,
+                               (struct ibv_qp_init_attr*)attr);
+}
+
 static int srq_verbs_trace_modify_qp(srq_verbs_dev_t *dev, struct ibv_qp *qp,
                                      struct ibv_qp_attr *attr, int attr_mask)
 {
@@ -426,6 +437,7 @@ static const srq_verbs_dev_ops_t srq_verbs_trace_ops = {
     .query_srq            = srq_verbs_trace_query_srq,
     .destroy_srq          = srq_verbs_trace_destroy_srq,
     .create_qp            = srq_verbs_trace_create_qp,
+    .create_qp_ex         = srq_verbs_trace_create_qp_ex,
     .modify_qp            = srq_verbs_trace_modify_qp,
     .query_qp             = srq_verbs_trace_query_qp,
     .destroy_qp           = srq_verbs_trace_destroy_qp,

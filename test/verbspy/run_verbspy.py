@@ -57,7 +57,9 @@ def sge(w, j, off, extra=""):
 SCENARIO = [
     ("OpenDevice", "device=dev_list[0] context=ctx0"),
     ("AllocPD", "context=ctx0 pd=pd0"),
-    ("RegMR", "pd=pd0 mr=mr0 addr=bufs length=16384 access=IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_WRITE"),
+    ("RegMR", "pd=pd0 mr=mr0 addr=bufs length=16384 "
+              "access=IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_WRITE|IBV_ACCESS_MW_BIND"),
+    ("AllocMW", "pd=pd0 mw=mw0 type=IBV_MW_TYPE_1"),
     ("CreateCompChannel", "context=ctx0 channel=ch0"),
     ("CreateCQ", "context=ctx0 cq=cq0 cqe=16 cq_context=NULL channel=ch0 comp_vector=0"),
     ("CreateCQ", "context=ctx0 cq=cq1 cqe=16"),
@@ -68,6 +70,12 @@ SCENARIO = [
     ("CreateQP", "pd=pd0 qp=qp1 qp_init_attr.send_cq=cq1 qp_init_attr.recv_cq=cq1 qp_init_attr.qp_type=IBV_QPT_RC "
                  "qp_init_attr.cap.max_send_wr=4 qp_init_attr.cap.max_recv_wr=4 qp_init_attr.cap.max_send_sge=1 "
                  "qp_init_attr.cap.max_recv_sge=1"),
+    ("CreateQPEx", "context=ctx0 qp=qp2 qp_init_attr_ex.send_cq=cq1 qp_init_attr_ex.recv_cq=cq1 "
+                   "qp_init_attr_ex.qp_type=IBV_QPT_RC qp_init_attr_ex.cap.max_send_wr=4 "
+                   "qp_init_attr_ex.cap.max_recv_wr=4 qp_init_attr_ex.cap.max_send_sge=1 "
+                   "qp_init_attr_ex.cap.max_recv_sge=1 "
+                   "qp_init_attr_ex.comp_mask=IBV_QP_INIT_ATTR_PD|IBV_QP_INIT_ATTR_SEND_OPS_FLAGS "
+                   "qp_init_attr_ex.pd=pd0 qp_init_attr_ex.send_ops_flags=IBV_QP_EX_WITH_SEND"),
 ]
 for qp, peer in (("qp0", "qp1"), ("qp1", "qp0")):
     SCENARIO.append(("ModifyQP", "qp=%s attr.qp_state=IBV_QPS_INIT attr.pkey_index=0 attr.port_num=1 "
@@ -85,6 +93,10 @@ for qp in ("qp0", "qp1"):
                                  "attr_var=attr_%s" % (qp, RTS, qp)))
 SCENARIO += [
     ("QueryQP", "qp=qp0 attr_mask=IBV_QP_STATE"),
+    # unsignaled: its success makes no completion on cq1
+    ("BindMW", "qp=qp1 mw=mw0 mw_bind.wr_id=0x30 mw_bind.send_flags=0 mw_bind.bind_info.mr=mr0 "
+               "mw_bind.bind_info.addr=bufs[0]+8192 mw_bind.bind_info.length=64 "
+               "mw_bind.bind_info.mw_access_flags=IBV_ACCESS_REMOTE_WRITE"),
     # three WRs, the second with a bad lkey: a completion-time failure
     ("PostSRQRecv", "srq=srq0 wr[0].wr_id=1 %s wr[1].wr_id=2 %s wr[2].wr_id=3 %s"
      % (sge(0, 0, 0), sge(1, 0, 64, "wr[1].sg_list[0].lkey=0xdead"), sge(2, 0, 128))),
@@ -106,6 +118,8 @@ SCENARIO += [
     ("PollCQ", "cq=cq1 num_entries=4"),
     ("CreateAH", "pd=pd0 ah=ah0 attr.dlid=port_attr.lid attr.port_num=1"),
     ("DestroyAH", "ah=ah0"),
+    ("DeallocMW", "mw=mw0"),
+    ("DestroyQP", "qp=qp2"),
     ("DestroyQP", "qp=qp0"),
     ("DestroyQP", "qp=qp1"),
     ("DestroySRQ", "srq=srq0"),
@@ -131,6 +145,9 @@ AFTER = {
     "PostSend": "CHECK(ret_post_send_qp1 == 0, \"two sends posted\");",
     "GetCQEvent": "CHECK(ret_get_cq_event_ch0 == 0 && ev_cq == cq0, \"completion event of cq0\");",
     "CreateAH": "CHECK(ah0 != NULL, \"AH created\");",
+    "AllocMW": "CHECK(mw0 != NULL && mw0->type == IBV_MW_TYPE_1, \"type 1 window allocated\");",
+    "CreateQPEx": "CHECK(qp2 != NULL && ibv_qp_to_qp_ex(qp2) != NULL,"
+                  " \"an extended QP, with the ibv_wr_* API\");",
     "PollCQ#1": "CHECK(status_of(1) == IBV_WC_SUCCESS && status_of(2) == IBV_WC_LOC_PROT_ERR,"
                 " \"SRQ WR 1 received, WR 2 (bad lkey) IBV_WC_LOC_PROT_ERR\");\n"
                 "    CHECK(status_of(3) == -1 && status_of(4) == -1 && status_of(5) == -1,"
@@ -185,6 +202,7 @@ for cname, line in SCENARIO:
                 "    CHECK(limit_event, \"IBV_EVENT_SRQ_LIMIT_REACHED on srq0\");\n"
                 "    mark(\"GetAsyncEvent\");\n" % (pending, code))
     if cname in ("DestroyAH", "DestroyQP", "DestroySRQ", "DestroyCQ", "DestroyCompChannel",
+                 "BindMW", "DeallocMW",
                  "DeregMR", "DeallocPD", "CloseDevice", "ModifySRQ", "ReqNotifyCQ", "ModifyQP",
                  "PostRecv", "AckCQEvents") and check is None and hasattr(call, "ret_var"):
         check = "CHECK(%s == 0, \"%s returned 0\");" % (call.ret_var, line.replace('"', "'")[:60])

@@ -87,6 +87,8 @@ typedef struct fz_backend {
     int  (*destroy_srq)(fz_dev_t *d, struct ibv_srq *srq);
     struct ibv_qp *(*create_qp)(fz_dev_t *d, struct ibv_pd *pd,
                                 struct ibv_qp_init_attr *attr);
+    struct ibv_qp *(*create_qp_ex)(fz_dev_t *d,
+                                   struct ibv_qp_init_attr_ex *attr);
     int  (*modify_qp)(fz_dev_t *d, struct ibv_qp *qp, struct ibv_qp_attr *attr,
                       int mask);
     int  (*query_qp)(fz_dev_t *d, struct ibv_qp *qp, struct ibv_qp_attr *attr,
@@ -163,6 +165,8 @@ typedef struct fz_qp fz_qp_t;
 struct fz_qp {
     const char        *name;
     struct ibv_qp     *qp;
+    struct ibv_qp_ex  *qpx;         /* created extended: SENDs may go
+                                       through the ibv_wr_* API */
     enum ibv_qp_type   type;
     enum ibv_qp_state  state;       /* what the model expects */
     fz_rq_t           *rq;          /* own receive queue, or NULL */

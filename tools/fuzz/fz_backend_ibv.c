@@ -99,6 +99,12 @@ static struct ibv_qp *fz_ibv_create_qp(fz_dev_t *d, struct ibv_pd *pd,
     return ibv_create_qp(pd, attr);
 }
 
+static struct ibv_qp *fz_ibv_create_qp_ex(fz_dev_t *d,
+                                          struct ibv_qp_init_attr_ex *attr)
+{
+    return ibv_create_qp_ex(d->ctx, attr);
+}
+
 static int fz_ibv_modify_qp(fz_dev_t *d, struct ibv_qp *qp,
                             struct ibv_qp_attr *attr, int mask)
 {
@@ -171,6 +177,7 @@ const fz_backend_t fz_backend_ibv = {
     .query_srq       = fz_ibv_query_srq,
     .destroy_srq     = fz_ibv_destroy_srq,
     .create_qp       = fz_ibv_create_qp,
+    .create_qp_ex    = fz_ibv_create_qp_ex,
     .modify_qp       = fz_ibv_modify_qp,
     .query_qp        = fz_ibv_query_qp,
     .destroy_qp      = fz_ibv_destroy_qp,

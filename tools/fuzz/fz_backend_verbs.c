@@ -87,6 +87,12 @@ static struct ibv_qp *fz_verbs_create_qp(fz_dev_t *d, struct ibv_pd *pd,
     return srq_verbs_create_qp(DEV(d), pd, attr);
 }
 
+static struct ibv_qp *fz_verbs_create_qp_ex(fz_dev_t *d,
+                                            struct ibv_qp_init_attr_ex *attr)
+{
+    return srq_verbs_create_qp_ex(DEV(d), attr);
+}
+
 static int fz_verbs_modify_qp(fz_dev_t *d, struct ibv_qp *qp,
                               struct ibv_qp_attr *attr, int mask)
 {
@@ -149,6 +155,7 @@ const fz_backend_t fz_backend_verbs = {
     .query_srq       = fz_verbs_query_srq,
     .destroy_srq     = fz_verbs_destroy_srq,
     .create_qp       = fz_verbs_create_qp,
+    .create_qp_ex    = fz_verbs_create_qp_ex,
     .modify_qp       = fz_verbs_modify_qp,
     .query_qp        = fz_verbs_query_qp,
     .destroy_qp      = fz_verbs_destroy_qp,

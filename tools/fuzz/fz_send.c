@@ -99,6 +99,52 @@ static uint32_t fz_wr_len(const struct ibv_send_wr *wr)
     return len;
 }
 
+/* The chain through the ibv_wr_* API of an extended QP: one batch, which
+ * ibv_wr_complete posts whole or not at all */
+static int fz_send_ex(fz_t *fz, fz_qp_t *q, struct ibv_send_wr *wr)
+{
+    struct ibv_data_buf data[FZ_MAX_SGE];
+    struct ibv_qp_ex *x = q->qpx;
+    int i;
+
+    ++fz->calls;
+    ibv_wr_start(x);
+    for (; wr != NULL; wr = wr->next) {
+        x->wr_id    = wr->wr_id;
+        x->wr_flags = wr->send_flags & ~IBV_SEND_INLINE;
+        ibv_wr_send(x);
+        if (q->type == IBV_QPT_UD) {
+            ibv_wr_set_ud_addr(x, wr->wr.ud.ah, wr->wr.ud.remote_qpn,
+                               wr->wr.ud.remote_qkey);
+        }
+        if (!(wr->send_flags & IBV_SEND_INLINE)) {
+            ibv_wr_set_sge_list(x, wr->num_sge, wr->sg_list);
+            continue;
+        }
+        for (i = 0; i < wr->num_sge; ++i) {
+            data[i].addr   = (void*)(uintptr_t)wr->sg_list[i].addr;
+            data[i].length = wr->sg_list[i].length;
+        }
+        ibv_wr_set_inline_data_list(x, wr->num_sge, data);
+    }
+    return ibv_wr_complete(x);
+}
+
+/* What the batch must have done: every WR posted when the queue had room
+ * for all, else ENOMEM and none. The number posted. */
+static unsigned fz_send_ex_check(fz_t *fz, fz_qp_t *q, unsigned n,
+                                 unsigned lo, int ret)
+{
+    if (n > lo) {
+        fz_fails(fz, FZ_F(ibv_post_send, queue_full), ret);
+    } else if (!fz_post(fz, FZ_P(ibv_create_qp_ex, wr_complete_all_or_nothing),
+                        ret == 0, "%s: ibv_wr_complete of %u SENDs (%u free) "
+                        "returned %d", q->name, n, lo, ret)) {
+        fz->broken = true;
+    }
+    return (ret == 0) ? n : 0;
+}
+
 unsigned fz_send_chain(fz_t *fz, fz_qp_t *q, unsigned n, bool local_bad,
                        int bad_at, int bad_num_sge)
 {
@@ -108,6 +154,7 @@ unsigned fz_send_chain(fz_t *fz, fz_qp_t *q, unsigned n, bool local_bad,
     unsigned i, posted, lo = q->cap.max_send_wr - q->sq_num, hi;
     int ret, bad_wr = local_bad ? (int)fz_range(&fz->rnd, 0, n - 1) : -1;
     bool state_ok = (q->state == IBV_QPS_RTS) || (q->state == IBV_QPS_ERR);
+    bool ex;
     fz_msg_t *m;
 
     for (i = 0; i < n; ++i) {
@@ -129,8 +176,10 @@ unsigned fz_send_chain(fz_t *fz, fz_qp_t *q, unsigned n, bool local_bad,
         wr[bad_at].num_sge    = bad_num_sge;
         wr[bad_at].send_flags &= ~IBV_SEND_INLINE;
     }
-    ret    = fz_post_send(fz, q, wr, &bad);
-    posted = (ret == 0) ? n : ((bad >= wr) && (bad < wr + n)) ? (unsigned)(bad - wr) : n + 1;
+    ex     = (q->qpx != NULL) && (bad_at < 0) && fz_chance(&fz->rnd, 50);
+    ret    = ex ? fz_send_ex(fz, q, wr) : fz_post_send(fz, q, wr, &bad);
+    posted = (ret == 0) ? n : ex ? 0 :
+             ((bad >= wr) && (bad < wr + n)) ? (unsigned)(bad - wr) : n + 1;
     hi     = q->cap.max_send_wr;
 
     if (!state_ok) {
@@ -140,14 +189,15 @@ unsigned fz_send_chain(fz_t *fz, fz_qp_t *q, unsigned n, bool local_bad,
         fz_fails(fz, FZ_F(ibv_post_send, bad_state), ret);
         return 0;
     }
-    if ((ret != 0) && (posted > n)) {
+    if (ex) {
+        posted = fz_send_ex_check(fz, q, n, lo, ret);
+    } else if ((ret != 0) && (posted > n)) {
         fz_post(fz, FZ_P(ibv_post_send, bad_wr_on_failure), false,
                 "%s: post failed with %d, *bad_wr %p not in the list", q->name,
                 ret, (void*)bad);
         fz->broken = true;
         return 0;
-    }
-    if ((ret != 0) && (posted >= lo) && (posted <= hi) &&
+    } else if ((ret != 0) && (posted >= lo) && (posted <= hi) &&
         ((bad_at < 0) || (posted < (unsigned)bad_at) ||
          ((posted == (unsigned)bad_at) && (ret == ENOMEM)))) {
         fz_fails(fz, FZ_F(ibv_post_send, queue_full), ret);

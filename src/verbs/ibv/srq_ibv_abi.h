@@ -79,14 +79,17 @@ struct verbs_mr {
 typedef void (*srq_ibv_op_t)(void);
 
 struct verbs_context_ops {
-    srq_ibv_op_t advise_mr, alloc_dm, alloc_mw, alloc_null_mr,
-                 alloc_parent_domain;
+    srq_ibv_op_t advise_mr, alloc_dm;
+    struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
+    srq_ibv_op_t alloc_null_mr, alloc_parent_domain;
     struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
     srq_ibv_op_t alloc_td;
     void (*async_event)(struct ibv_context *context,
                         struct ibv_async_event *event);
-    srq_ibv_op_t attach_counters_point_flow, attach_mcast, bind_mw,
-                 close_xrcd;
+    srq_ibv_op_t attach_counters_point_flow, attach_mcast;
+    int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw,
+                   struct ibv_mw_bind *mw_bind);
+    srq_ibv_op_t close_xrcd;
     void (*cq_event)(struct ibv_cq *cq);
     struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
     srq_ibv_op_t create_counters;
@@ -96,10 +99,13 @@ struct verbs_context_ops {
     srq_ibv_op_t create_cq_ex, create_flow, create_flow_action_esp;
     struct ibv_qp *(*create_qp)(struct ibv_pd *pd,
                                 struct ibv_qp_init_attr *attr);
-    srq_ibv_op_t create_qp_ex, create_rwq_ind_table;
+    struct ibv_qp *(*create_qp_ex)(struct ibv_context *context,
+                                   struct ibv_qp_init_attr_ex *attr);
+    srq_ibv_op_t create_rwq_ind_table;
     struct ibv_srq *(*create_srq)(struct ibv_pd *pd,
                                   struct ibv_srq_init_attr *attr);
-    srq_ibv_op_t create_srq_ex, create_wq, dealloc_mw;
+    srq_ibv_op_t create_srq_ex, create_wq;
+    int (*dealloc_mw)(struct ibv_mw *mw);
     int (*dealloc_pd)(struct ibv_pd *pd);
     srq_ibv_op_t dealloc_td;
     int (*dereg_mr)(struct verbs_mr *vmr);

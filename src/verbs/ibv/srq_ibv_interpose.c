@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* ibv_get_device_guid of our device (EUI-64, locally administered) */
@@ -32,6 +33,33 @@
     if (_var == NULL) { \
         _var = (__typeof__(&_name))srq_ibv_real(#_name, _version); \
     }
+
+/* ---- importing a context ----------------------------------------------- */
+
+/* A context of our device has /dev/null for its cmd_fd (srq_ibv_provider.c) */
+static bool srq_ibv_is_our_cmd_fd(int fd)
+{
+    struct stat st;
+
+    return (fstat(fd, &st) == 0) && S_ISCHR(st.st_mode) &&
+           (major(st.st_rdev) == 1) && (minor(st.st_rdev) == 3);
+}
+
+/*
+ * A context of our device cannot be imported, as one of a provider without
+ * import_context cannot (EOPNOTSUPP); libibverbs' own import would compare
+ * the descriptor with every listed device's sysfs node, which ours has not
+ */
+struct ibv_context *ibv_import_device(int cmd_fd)
+{
+    SRQ_IBV_REAL(real, ibv_import_device, "IBVERBS_1.10");
+
+    if ((real == NULL) || srq_ibv_is_our_cmd_fd(cmd_fd)) {
+        errno = EOPNOTSUPP;
+        return NULL;
+    }
+    return real(cmd_fd);
+}
 
 /* ---- the device list ---------------------------------------------------- */
 
@@ -204,7 +232,7 @@ int _ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port_num,
 /*
  * rdma-core's private ibv_query_gid_type (pyverbs' Context.query_gid_type)
  * reads the GID entry through its internal query, which asks the kernel
- * (an ioctl on the context's cmd_fd: EBADF for our device, that has none)
+ * (an ioctl on the context's cmd_fd, which for our device is no uverbs file)
  * and never the provider or the public _ibv_query_gid_ex we answer: so we
  * answer it too. Our GIDs are IB GIDs, which the sysfs type names
  * "IB/RoCE v1".

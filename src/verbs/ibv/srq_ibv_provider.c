@@ -3,11 +3,15 @@
  *
  * libibverbs opens a device through its provider's alloc_context; a device
  * without sysfs entries gets no kernel file (cmd_fd -1), so the provider
- * builds the whole context. Ours opens a soft instance in uverbs mode
+ * builds the whole context. Its cmd_fd is /dev/null, opened for it read
+ * only: a descriptor a program can dup as it dups a uverbs one
+ * (libibverbs closes it with the context), on which a kernel command
+ * fails (EBADF for a write, ENOTTY for an ioctl) as it failed on -1;
+ * importing a context by it is refused (srq_ibv_interpose.c). Ours opens a soft instance in uverbs mode
  * (srq_soft_open_ex): libibverbs allocates the instance, with the
  * verbs_context at the place the soft device keeps it, and frees it when
  * the soft device lets go. Each provider operation is the verbs layer's
- * call of the same name; what the soft device does not do keeps
+ * call of the same name (extended QPs: srq_verbs_create_qp_ex); what the soft device does not do keeps
  * libibverbs' own "not supported" entry.
  */
 #include "srq_ibv.h"
@@ -15,6 +19,7 @@
 #include "../srq_verbs_trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,12 +133,18 @@ static struct verbs_context *srq_ibv_alloc_context(struct ibv_device *device,
     /* the data path the soft device put in ctx->ops goes into libibverbs'
      * own table too (the rest of it is already there) */
     ctx = srq_verbs_context(dev);
+    ctx->cmd_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     memset(&data_ops, 0, sizeof(data_ops));
     data_ops.poll_cq       = ctx->ops.poll_cq;
     data_ops.req_notify_cq = ctx->ops.req_notify_cq;
     data_ops.post_send     = ctx->ops.post_send;
     data_ops.post_recv     = ctx->ops.post_recv;
     data_ops.post_srq_recv = ctx->ops.post_srq_recv;
+    /* memory windows: context->ops entries too (ibv_alloc_mw, ibv_bind_mw
+     * and ibv_dealloc_mw are inline calls through them) */
+    data_ops.alloc_mw      = ctx->ops.alloc_mw;
+    data_ops.bind_mw       = ctx->ops.bind_mw;
+    data_ops.dealloc_mw    = ctx->ops.dealloc_mw;
     srq_ibv_abi.set_ops(srq_ibv_vctx(ctx), &data_ops);
     return srq_ibv_vctx(ctx);
 }
@@ -295,6 +306,12 @@ static struct ibv_qp *srq_ibv_create_qp(struct ibv_pd *pd,
     return srq_verbs_create_qp(srq_ibv_dev(pd->context), pd, attr);
 }
 
+static struct ibv_qp *srq_ibv_create_qp_ex(struct ibv_context *ctx,
+                                           struct ibv_qp_init_attr_ex *attr)
+{
+    return srq_verbs_create_qp_ex(srq_ibv_dev(ctx), attr);
+}
+
 static int srq_ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
                              int attr_mask)
 {
@@ -331,6 +348,7 @@ static const struct verbs_context_ops srq_ibv_ctx_ops = {
     .create_ah       = srq_ibv_create_ah,
     .create_cq       = srq_ibv_create_cq,
     .create_qp       = srq_ibv_create_qp,
+    .create_qp_ex    = srq_ibv_create_qp_ex,
     .create_srq      = srq_ibv_create_srq,
     .dealloc_pd      = srq_ibv_dealloc_pd,
     .dereg_mr        = srq_ibv_dereg_mr,

@@ -36,9 +36,10 @@ uint8_t srq_soft_atomic_execute(srq_soft_qp_t *qp, uint8_t opcode,
     if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC)) {
         return SRQ_SOFT_NAK_INV_REQ;
     }
-    if (srq_soft_mr_check(&qp->dev->seg, req->rkey, req->addr,
-                          sizeof(uint64_t), IBV_ACCESS_REMOTE_ATOMIC,
-                          srq_soft_pd_id(qp->ibv.pd)) != 0) {
+    if (srq_soft_mr_check_remote(&qp->dev->seg, qp->attr.qp_access_flags,
+                                 srq_soft_pd_id(qp->ibv.pd), qp->ibv.qp_num,
+                                 req->rkey, req->addr, sizeof(uint64_t),
+                                 IBV_ACCESS_REMOTE_ATOMIC) != 0) {
         return SRQ_SOFT_NAK_REM_ACCESS;
     }
     if (req->addr & (sizeof(uint64_t) - 1)) {

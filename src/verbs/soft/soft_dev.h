@@ -106,6 +106,11 @@ struct srq_soft_dev {
     uint32_t            mr_count;
     _Atomic uint32_t    lim_count[SRQ_SOFT_LIM_LAST]; /* soft_limit.c */
     uint32_t            pd_last;      /* the last PD id */
+    /* memory windows (soft_mw.c): by table slot (NULL until the first),
+     * the last slot handed out, how many are bound */
+    void               *mw_slots;
+    uint32_t            mw_last;
+    uint32_t            mw_bound;
     uint64_t            handle_salt;  /* srq_soft_handle */
 
     /* QPs by index (qpn = gen << 16 | index, soft_qpn.c) */

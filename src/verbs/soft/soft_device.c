@@ -17,6 +17,7 @@
 #include "soft_limit.h"
 #include "soft_list.h"
 #include "soft_mr.h"
+#include "soft_mw.h"
 #include "soft_pd.h"
 #include "soft_peer.h"
 #include "soft_post.h"
@@ -131,6 +132,9 @@ static void srq_soft_dev_init_ctx(srq_soft_dev_t *dev)
     dev->vctx.context.ops.post_srq_recv = srq_soft_post_srq_recv;
     dev->vctx.context.ops.post_send     = srq_soft_post_send;
     dev->vctx.context.ops.post_recv     = srq_soft_post_recv;
+    dev->vctx.context.ops.alloc_mw      = srq_soft_alloc_mw;
+    dev->vctx.context.ops.dealloc_mw    = srq_soft_dealloc_mw;
+    dev->vctx.context.ops.bind_mw       = srq_soft_bind_mw;
 }
 
 /* A device object for ctx->device, so that ibv_get_device_name() works */
@@ -159,6 +163,7 @@ static void srq_soft_dev_free(srq_soft_dev_t *dev)
     }
     srq_soft_async_cleanup(dev);
     srq_soft_qp_table_cleanup(dev);
+    srq_soft_mw_cleanup(dev);
     free(dev->ibv_dev);
     if (dev->params.release != NULL) {
         dev->params.release(dev->params.arg, dev,
@@ -304,6 +309,7 @@ static int srq_soft_query_device(srq_verbs_dev_t *dev,
     attr->max_cq           = SRQ_SOFT_MAX_CQ;
     attr->max_cqe          = SRQ_SOFT_MAX_CQE;
     attr->max_mr           = SRQ_SOFT_MAX_MR;
+    attr->max_mw           = SRQ_SOFT_MAX_MW;
     attr->max_pd           = SRQ_SOFT_MAX_PD;
     attr->max_qp_rd_atom   = SRQ_SOFT_MAX_RD_ATOMIC;
     attr->max_qp_init_rd_atom = SRQ_SOFT_MAX_RD_ATOMIC;
@@ -318,7 +324,9 @@ static int srq_soft_query_device(srq_verbs_dev_t *dev,
     attr->max_pkeys        = 1;
     attr->phys_port_cnt    = SRQ_SOFT_NUM_PORTS;
     /* no IBV_DEVICE_SRQ_RESIZE: IBV_SRQ_MAX_WR is EOPNOTSUPP */
-    attr->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN;
+    attr->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
+                             IBV_DEVICE_MEM_WINDOW |
+                             IBV_DEVICE_MEM_WINDOW_TYPE_2B;
     return 0;
 }
 
@@ -540,6 +548,7 @@ static const srq_verbs_dev_ops_t srq_soft_ops = {
     .query_srq            = srq_soft_query_srq_now,
     .destroy_srq          = srq_soft_limit_destroy_srq,
     .create_qp            = srq_soft_limit_create_qp,
+    .create_qp_ex         = srq_soft_limit_create_qp_ex,
     .modify_qp            = srq_soft_modify_qp_acked,
     .query_qp             = srq_soft_query_qp,
     .destroy_qp           = srq_soft_destroy_qp_counted,

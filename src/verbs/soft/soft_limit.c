@@ -15,6 +15,7 @@
 #include "soft_cq.h"
 #include "soft_pd.h"
 #include "soft_qp.h"
+#include "soft_qp_ex.h"
 #include "soft_srq.h"
 
 #include <errno.h>
@@ -120,6 +121,13 @@ struct ibv_qp *srq_soft_limit_create_qp(srq_verbs_dev_t *dev,
     return !srq_soft_lim_take(dev, SRQ_SOFT_LIM_QP) ? NULL :
            srq_soft_lim_made(dev, SRQ_SOFT_LIM_QP,
                              srq_soft_create_qp(dev, pd, attr));
+}
+
+/* its checks first, then the QP as srq_soft_limit_create_qp makes it */
+struct ibv_qp *srq_soft_limit_create_qp_ex(srq_verbs_dev_t *dev,
+                                           struct ibv_qp_init_attr_ex *attr)
+{
+    return srq_soft_create_qp_ex(dev, attr, srq_soft_limit_create_qp);
 }
 
 int srq_soft_limit_destroy_qp(srq_verbs_dev_t *dev, struct ibv_qp *qp,

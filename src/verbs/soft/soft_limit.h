@@ -36,6 +36,8 @@ int             srq_soft_limit_destroy_srq(srq_verbs_dev_t *dev,
 struct ibv_qp  *srq_soft_limit_create_qp(srq_verbs_dev_t *dev,
                                          struct ibv_pd *pd,
                                          struct ibv_qp_init_attr *attr);
+struct ibv_qp  *srq_soft_limit_create_qp_ex(srq_verbs_dev_t *dev,
+                                            struct ibv_qp_init_attr_ex *attr);
 /* @destroy: the device's destroy (it acknowledges first, soft_device.c) */
 int             srq_soft_limit_destroy_qp(srq_verbs_dev_t *dev,
                                           struct ibv_qp *qp,

@@ -18,6 +18,7 @@
 #include "soft_mr.h"
 #include "soft_dev.h"
 #include "soft_inflight.h"
+#include "soft_mw.h"
 #include "soft_pd.h"
 #include "soft_shm.h"
 #include "soft_srq_wqe.h"
@@ -33,11 +34,11 @@
                                   IBV_ACCESS_REMOTE_WRITE | \
                                   IBV_ACCESS_REMOTE_READ | \
                                   IBV_ACCESS_REMOTE_ATOMIC | \
+                                  IBV_ACCESS_MW_BIND | \
                                   IBV_ACCESS_RELAXED_ORDERING)
-/* Access flags verbs defines that the device does not implement: memory
- * windows (max_mw is 0), zero-based MRs, on-demand paging, huge-page hints */
-#define SRQ_SOFT_MR_ACCESS_UNSUPPORTED (IBV_ACCESS_MW_BIND | \
-                                        IBV_ACCESS_ZERO_BASED | \
+/* Access flags verbs defines that the device does not implement:
+ * zero-based MRs, on-demand paging, huge-page hints */
+#define SRQ_SOFT_MR_ACCESS_UNSUPPORTED (IBV_ACCESS_ZERO_BASED | \
                                         IBV_ACCESS_ON_DEMAND | \
                                         IBV_ACCESS_HUGETLB)
 
@@ -92,12 +93,30 @@ static uint32_t srq_soft_mr_next_key(srq_soft_dev_t *dev)
     uint32_t key = dev->mr_last_key;
 
     do {
-        ++key;
+        key = (key + 1) & ~SRQ_SOFT_MW_KEY_BIT; /* that bit: a window's */
     } while ((srq_soft_mr_slot(key) == 0) ||
              (key == SRQ_SOFT_SRQ_INVALID_LKEY) ||
              (dev->seg.mrs[srq_soft_mr_slot(key)].key != 0));
     dev->mr_last_key = key;
     return key;
+}
+
+/* Is a window bound to the region of @key? Without a bound window (the
+ * common case) the device lock is not taken: a responder's WRITE holds it
+ * (see below). A program that binds a window while it deregisters the
+ * region may win: the window then grants nothing, srq_soft_mw_check finds
+ * its region gone */
+static bool srq_soft_mr_windows(srq_soft_dev_t *dev, uint32_t key)
+{
+    bool bound;
+
+    if (!srq_soft_mw_any_bound(dev)) {
+        return false;
+    }
+    srq_soft_dev_lock(dev);
+    bound = srq_soft_mw_bound_to(dev, key);
+    srq_soft_dev_unlock(dev);
+    return bound;
 }
 
 struct ibv_mr *srq_soft_reg_mr(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
@@ -154,6 +173,9 @@ int srq_soft_dereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr)
 
     if (!srq_soft_dev_has(dev, ibmr)) {
         return EINVAL;
+    }
+    if (srq_soft_mr_windows(dev, key)) {
+        return EBUSY; /* a memory window is bound to it */
     }
     /* Withdrawn before the device lock (sequentially consistent: see
      * soft_inflight.c): a copy under it that runs under the lock (this
@@ -218,11 +240,14 @@ int srq_soft_mr_check(const srq_soft_seg_t *seg, uint32_t key, uint64_t addr,
 }
 
 int srq_soft_mr_check_remote(const srq_soft_seg_t *seg, uint32_t qp_access,
-                             uint32_t pd, uint32_t rkey, uint64_t addr,
-                             uint64_t len, int access)
+                             uint32_t pd, uint32_t qpn, uint32_t rkey,
+                             uint64_t addr, uint64_t len, int access)
 {
     if (!(qp_access & (uint32_t)access)) {
         return EACCES;
+    }
+    if (srq_soft_mw_is_key(rkey)) {
+        return srq_soft_mw_check(seg, qpn, pd, rkey, addr, len, access);
     }
     return srq_soft_mr_check(seg, rkey, addr, len, access, pd);
 }

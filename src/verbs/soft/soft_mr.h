@@ -26,12 +26,12 @@ int  srq_soft_dereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr);
 int  srq_soft_mr_check(const srq_soft_seg_t *seg, uint32_t key, uint64_t addr,
                        uint64_t len, int access, uint32_t pd);
 /* The check an RDMA responder makes, wherever it runs (the requester's
- * one-sided copy, the target's responder): does the QP, granting
+ * one-sided copy, the target's responder): does the QP @qpn, granting
  * @qp_access (its qp_access_flags) in the protection domain @pd, serve
- * @access through @rkey to [addr, addr + len), per the table of @seg (the
- * target's)? 0 or EACCES */
+ * @access through @rkey (a region's or a memory window's, soft_mw.h) to
+ * [addr, addr + len), per the tables of @seg (the target's)? 0 or EACCES */
 int  srq_soft_mr_check_remote(const srq_soft_seg_t *seg, uint32_t qp_access,
-                              uint32_t pd, uint32_t rkey, uint64_t addr,
-                              uint64_t len, int access);
+                              uint32_t pd, uint32_t qpn, uint32_t rkey,
+                              uint64_t addr, uint64_t len, int access);
 
 #endif

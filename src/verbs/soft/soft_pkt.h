@@ -46,8 +46,10 @@ enum {
                                          READ, READ_RESP: see above */
     SRQ_SOFT_PKT_F_UD     = 1u << 2,
     SRQ_SOFT_PKT_F_SE     = 1u << 3,  /* solicited event */
-    SRQ_SOFT_PKT_F_ACK    = 1u << 4   /* RC request that also acknowledges
+    SRQ_SOFT_PKT_F_ACK    = 1u << 4,  /* RC request that also acknowledges
                                          every PSN up to aux the other way */
+    SRQ_SOFT_PKT_F_INV    = 1u << 5   /* SEND with invalidate: the rkey in
+                                         imm (soft_mw.c) */
 };
 
 enum {

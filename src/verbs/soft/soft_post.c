@@ -5,10 +5,12 @@
  * that fails a check that can be made at post time stops it, is returned
  * through *bad_wr with the errno, and the WRs before it stay posted.
  * Post-time checks: QP state (EINVAL), num_sge above the queue's max
- * (EINVAL), opcode/flags the QP cannot do (EINVAL: atomics on UD, memory
- * window binds, ...), an atomic whose scatter list is not 8 bytes or whose
- * remote address is not 8-byte aligned (EINVAL, as rxe), queue full
- * (ENOMEM), ibv_post_recv on an SRQ QP (EINVAL).
+ * (EINVAL), opcode/flags the QP cannot do (EINVAL: atomics, RDMA and
+ * memory window operations on UD, TSO, ...), an atomic whose scatter list
+ * is not 8 bytes or whose remote address is not 8-byte aligned (EINVAL,
+ * as rxe), queue full (ENOMEM), ibv_post_recv on an SRQ QP (EINVAL).
+ * The ibv_wr_* API (soft_qp_ex.c) posts a batch through the same checks,
+ * all of them before any WR of it is queued.
  * Everything else (keys, bounds, remote state) is checked when the WR
  * executes and reported in its completion.
  *
@@ -41,9 +43,12 @@ static bool srq_soft_opcode_ok(const srq_soft_qp_t *qp,
     case IBV_WR_RDMA_READ:
     case IBV_WR_ATOMIC_CMP_AND_SWP:
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
+    case IBV_WR_BIND_MW:
+    case IBV_WR_LOCAL_INV:
+    case IBV_WR_SEND_WITH_INV:
         return qp->ibv.qp_type == IBV_QPT_RC;
     default:
-        return false; /* MW binds, TSO, ...: not supported */
+        return false; /* TSO, atomic write, ...: not supported */
     }
 }
 
@@ -62,8 +67,9 @@ static bool srq_soft_atomic_wr_ok(const struct ibv_send_wr *wr, uint64_t len)
            !(wr->send_flags & IBV_SEND_INLINE);
 }
 
-static int srq_soft_check_send_wr(srq_soft_qp_t *qp,
-                                  const struct ibv_send_wr *wr)
+/* What a WR asks of its QP, without the room it takes */
+static int srq_soft_check_send_fields(srq_soft_qp_t *qp,
+                                      const struct ibv_send_wr *wr)
 {
     uint64_t len;
 
@@ -95,13 +101,36 @@ static int srq_soft_check_send_wr(srq_soft_qp_t *qp,
             return EINVAL;
         }
     }
-    if (qp->sq_pi - qp->sq_free >= qp->cap.max_send_wr) {
-        return ENOMEM; /* a slot is free only once a completion is polled */
-    }
-    if (qp->sq_pi - qp->sq_ci > qp->sq_mask) {
-        return srq_soft_qp_sq_grow(qp); /* below max_send_wr: room grows */
+    if ((wr->opcode == IBV_WR_BIND_MW) && (wr->bind_mw.mw == NULL)) {
+        return EINVAL; /* the rest is checked when the bind executes */
     }
     return 0;
+}
+
+/* Room for @n more WQEs: ENOMEM at max_send_wr (a slot is free only once
+ * a completion is polled); below it the queue's arrays grow */
+static int srq_soft_sq_room(srq_soft_qp_t *qp, uint32_t n)
+{
+    int ret;
+
+    if (qp->sq_pi - qp->sq_free + n > qp->cap.max_send_wr) {
+        return ENOMEM;
+    }
+    while (qp->sq_pi - qp->sq_ci + n > qp->sq_mask + 1) {
+        ret = srq_soft_qp_sq_grow(qp);
+        if (ret != 0) {
+            return ret;
+        }
+    }
+    return 0;
+}
+
+static int srq_soft_check_send_wr(srq_soft_qp_t *qp,
+                                  const struct ibv_send_wr *wr)
+{
+    int ret = srq_soft_check_send_fields(qp, wr);
+
+    return (ret != 0) ? ret : srq_soft_sq_room(qp, 1);
 }
 
 static void srq_soft_copy_inline(srq_soft_qp_t *qp, uint32_t slot,
@@ -148,6 +177,10 @@ static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr)
         wqe->rkey        = wr->wr.atomic.rkey;
         wqe->compare_add = wr->wr.atomic.compare_add;
         wqe->swap        = wr->wr.atomic.swap;
+    } else if (wr->opcode == IBV_WR_BIND_MW) {
+        wqe->mw   = wr->bind_mw.mw;
+        wqe->rkey = wr->bind_mw.rkey;
+        wqe->bind = wr->bind_mw.bind_info;
     } else {
         wqe->remote_addr = wr->wr.rdma.remote_addr;
         wqe->rkey        = wr->wr.rdma.rkey;
@@ -161,15 +194,16 @@ static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr)
     ++qp->sq_pi;
 }
 
-int srq_soft_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-                       struct ibv_send_wr **bad_wr)
+/* Post the WRs of @wr that pass their checks, up to the first that does
+ * not (locked) */
+static int srq_soft_post_send_locked(srq_soft_qp_t *qp,
+                                     struct ibv_send_wr *wr,
+                                     struct ibv_send_wr **bad_wr)
 {
-    srq_soft_qp_t *qp   = srq_soft_qp(ibqp);
     srq_soft_dev_t *dev = qp->dev;
     bool posted = false;
     int ret = 0;
 
-    srq_soft_dev_lock(dev);
     for (; wr != NULL; wr = wr->next) {
         ret = srq_soft_check_send_wr(qp, wr);
         if (ret != 0) {
@@ -192,7 +226,41 @@ int srq_soft_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
             srq_soft_req_progress(qp);
         }
     }
-    srq_soft_dev_unlock(dev);
+    return ret;
+}
+
+int srq_soft_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+                       struct ibv_send_wr **bad_wr)
+{
+    srq_soft_qp_t *qp = srq_soft_qp(ibqp);
+    int ret;
+
+    srq_soft_dev_lock(qp->dev);
+    ret = srq_soft_post_send_locked(qp, wr, bad_wr);
+    srq_soft_dev_unlock(qp->dev);
+    return ret;
+}
+
+int srq_soft_post_send_all(srq_soft_qp_t *qp, struct ibv_send_wr *wr,
+                           uint32_t n, struct ibv_send_wr **bad_wr)
+{
+    struct ibv_send_wr *w;
+    int ret = 0;
+
+    srq_soft_dev_lock(qp->dev);
+    /* every check first: then the post itself cannot fail half way */
+    for (w = wr; (w != NULL) && (ret == 0); w = w->next) {
+        ret = srq_soft_check_send_fields(qp, w);
+        *bad_wr = w;
+    }
+    if (ret == 0) {
+        ret = srq_soft_sq_room(qp, n);
+        *bad_wr = wr;
+    }
+    if (ret == 0) {
+        ret = srq_soft_post_send_locked(qp, wr, bad_wr);
+    }
+    srq_soft_dev_unlock(qp->dev);
     return ret;
 }
 

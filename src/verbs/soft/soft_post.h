@@ -11,6 +11,11 @@ int  srq_soft_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
                         struct ibv_send_wr **bad_wr);
 int  srq_soft_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
                         struct ibv_recv_wr **bad_wr);
+/* The ibv_wr_* API's post (soft_qp_ex.c): the @n WRs of @wr all, or none
+ * (the first that fails a check in *bad_wr, its errno returned) */
+typedef struct srq_soft_qp srq_soft_qp_t;
+int  srq_soft_post_send_all(srq_soft_qp_t *qp, struct ibv_send_wr *wr,
+                            uint32_t n, struct ibv_send_wr **bad_wr);
 int  srq_soft_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
                             struct ibv_recv_wr **bad_wr);
 

@@ -44,6 +44,10 @@ typedef struct srq_soft_swqe {
     uint32_t             ud_qpn;
     uint32_t             ud_qkey;
     uint8_t              ud_tclass;   /* the AH's traffic class */
+    struct ibv_mw       *mw;          /* BIND_MW: the window (its new rkey
+                                         in rkey); LOCAL_INV and
+                                         SEND_WITH_INV: the rkey in imm */
+    struct ibv_mw_bind_info bind;
 } srq_soft_swqe_t;
 
 enum {
@@ -66,14 +70,16 @@ enum {
 
 struct srq_soft_qp {
     /* laid out as libibverbs lays out a provider's QP: its
-     * ibv_qp_to_qp_ex() reads a mask past a struct ibv_qp_ex, and must find
-     * 0 there (no extended QP) */
+     * ibv_qp_to_qp_ex() reads a mask past a struct ibv_qp_ex, which says
+     * whether the QP has the ibv_wr_* API (soft_qp_ex.c) */
     union {
         struct ibv_qp    ibv;
         struct ibv_qp_ex ibv_ex;
     };
-    uint32_t             ex_comp_mask; /* always 0 */
+    uint32_t             ex_comp_mask; /* 0, or VERBS_QP_EX */
     void                *ex_xrcd;      /* always NULL */
+    struct srq_soft_wr_batch *wr_batch; /* the ibv_wr_* API's WRs, NULL
+                                           unless created with it */
     srq_soft_dev_t      *dev;
     uint32_t             index;
     enum ibv_qp_state    state;      /* the device's; ibv.state is what
@@ -174,6 +180,13 @@ static inline bool srq_soft_swqe_is_atomic(const srq_soft_swqe_t *wqe)
 {
     return (wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) ||
            (wqe->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD);
+}
+
+/* Done by the device itself, no packet (memory window operations) */
+static inline bool srq_soft_swqe_is_local(const srq_soft_swqe_t *wqe)
+{
+    return (wqe->opcode == IBV_WR_BIND_MW) ||
+           (wqe->opcode == IBV_WR_LOCAL_INV);
 }
 
 /* Completed by a response with data (ATOMIC_ACK, READ_RESP), never by a

@@ -47,6 +47,7 @@
 #include "soft_iov.h"
 #include "soft_list.h"
 #include "soft_mr.h"
+#include "soft_mw.h"
 #include "soft_pd.h"
 #include "soft_peer.h"
 #include "soft_pkt.h"
@@ -160,9 +161,9 @@ static int srq_soft_req_rdma_check(srq_soft_qp_t *qp,
         memcmp(ent.dest_inst, qp->dev->instance, SRQ_SOFT_INST_LEN)) {
         return SRQ_SOFT_REQ_DROPPED;
     }
-    if (srq_soft_mr_check_remote(&peer->seg, ent.access, ent.pd, wqe->rkey,
-                                 wqe->remote_addr, wqe->length, access) !=
-        0) {
+    if (srq_soft_mr_check_remote(&peer->seg, ent.access, ent.pd, ent.qpn,
+                                 wqe->rkey, wqe->remote_addr, wqe->length,
+                                 access) != 0) {
         return IBV_WC_REM_ACCESS_ERR;
     }
     return IBV_WC_SUCCESS;
@@ -263,6 +264,8 @@ static void srq_soft_req_pkt_hdr(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
     if ((wqe->opcode == IBV_WR_SEND_WITH_IMM) ||
         (wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)) {
         pkt->flags |= SRQ_SOFT_PKT_F_IMM;
+    } else if (wqe->opcode == IBV_WR_SEND_WITH_INV) {
+        pkt->flags |= SRQ_SOFT_PKT_F_INV; /* the rkey in imm */
     }
     if (wqe->send_flags & IBV_SEND_SOLICITED) {
         pkt->flags |= SRQ_SOFT_PKT_F_SE;
@@ -718,6 +721,24 @@ static int srq_soft_req_rc(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
     return srq_soft_req_rc_packet(qp, wqe);
 }
 
+/* A memory window operation (BIND_MW, LOCAL_INV): executed here at its
+ * turn; a retransmission from before it passes over it */
+static int srq_soft_req_local(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
+{
+    int status;
+
+    if (wqe->state == SRQ_SOFT_SWQE_DONE) {
+        return SRQ_SOFT_REQ_NEXT;
+    }
+    status = srq_soft_mw_execute(qp, wqe);
+    if (status != IBV_WC_SUCCESS) {
+        return srq_soft_req_fail(qp, wqe, status);
+    }
+    wqe->state  = SRQ_SOFT_SWQE_DONE;
+    wqe->status = IBV_WC_SUCCESS;
+    return SRQ_SOFT_REQ_NEXT;
+}
+
 /* Push the QP's send queue as far as it can go now */
 void srq_soft_req_progress(srq_soft_qp_t *qp)
 {
@@ -728,7 +749,8 @@ void srq_soft_req_progress(srq_soft_qp_t *qp)
            (qp->wait == SRQ_SOFT_WAIT_NONE) &&
            !(qp->rnr_probe && (qp->sq_tx != qp->sq_ci))) {
         wqe = &qp->sq[qp->sq_tx & qp->sq_mask];
-        ret = (qp->ibv.qp_type == IBV_QPT_UD) ? srq_soft_req_ud(qp, wqe) :
+        ret = srq_soft_swqe_is_local(wqe) ? srq_soft_req_local(qp, wqe) :
+              (qp->ibv.qp_type == IBV_QPT_UD) ? srq_soft_req_ud(qp, wqe) :
                                                 srq_soft_req_rc(qp, wqe);
         if (ret == SRQ_SOFT_REQ_AGAIN) {
             srq_soft_req_sched(qp);

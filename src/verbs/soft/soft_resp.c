@@ -35,6 +35,7 @@
 #include "soft_iov.h"
 #include "soft_list.h"
 #include "soft_mr.h"
+#include "soft_mw.h"
 #include "soft_pd.h"
 #include "soft_peer.h"
 #include "soft_pkt.h"
@@ -409,6 +410,9 @@ static void srq_soft_resp_cqe(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
     if (pkt->flags & SRQ_SOFT_PKT_F_IMM) {
         cqe->wc.imm_data  = pkt->imm;
         cqe->wc.wc_flags |= IBV_WC_WITH_IMM;
+    } else if (pkt->flags & SRQ_SOFT_PKT_F_INV) {
+        cqe->wc.invalidated_rkey = pkt->imm;
+        cqe->wc.wc_flags        |= IBV_WC_WITH_INV;
     }
     if (ud) {
         cqe->wc.wc_flags |= IBV_WC_GRH;
@@ -609,7 +613,8 @@ static uint8_t srq_soft_resp_rdma_check(srq_soft_qp_t *qp,
                                         uint32_t len, int access)
 {
     return (srq_soft_mr_check_remote(&qp->dev->seg, qp->attr.qp_access_flags,
-                                     srq_soft_pd_id(qp->ibv.pd), req->rkey, req->addr,
+                                     srq_soft_pd_id(qp->ibv.pd),
+                                     qp->ibv.qp_num, req->rkey, req->addr,
                                      len, access) != 0) ?
            SRQ_SOFT_NAK_REM_ACCESS : 0;
 }
@@ -822,9 +827,12 @@ static void srq_soft_resp_rc(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
         srq_soft_resp_ctrl(qp, SRQ_SOFT_NAK_REM_OP, qp->epsn);
         return;
     }
+    if ((status == IBV_WC_SUCCESS) && (pkt->flags & SRQ_SOFT_PKT_F_INV)) {
+        status = srq_soft_mw_remote_inv(qp, pkt->imm);
+    }
     srq_soft_rview_consume(qp, &v);
     srq_soft_resp_cqe(qp, pkt, &v, status, pkt->length);
-    if (status == IBV_WC_LOC_LEN_ERR) {
+    if ((status == IBV_WC_LOC_LEN_ERR) || (status == IBV_WC_REM_INV_REQ_ERR)) {
         srq_soft_resp_rc_error(qp, SRQ_SOFT_NAK_INV_REQ);
     } else if (status != IBV_WC_SUCCESS) {
         srq_soft_resp_rc_error(qp, SRQ_SOFT_NAK_REM_OP);

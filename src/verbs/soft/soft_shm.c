@@ -53,6 +53,7 @@ static void srq_soft_seg_tables(srq_soft_seg_t *seg, void *base)
     seg->tab = base;
     seg->mrs = (srq_soft_mr_ent_t*)((uint8_t*)base + SRQ_SOFT_TAB_MR_OFF);
     seg->qps = (srq_soft_qp_ent_t*)((uint8_t*)base + SRQ_SOFT_TAB_QP_OFF);
+    seg->mws = (srq_soft_mw_ent_t*)((uint8_t*)base + SRQ_SOFT_TAB_MW_OFF);
 }
 
 static void srq_soft_seg_queue(srq_soft_seg_t *seg, void *base)
@@ -194,6 +195,7 @@ void srq_soft_shm_unmap(srq_soft_seg_t *seg)
         seg->tab = NULL;
         seg->mrs = NULL;
         seg->qps = NULL;
+        seg->mws = NULL;
     }
 }
 

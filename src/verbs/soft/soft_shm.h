@@ -24,7 +24,9 @@
  *   +---------------------------+ SRQ_SOFT_TAB_QP_OFF
  *   | QP table                  |  the QPs' PD, remote access flags,
  *   |                           |  state and connection, for one-sided
- *   +---------------------------+ SRQ_SOFT_TAB_SIZE   requests
+ *   +---------------------------+ SRQ_SOFT_TAB_MW_OFF requests
+ *   | MW table                  |  bound memory windows, for the same
+ *   +---------------------------+ SRQ_SOFT_TAB_SIZE   checks as MRs
  *
  * The queue (peers map it read-write: they produce into it):
  *
@@ -59,15 +61,18 @@
  * their data (SRQ_SOFT_PKT_F_PULL); 6: the owner's count of progress
  * rounds (progress_gen), which tells a peer's transport timer a slow
  * device from a lost packet; 7: a producer claims a frame under the lock
- * and fills it outside (soft_ring.c). An instance of another version is refused,
- * not half understood */
-#define SRQ_SOFT_SHM_VERSION    7u
+ * and fills it outside (soft_ring.c); 8: the memory window table, SEND
+ * with invalidate (SRQ_SOFT_PKT_F_INV). An instance of another version is
+ * refused, not half understood */
+#define SRQ_SOFT_SHM_VERSION    8u
 #define SRQ_SOFT_INST_LEN       12  /* bytes of an instance id */
 
 #define SRQ_SOFT_CELL           64u
 #define SRQ_SOFT_RING_SIZE      (2u << 20)      /* power of two */
 #define SRQ_SOFT_MR_TABLE_SIZE  65536u          /* index: 16 bits of a key */
 #define SRQ_SOFT_QP_TABLE_SIZE  65536u          /* index: 16 bits of a QPN */
+#define SRQ_SOFT_MW_TABLE_SIZE  4096u           /* index: 12 bits of an
+                                                   rkey (soft_mw.h) */
 
 /* Largest payload that travels inside a packet; larger RC sends are pulled
  * by the responder from the sender's memory (process_vm_readv). Above
@@ -169,13 +174,31 @@ typedef struct srq_soft_qp_ent {
     uint8_t   reserved[8];
 } srq_soft_qp_ent_t;
 
+/* A memory window table entry, by the index in its rkey (soft_mw.c). A
+ * seqlock (seq odd while the owner writes): a type 2 window may be bound
+ * again under the rkey it had. rkey 0: not bound. qpn: a type 2 window
+ * serves that QP only; 0 (type 1): any QP of its PD. */
+typedef struct srq_soft_mw_ent {
+    uint32_t  seq;
+    uint32_t  rkey;
+    uint64_t  addr;
+    uint64_t  length;
+    uint32_t  access;     /* IBV_ACCESS_REMOTE_* the bind granted */
+    uint32_t  pd;
+    uint32_t  qpn;
+    uint32_t  mr_key;     /* the region it is bound to */
+} srq_soft_mw_ent_t;
+
 #define SRQ_SOFT_TAB_MR_OFF     4096u
 #define SRQ_SOFT_TAB_QP_OFF     (SRQ_SOFT_TAB_MR_OFF + \
                                  SRQ_SOFT_MR_TABLE_SIZE * \
                                  sizeof(srq_soft_mr_ent_t))
-#define SRQ_SOFT_TAB_SIZE       (SRQ_SOFT_TAB_QP_OFF + \
+#define SRQ_SOFT_TAB_MW_OFF     (SRQ_SOFT_TAB_QP_OFF + \
                                  SRQ_SOFT_QP_TABLE_SIZE * \
                                  sizeof(srq_soft_qp_ent_t))
+#define SRQ_SOFT_TAB_SIZE       (SRQ_SOFT_TAB_MW_OFF + \
+                                 SRQ_SOFT_MW_TABLE_SIZE * \
+                                 sizeof(srq_soft_mw_ent_t))
 #define SRQ_SOFT_SHM_RING_OFF   4096u
 #define SRQ_SOFT_SHM_SIZE       (SRQ_SOFT_SHM_RING_OFF + SRQ_SOFT_RING_SIZE)
 
@@ -187,6 +210,7 @@ typedef struct srq_soft_seg {
     srq_soft_tab_hdr_t  *tab;
     srq_soft_mr_ent_t   *mrs;
     srq_soft_qp_ent_t   *qps;
+    srq_soft_mw_ent_t   *mws;
 } srq_soft_seg_t;
 
 typedef struct srq_soft_dev srq_soft_dev_t;

@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <string.h>
+#include <unistd.h>
 
 using namespace srq_test;
 
@@ -492,6 +493,26 @@ TEST_P(hca_like, corrupted_handles_refused)
     lmr->handle = h;
     /* restored, all still work (TearDown destroys them) */
     EXPECT_EQ(0, srq_verbs_query_srq(b->dev, srq, &sattr));
+}
+
+/* A context has a descriptor a program can dup, as a uverbs context has
+ * (rdma-core's shared-PD and import tests dup it), and importing a
+ * context by it is refused as a provider without import refuses it
+ * (EOPNOTSUPP), never a crash: libibverbs' own import would look for the
+ * sysfs node soft0 has not */
+TEST_P(hca_like, context_import_refused)
+{
+    if ((srq_verbs_dev_kind(a->dev) != SRQ_VERBS_DEV_RDMA) ||
+        (GetParam() != "soft0")) {
+        GTEST_SKIP() << "soft0 through libibverbs (an HCA imports)";
+    }
+    int fd = dup(srq_verbs_context(a->dev)->cmd_fd);
+
+    ASSERT_GE(fd, 0) << strerror(errno);
+    errno = 0;
+    EXPECT_EQ(nullptr, ibv_import_device(fd));
+    EXPECT_EQ(EOPNOTSUPP, errno);
+    close(fd);
 }
 
 SRQ_INSTANTIATE(hca_like);
