@@ -19,13 +19,15 @@ depgraph() { "${PYTHON3:-python3}" "$top/contrib/depgraph" "$@" 2>&1; }
 layers=(
 "src/uct|srq_md srq_md_rcache;srq_conn srq_counters srq_ep srq_iface srq_qp srq_rx srq_rx_depth"
 "tools/fuzz|fz_recv fz_scene fz_send"
-"src/verbs|ibv/srq_ibv.h ibv/srq_ibv_abi;soft/soft_lid soft/soft_lid_dir;soft/soft_ah soft/soft_atomic soft/soft_cq soft/soft_dev.h soft/soft_limit soft/soft_mr soft/soft_pd soft/soft_qp soft/soft_srq;soft/soft_comp soft/soft_req;srq_verbs_trace srq_verbs_trace_int.h;soft/soft_device srq_verbs.h srq_verbs_dev.h srq_verbs_device srq_verbs_rdma srq_verbs_sysfs srq_verbs_trace_ops"
+"src/verbs|ibv/srq_ibv.h ibv/srq_ibv_abi;soft/soft_lid soft/soft_lid_dir;soft/soft_ah soft/soft_atomic soft/soft_comp soft/soft_cq soft/soft_dev.h soft/soft_limit soft/soft_mr soft/soft_mw soft/soft_pd soft/soft_post soft/soft_qp soft/soft_qp_ex soft/soft_qp_state soft/soft_req soft/soft_ring soft/soft_srq;srq_verbs_trace srq_verbs_trace_int.h"
 "src/verbs/ibv|srq_ibv.h srq_ibv_abi"
-"src/verbs/soft|soft_lid soft_lid_dir;soft_ah soft_atomic soft_cq soft_dev.h soft_limit soft_mr soft_pd soft_qp soft_srq;soft_comp soft_req"
+"src/verbs/soft|soft_lid soft_lid_dir;soft_ah soft_atomic soft_comp soft_cq soft_dev.h soft_limit soft_mr soft_mw soft_pd soft_post soft_qp soft_qp_ex soft_qp_state soft_req soft_ring soft_srq"
 )
 # src/verbs' arrows from a lower folder up to a higher one, allowed
 upward_allowed="soft/soft_device -> srq_verbs.h
 soft/soft_device -> srq_verbs_dev.h
+soft/soft_post -> srq_verbs.h
+soft/soft_resp -> srq_verbs.h
 soft/soft_test_hooks -> srq_verbs.h
 soft/soft_test_verbs -> srq_verbs.h
 soft/soft_test_verbs -> srq_verbs_dev.h"
