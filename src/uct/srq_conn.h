@@ -14,7 +14,7 @@
 #ifndef UCT_SRQ_CONN_H_
 #define UCT_SRQ_CONN_H_
 
-#include "srq_rx.h"
+#include "srq_types.h"
 
 #include <verbs/srq_verbs.h>
 #include <uct/api/uct.h>
@@ -28,216 +28,40 @@
 #include <pthread.h>
 #include <string.h>
 
-typedef struct uct_srq_iface uct_srq_iface_t;
+/* This thread is UCX's async thread, looking at an interface its owner
+ * does not progress (srq_hs_async.c): what only the owner may do is left
+ * to its progress */
+extern __thread int uct_srq_hs_in_async;
 
-typedef enum uct_srq_conn_state {
-    UCT_SRQ_CONN_CONNECTING,  /* REQ sent, waiting for the peer's QP */
-    UCT_SRQ_CONN_REP_SENT,    /* QP connected, waiting for the peer's RTU */
-    UCT_SRQ_CONN_READY,       /* up, found so from UCX's async thread: the
-                                 owner's progress lets its sends go */
-    UCT_SRQ_CONN_CONNECTED,   /* both QPs ready: data may flow */
-    UCT_SRQ_CONN_FAILED       /* error: the QP is gone for good */
-} uct_srq_conn_state_t;
-
-/* Who is on the other side: device address + handshake QP number */
-typedef struct uct_srq_conn_key {
-    srq_verbs_port_addr_t  dev;
-    uint32_t               ud_qpn;
-} UCS_S_PACKED uct_srq_conn_key_t;
-
-/*
- * A send operation waiting for a completion. Every WR of a connection is
- * signaled and RC completes them in order, so an operation is done when the
- * connection's completed-WR count passes its sequence number.
- */
-typedef struct uct_srq_op uct_srq_op_t;
-typedef void (*uct_srq_op_cb_t)(uct_srq_iface_t *iface, uct_srq_op_t *op,
-                                ucs_status_t status);
-struct uct_srq_op {
-    ucs_queue_elem_t   queue;
-    uint32_t           sn;
-    uct_srq_op_cb_t    cb;
-    uct_completion_t  *comp;
-    void              *owner;   /* the endpoint; NULL once it was destroyed:
-                                   its completion ran, the WR completes as
-                                   canceled */
-};
-
-/*
- * A send WR made while its connection was not up (handshake under way, or
- * failed without its endpoints being told yet): a copy of the WR, its
- * scatter list and, for an inline send, its data.
- */
-typedef struct uct_srq_conn_wr {
-    ucs_queue_elem_t    queue;
-    void               *owner;   /* the endpoint that sent it */
-    struct ibv_send_wr  wr;
-    struct ibv_sge      sge[];   /* wr.num_sge, then inline data */
-} uct_srq_conn_wr_t;
-
-typedef struct uct_srq_conn {
-    uct_srq_conn_key_t    key;
-    struct ibv_qp        *qp;
-    uint32_t              remote_qpn;
-    uct_srq_conn_state_t  state;
-    int                   tx_avail;     /* free send queue slots */
-    uint32_t              sn_posted;    /* WRs posted */
-    uint32_t              sn_done;      /* WRs completed */
-    unsigned              tx_unsignaled; /* WRs posted since the last
-                                            signaled one */
-    int                   send_flags;   /* IBV_SEND_FENCE once after a fence */
-    int                   pending_desched; /* an endpoint waits for slots */
-    unsigned              amo_looping;  /* emulated atomics still swapping */
-    int                   accepting;    /* half open, asked for by the peer */
-    ucs_queue_head_t      ops;          /* uct_srq_op_t by sequence number */
-    ucs_queue_head_t      queued;       /* uct_srq_conn_wr_t not posted yet */
-    unsigned              num_queued;
-    ucs_status_t          fail_status;  /* why it failed */
-    const char           *fail_reason;
-    int                   fail_reported; /* its endpoints were told */
-    int                   fail_deferred; /* failed in the async thread: the
-                                            owner's progress fails it */
-    int                   drain_pending; /* failed with an unsignaled tail:
-                                            a marker is to be posted */
-    uint32_t              ka_sn;        /* sn_posted at the last idle check */
-    ucs_list_link_t       eps;          /* uct_srq_ep_t on this connection */
-    ucs_list_link_t       list;         /* in hs->connecting or hs->dead */
-    struct ibv_ah        *ah;           /* for handshake datagrams */
-    uct_srq_rx_rq_t       rq;           /* per-QP mode: its receive queue */
-    ucs_time_t            next_retry;
-    ucs_time_t            retry_interval;
-    ucs_time_t            deadline;
-} uct_srq_conn_t;
-
-static inline khint32_t uct_srq_conn_key_hash(uct_srq_conn_key_t key)
-{
-    const uint8_t *p = (const uint8_t*)&key;
-    khint32_t h      = 2166136261u;
-    size_t i;
-
-    for (i = 0; i < sizeof(key); ++i) {
-        h = (h ^ p[i]) * 16777619u;
-    }
-    return h;
-}
-
-#define uct_srq_conn_key_equal(_a, _b) (!memcmp(&(_a), &(_b), sizeof(_a)))
-
-KHASH_INIT(uct_srq_conns, uct_srq_conn_key_t, uct_srq_conn_t*, 1,
-           uct_srq_conn_key_hash, uct_srq_conn_key_equal);
-
-/*
- * What a connection tells its interface, through the interface's hooks
- * (given to uct_srq_hs_init): the interface, not the connection, knows the
- * endpoints on it and their pending requests.
- */
-typedef struct uct_srq_conn_hooks {
-    /* @conn is up: requests queued while connecting may go */
-    void (*established)(uct_srq_iface_t *iface, uct_srq_conn_t *conn);
-    /* @conn freed send slots after an endpoint found none */
-    void (*tx_resumed)(uct_srq_iface_t *iface, uct_srq_conn_t *conn);
-    /* @conn is lost: its endpoints learn it with @status */
-    void (*failed)(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
-                   ucs_status_t status);
-    /* @conn is destroyed with the interface: its endpoints lose it */
-    void (*closed)(uct_srq_iface_t *iface, uct_srq_conn_t *conn);
-} uct_srq_conn_hooks_t;
-
-typedef struct uct_srq_hs_config {
-    double    timeout;       /* give up connecting after this long */
-    double    idle_check;    /* probe connections no endpoint uses */
-    double    retry;         /* first handshake retry interval */
-    unsigned  queue_len;     /* handshake receive buffers */
-    unsigned  drop;          /* debug: % of handshake datagrams dropped */
-    unsigned  max_accepting; /* half-open connections peers asked for */
-    double    async_interval; /* the async thread's look at an idle owner */
-} uct_srq_hs_config_t;
-
-/* The handshake of an interface: its UD QP and buffers, and the connections
- * it set up (live, connecting, failed) */
-typedef struct uct_srq_hs {
-    /*
-     * What the handshake owns is also touched by UCX's async thread
-     * (uct_srq_hs_async_look), when the interface's owner has not
-     * progressed it for a while: it answers peers then, so that a process
-     * that waits elsewhere - or sends atomics from threads at a target it
-     * does not progress - does not time its peers out. Under @lock (the
-     * async thread only tries it); what only the owner may do (its sends,
-     * its endpoints' requests, failing a connection) the async thread
-     * leaves to the owner's progress: READY and fail_deferred connections.
-     */
-    pthread_mutex_t         lock;
-    int                     async_left;   /* it left work for the owner */
-    ucs_list_link_t         async_link;   /* on the async thread's list */
-    int                     async_on;     /* there */
-    ucs_time_t              next_look;
-    unsigned long           progress_seen; /* owner's progress calls then */
-    struct ibv_cq          *cq;           /* the UD QP's, send and receive */
-    struct ibv_qp          *ud_qp;
-    struct ibv_mr          *mr;
-    void                   *bufs;         /* handshake receive buffers */
-    unsigned                num_bufs;
-    int                     ud_tx_avail;
-    khash_t(uct_srq_conns)  conns;        /* live connections by peer */
-    ucs_list_link_t         connecting;   /* handshakes under way */
-    ucs_list_link_t         dead;         /* failed, freed when unused */
-    const uct_srq_conn_hooks_t *hooks;    /* the interface's */
-    unsigned                num_accepting; /* half open, asked for by peers */
-    unsigned                polls;        /* progress calls since the clock
-                                             was last read */
-    ucs_time_t              next_idle_check;
-    struct {
-        ucs_time_t          timeout;
-        ucs_time_t          idle_check;
-        ucs_time_t          retry;
-        unsigned            drop;
-        unsigned            max_accepting;
-        ucs_time_t          async_interval;
-    } config;
-    unsigned                seed;         /* for config.drop */
-    struct {
-        uint64_t            sent;         /* handshake datagrams sent */
-        uint64_t            retries;      /* of them, retransmissions */
-        uint64_t            dropped;      /* malformed or unexpected */
-        uint64_t            lost;         /* dropped on purpose (CONN_DROP) */
-    } stats;
-} uct_srq_hs_t;
-
-extern ucs_config_field_t uct_srq_hs_config_table[];
-
-/* Check the handshake configuration, before anything is created */
-ucs_status_t uct_srq_hs_check_config(const uct_srq_hs_config_t *config);
-
-ucs_status_t uct_srq_hs_init(uct_srq_hs_t *hs, uct_srq_iface_t *iface,
-                             const uct_srq_hs_config_t *config,
-                             const uct_srq_conn_hooks_t *hooks);
-void uct_srq_hs_cleanup(uct_srq_hs_t *hs, uct_srq_iface_t *iface);
-
-/* The connection to a peer interface: an existing one, or a new one whose
- * handshake starts now */
-ucs_status_t uct_srq_hs_get_conn(uct_srq_iface_t *iface,
+/* A new connection to the interface @key names, connecting (on the
+ * handshake's connecting list), with its QP and address handle */
+ucs_status_t uct_srq_conn_create(uct_srq_iface_t *iface,
                                  const uct_srq_conn_key_t *key,
                                  uct_srq_conn_t **conn_p);
 
-/* Progress calls between looks at the clock when nothing else needs the
- * handshake's progress */
-#define UCT_SRQ_HS_POLLS_PER_LOOK 1024
+/* Its endpoints lose @conn (the interface closes), its WRs still waiting
+ * complete as canceled, its QP goes */
+void uct_srq_conn_destroy(uct_srq_iface_t *iface, uct_srq_conn_t *conn);
 
-/* Take handshake datagrams, retransmit and time out handshakes, report
- * and free failed connections, probe idle connections no endpoint uses:
- * while handshakes run, failed connections remain or the async thread left
- * work, and every UCT_SRQ_HS_POLLS_PER_LOOK calls */
-void uct_srq_hs_progress(uct_srq_iface_t *iface);
+/* @conn's handshake is over (done or failed): off the connecting list */
+void uct_srq_conn_leave_connecting(uct_srq_hs_t *hs, uct_srq_conn_t *conn);
 
-/* Does the handshake need the owner's progress now? (read without the
- * lock: a stale answer costs one call, or one call later) */
-static inline int uct_srq_hs_wants_progress(uct_srq_hs_t *hs)
-{
-    return !ucs_list_is_empty(&hs->connecting) ||
-           !ucs_list_is_empty(&hs->dead) ||
-           __atomic_load_n(&hs->async_left, __ATOMIC_RELAXED) ||
-           (++hs->polls >= UCT_SRQ_HS_POLLS_PER_LOOK);
-}
+/* The handshake completed: @conn is up, what waited in it is posted */
+void uct_srq_conn_established(uct_srq_iface_t *iface, uct_srq_conn_t *conn);
+
+/* The peer is gone as far as we can tell (it closed, or never answered):
+ * endpoints with traffic under way learn it now, idle ones when they next
+ * send or check */
+void uct_srq_conn_lost(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                       ucs_status_t status, const char *reason);
+
+/* Failed connections: errors reported, QPs released, connections freed as
+ * soon as nothing refers to them */
+void uct_srq_hs_reap(uct_srq_iface_t *iface);
+
+/* What the async thread left to the owner: connections it found up, or
+ * failed; from the owner's progress */
+void uct_srq_hs_take_async_left(uct_srq_iface_t *iface);
 
 /* Set IBV_SEND_FENCE on the next WR of every connection */
 void uct_srq_hs_fence(uct_srq_iface_t *iface);
@@ -250,11 +74,6 @@ ucs_status_t uct_srq_conn_signal_tail(uct_srq_iface_t *iface,
 /* ... of every connection (the send descriptors run out, the interface is
  * flushed) */
 void uct_srq_hs_signal_tails(uct_srq_iface_t *iface);
-
-/* The async thread's looks (ASYNC_INTERVAL), from when the interface is
- * complete until it starts to go */
-void uct_srq_hs_async_start(uct_srq_iface_t *iface);
-void uct_srq_hs_async_stop(uct_srq_iface_t *iface);
 
 /* A send failed on the connection: fail its operations, tell its
  * endpoints now */
@@ -366,6 +185,87 @@ uct_srq_conn_tx_complete(uct_srq_iface_t *iface, uct_srq_hs_t *hs,
         conn->pending_desched = 0;
         hs->hooks->tx_resumed(iface, conn);
     }
+}
+
+/* ---- the send path: posting on a connection, its send slots ---- */
+
+/* A send WR was posted on @conn, or queued there until the connection is
+ * up: it holds a send slot of the connection and of the send CQ until a
+ * completion retires it (or, queued, until it is posted or dropped) */
+static UCS_F_ALWAYS_INLINE void
+uct_srq_conn_tx_count(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
+{
+    ++conn->sn_posted;
+    --conn->tx_avail;
+    --iface->tx_cq_avail;
+    ++iface->tx_outstanding;
+}
+
+/*
+ * Is the WR about to be posted on @conn signaled? When asked (a completion
+ * or a result waits on it), one in TX_CQ_MODERATION, and every one while
+ * the send CQ's slots run low. So a completion always comes to give slots
+ * back: a connection out of slots has TX_QUEUE_LEN >= 4 * moderation WRs
+ * in flight, a signaled one among them; the WR that takes the send CQ's
+ * last slot is signaled (many connections may each hold a few unsignaled
+ * ones). A tail left unsignaled is signaled by a flush, or when the send
+ * descriptors run out.
+ */
+static UCS_F_ALWAYS_INLINE int
+uct_srq_conn_tx_signal(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                        int send_flags)
+{
+    if ((send_flags & IBV_SEND_SIGNALED) ||
+        (++conn->tx_unsignaled >= iface->config.tx_moderation) ||
+        (iface->tx_cq_avail <= (int)iface->config.tx_moderation)) {
+        conn->tx_unsignaled = 0;
+        return IBV_SEND_SIGNALED;
+    }
+    return 0;
+}
+
+/* Post @wr on @conn (wr_id: the connection and the WR's number), or keep
+ * it there until the connection is up; @owner: the endpoint, if any */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srq_conn_post(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                   struct ibv_send_wr *wr, void *owner)
+{
+    struct ibv_send_wr *bad_wr;
+    ucs_status_t status;
+    int ret;
+
+    wr->wr_id       = uct_srq_conn_wr_id(conn, conn->sn_posted + 1);
+    wr->next        = NULL;
+    wr->send_flags |= conn->send_flags;
+    wr->send_flags |= uct_srq_conn_tx_signal(iface, conn, wr->send_flags);
+    if (ucs_likely(conn->state == UCT_SRQ_CONN_CONNECTED)) {
+        ret = ibv_post_send(conn->qp, wr, &bad_wr);
+        if (ucs_unlikely(ret != 0)) {
+            ucs_error("srq: ibv_post_send on QP 0x%x failed: %s",
+                      conn->qp->qp_num, strerror(ret));
+            return UCS_ERR_IO_ERROR;
+        }
+    } else {
+        status = uct_srq_conn_queue_wr(conn, wr, owner);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+
+    conn->send_flags = 0;
+    uct_srq_conn_tx_count(iface, conn);
+    return UCS_OK;
+}
+
+/* The opposite, for a queued WR that was never posted */
+static UCS_F_ALWAYS_INLINE void
+uct_srq_conn_tx_uncount(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
+{
+    ++conn->sn_done;
+    ++conn->tx_avail;
+    ++iface->tx_cq_avail;
+    --iface->tx_outstanding;
+    ++iface->tx_stats.retired;
 }
 
 #endif

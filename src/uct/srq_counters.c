@@ -3,7 +3,7 @@
  * (ucx_srq.h) and the line UCX_RC_SRQ_COUNTERS_FILE appends at close.
  */
 #include "srq_counters.h"
-#include "srq_iface.h"
+#include "srq_types.h"
 #include "srq_ep.h"
 #include "ucx_srq.h"
 

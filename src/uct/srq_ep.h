@@ -5,7 +5,14 @@
 #ifndef UCT_SRQ_EP_H_
 #define UCT_SRQ_EP_H_
 
-#include "srq_iface.h"
+#include "srq_conn.h"
+#include "srq_mem.h"
+
+#include <ucs/datastruct/mpool.inl>
+#include <uct/base/uct_iov.inl>
+
+/* Largest AM header of am_zcopy (it travels in a send descriptor) */
+#define UCT_SRQ_AM_MAX_HDR      128
 
 typedef struct uct_srq_ep {
     uct_base_ep_t         super;
@@ -126,5 +133,164 @@ ucs_arbiter_cb_result_t uct_srq_ep_process_pending(ucs_arbiter_t *arbiter,
                                                    ucs_arbiter_group_t *group,
                                                    ucs_arbiter_elem_t *elem,
                                                    void *arg);
+
+/* ---- the send path every operation of an endpoint takes (srq_ep.c,
+ * srq_ep_amo.c) ---- */
+
+static UCS_F_ALWAYS_INLINE uct_srq_iface_t *uct_srq_ep_iface(uct_srq_ep_t *ep)
+{
+    return ucs_derived_of(ep->super.super.iface, uct_srq_iface_t);
+}
+
+/* May @ep post one WR now (or, while its connection is being set up,
+ * queue one)? */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srq_ep_tx_check(uct_srq_iface_t *iface, uct_srq_ep_t *ep)
+{
+    uct_srq_conn_t *conn = ep->conn;
+
+    if (ucs_likely((conn != NULL) && (conn->tx_avail > 0) &&
+                   (iface->tx_cq_avail > 0) &&
+                   uct_srq_conn_accepts_tx(conn))) {
+        return UCS_OK;
+    }
+    if ((conn == NULL) || !uct_srq_conn_accepts_tx(conn)) {
+        return UCS_ERR_CONNECTION_RESET;
+    }
+    return UCS_ERR_NO_RESOURCE; /* out of send slots */
+}
+
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srq_ep_post(uct_srq_iface_t *iface, uct_srq_ep_t *ep,
+                struct ibv_send_wr *wr)
+{
+    return uct_srq_conn_post(iface, ep->conn, wr, ep);
+}
+
+/* @op of @owner (an endpoint, NULL once it was destroyed) completes with
+ * the WR just posted on @conn */
+static UCS_F_ALWAYS_INLINE void
+uct_srq_conn_add_op(uct_srq_conn_t *conn, void *owner, uct_srq_op_t *op,
+                    uct_srq_op_cb_t cb, uct_completion_t *comp)
+{
+    op->sn    = conn->sn_posted - 1;
+    op->cb    = cb;
+    op->comp  = comp;
+    op->owner = owner;
+    ucs_queue_push(&conn->ops, &op->queue);
+}
+
+/* @op of @ep completes with the WR just posted */
+static UCS_F_ALWAYS_INLINE void
+uct_srq_ep_add_op(uct_srq_ep_t *ep, uct_srq_op_t *op, uct_srq_op_cb_t cb,
+                  uct_completion_t *comp)
+{
+    uct_srq_conn_add_op(ep->conn, ep, op, cb, comp);
+}
+
+/* The user's completion, if any, then the pool object holding @op */
+static UCS_F_ALWAYS_INLINE void
+uct_srq_op_finish(uct_srq_op_t *op, ucs_status_t status, void *obj)
+{
+    if (op->comp != NULL) {
+        uct_invoke_completion(op->comp, status);
+    }
+    ucs_mpool_put_inline(obj);
+}
+
+/* Post @wr; on success, @op (if any) waits for it */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srq_ep_post_op(uct_srq_iface_t *iface, uct_srq_ep_t *ep,
+                   struct ibv_send_wr *wr, uct_srq_op_t *op,
+                   uct_srq_op_cb_t cb, uct_completion_t *comp)
+{
+    ucs_status_t status;
+
+    if (comp != NULL) {
+        wr->send_flags |= IBV_SEND_SIGNALED; /* the caller waits for it */
+    }
+    status = uct_srq_ep_post(iface, ep, wr);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    if (op != NULL) {
+        uct_srq_ep_add_op(ep, op, cb, comp);
+    }
+    return UCS_OK;
+}
+
+/* May @ep post one WR, and is there a send descriptor for its data? */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srq_ep_tx_desc(uct_srq_iface_t *iface, uct_srq_ep_t *ep,
+                   uct_srq_tx_desc_t **desc_p)
+{
+    ucs_status_t status = uct_srq_ep_tx_check(iface, ep);
+
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    *desc_p = ucs_mpool_get_inline(&iface->tx_mp);
+    if (ucs_unlikely(*desc_p == NULL)) {
+        /* descriptors held by unsignaled WRs come back with a completion */
+        uct_srq_hs_signal_tails(iface);
+        return UCS_ERR_NO_RESOURCE;
+    }
+    return UCS_OK;
+}
+
+/* @sge covers the first @length bytes of @desc's data */
+static UCS_F_ALWAYS_INLINE void
+uct_srq_tx_desc_sge(struct ibv_sge *sge, uct_srq_tx_desc_t *desc,
+                    size_t length)
+{
+    sge->addr   = (uintptr_t)uct_srq_tx_desc_data(desc);
+    sge->length = length;
+    sge->lkey   = desc->super.lkey;
+}
+
+/* Post @wr, whose data is in @desc; @desc is freed (and @comp invoked) by
+ * @cb on completion, or at once if the post fails */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srq_ep_post_desc(uct_srq_iface_t *iface, uct_srq_ep_t *ep,
+                     struct ibv_send_wr *wr, uct_srq_tx_desc_t *desc,
+                     uct_srq_op_cb_t cb, uct_completion_t *comp)
+{
+    ucs_status_t status = uct_srq_ep_post_op(iface, ep, wr, &desc->op, cb,
+                                             comp);
+
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put_inline(desc);
+    }
+    return status;
+}
+
+static UCS_F_ALWAYS_INLINE uint32_t uct_srq_memh_lkey(uct_mem_h memh)
+{
+    return (memh == UCT_MEM_HANDLE_NULL) ? 0 : ((uct_srq_memh_t*)memh)->lkey;
+}
+
+/* iov -> sge, skipping empty entries; returns the number of sges */
+static UCS_F_ALWAYS_INLINE int
+uct_srq_iov_to_sge(struct ibv_sge *sge, const uct_iov_t *iov, size_t iovcnt)
+{
+    size_t i;
+    int n = 0;
+
+    for (i = 0; i < iovcnt; ++i) {
+        if (uct_iov_get_length(&iov[i]) == 0) {
+            continue;
+        }
+        sge[n].addr   = (uintptr_t)iov[i].buffer;
+        sge[n].length = uct_iov_get_length(&iov[i]);
+        sge[n].lkey   = uct_srq_memh_lkey(iov[i].memh);
+        ++n;
+    }
+    return n;
+}
+
+/* A send descriptor's operation completed: the user's completion, then
+ * the descriptor back to its pool */
+void uct_srq_tx_desc_done(uct_srq_iface_t *iface, uct_srq_op_t *op,
+                          ucs_status_t status);
 
 #endif

@@ -240,7 +240,7 @@ static void uct_srq_md_close(uct_md_h uct_md)
     uct_srq_md_t *md = ucs_derived_of(uct_md, uct_srq_md_t);
 
     uct_srq_md_async_cleanup(md);
-    uct_srq_md_rcache_cleanup(md);
+    uct_srq_md_rcache_cleanup(&md->rcache);
     srq_verbs_dealloc_pd(md->dev, md->pd);
     srq_verbs_close(md->dev);
     ucs_free(md);
@@ -278,7 +278,7 @@ static ucs_status_t uct_srq_md_query(uct_md_h uct_md,
     /* with the cache, a registration is a lookup (UCX's ib md reckons
      * 180 ns); without it, soft0 fills a table entry and an HCA pins and
      * maps the pages */
-    md_attr->reg_cost             = (md->rcache != NULL) ?
+    md_attr->reg_cost             = (md->rcache.rcache != NULL) ?
                                     ucs_linear_func_make(180e-9, 0) :
                                     ucs_linear_func_make(1e-6, 1e-10);
     ucs_strncpy_zero(md_attr->component_name, md->super.component->name,
@@ -335,8 +335,8 @@ static ucs_status_t uct_srq_md_mem_reg(uct_md_h uct_md, void *address,
         return UCS_ERR_UNSUPPORTED;
     }
 
-    status = (md->rcache != NULL) ?
-             uct_srq_md_rcache_reg(md, address, length, flags, &memh) :
+    status = (md->rcache.rcache != NULL) ?
+             uct_srq_md_rcache_reg(&md->rcache, address, length, flags, &memh) :
              uct_srq_md_reg_direct(md, address, length, flags, &memh);
     if (status != UCS_OK) {
         return status;
@@ -356,7 +356,7 @@ uct_srq_md_mem_dereg(uct_md_h uct_md, const uct_md_mem_dereg_params_t *params)
 
     memh = params->memh;
     if (memh->region != NULL) {
-        uct_srq_md_rcache_dereg(md, memh); /* stays until unmapped */
+        uct_srq_md_rcache_dereg(&md->rcache, memh); /* stays until unmapped */
         return UCS_OK;
     }
     ret = srq_verbs_dereg_mr(md->dev, memh->mr);
@@ -475,7 +475,10 @@ ucs_status_t uct_srq_md_open(uct_component_t *component, const char *md_name,
         goto err_dealloc_pd;
     }
     if (md->cap_flags & UCT_MD_FLAG_REG) {
-        status = uct_srq_md_rcache_init(md, md_config->rcache);
+        status = uct_srq_md_rcache_init(&md->rcache, md->dev, md->pd,
+                                        uct_srq_md_access_flags(
+                                                md, UCT_MD_MEM_ACCESS_ALL),
+                                        md_config->rcache);
         if (status != UCS_OK) {
             goto err_async;
         }

@@ -5,6 +5,7 @@
 #define UCT_SRQ_MD_H_
 
 #include "srq_component.h"
+#include "srq_md_rcache.h"
 #include "srq_ucx_compat.h"
 
 #include <uct/base/uct_md.h>
@@ -31,15 +32,6 @@ typedef struct uct_srq_md_config {
     ucs_ternary_auto_value_t  rcache;  /* UCX_SRQ_RCACHE */
 } uct_srq_md_config_t;
 
-/* A memory handle (uct_mem_h): a registration of the device, made for this
- * handle or shared through the registration cache */
-typedef struct uct_srq_memh {
-    uint32_t              lkey;
-    uint32_t              rkey;
-    struct ibv_mr        *mr;
-    ucs_rcache_region_t  *region;  /* the cache's, or NULL */
-} uct_srq_memh_t;
-
 typedef struct uct_srq_md {
     uct_md_t          super;
     srq_verbs_dev_t  *dev;
@@ -48,7 +40,7 @@ typedef struct uct_srq_md {
     int               atomic_access;/* the device takes IBV_ACCESS_REMOTE_ATOMIC */
     srq_verbs_locality_t locality;  /* PCI address and near CPUs, if known */
     ucs_sys_device_t  sys_device;   /* UCX's handle of that PCI device */
-    ucs_rcache_t     *rcache;       /* registration cache, or NULL */
+    uct_srq_md_rcache_t rcache;     /* registration cache, if any */
     int               async_fd;     /* watched for async events, or -1 */
     pthread_mutex_t   handlers_lock;/* the async thread reads handlers */
     ucs_list_link_t   handlers;     /* uct_srq_md_limit_handler_t */
@@ -87,9 +79,7 @@ srq_verbs_dev_t *uct_srq_md_verbs_dev(uct_md_h md);
 ucs_status_t uct_srq_md_query_device(uct_srq_md_t *md,
                                      struct ibv_device_attr *attr);
 
-/* IBV_ACCESS_* for UCT_MD_MEM_ACCESS_* @flags (local write always). Inline:
- * the registration cache (srq_md_rcache.c), which the md calls, uses it
- * too, and calls nothing of the md's */
+/* IBV_ACCESS_* for UCT_MD_MEM_ACCESS_* @flags (local write always) */
 static inline int uct_srq_md_access_flags(const uct_srq_md_t *md,
                                           unsigned flags)
 {
@@ -107,17 +97,6 @@ static inline int uct_srq_md_access_flags(const uct_srq_md_t *md,
     }
     return access;
 }
-
-/* Registration cache (srq_md_rcache.c): created per UCX_SRQ_RCACHE (auto:
- * for rdma-core devices, where registering pins and maps pages), used by
- * mem_reg/mem_dereg when there is one */
-ucs_status_t uct_srq_md_rcache_init(uct_srq_md_t *md,
-                                    ucs_ternary_auto_value_t mode);
-void uct_srq_md_rcache_cleanup(uct_srq_md_t *md);
-ucs_status_t uct_srq_md_rcache_reg(uct_srq_md_t *md, void *address,
-                                   size_t length, unsigned flags,
-                                   uct_srq_memh_t **memh_p);
-void uct_srq_md_rcache_dereg(uct_srq_md_t *md, uct_srq_memh_t *memh);
 
 /* The transport's devices: "<verbs device>:<port>" of the active ports */
 ucs_status_t uct_srq_md_query_tl_devices(uct_md_h md,

@@ -7,7 +7,8 @@
  * region serves any later request), and is dropped when its memory is
  * unmapped (UCM's memory events) or the md closes.
  */
-#include "srq_md.h"
+#include "srq_md_rcache.h"
+#include "srq_ucx_compat.h"
 
 #include <ucm/api/ucm.h>
 #include <ucs/debug/log_def.h>
@@ -30,7 +31,7 @@ static ucs_status_t uct_srq_rcache_mem_reg(void *context, ucs_rcache_t *rcache,
                                            ucs_rcache_region_t *rregion,
                                            uint16_t flags)
 {
-    uct_srq_md_t *md                = context;
+    uct_srq_md_rcache_t *rc         = context;
     uct_srq_rcache_region_t *region = ucs_derived_of(rregion,
                                                      uct_srq_rcache_region_t);
     void *address = (void*)rregion->super.start;
@@ -40,12 +41,11 @@ static ucs_status_t uct_srq_rcache_mem_reg(void *context, ucs_rcache_t *rcache,
     uint16_t hide = *(const uint16_t*)arg | flags;
     struct ibv_mr *mr;
 
-    mr = srq_verbs_reg_mr(md->dev, md->pd, address, length,
-                          uct_srq_md_access_flags(md, UCT_MD_MEM_ACCESS_ALL));
+    mr = srq_verbs_reg_mr(rc->dev, rc->pd, address, length, rc->access);
     if (mr == NULL) {
         if (!(hide & UCS_RCACHE_MEM_REG_HIDE_ERRORS)) {
             ucs_error("srq: %s: failed to register %p length %zu: %m",
-                      srq_verbs_dev_name(md->dev), address, length);
+                      srq_verbs_dev_name(rc->dev), address, length);
         }
         return UCS_ERR_IO_ERROR;
     }
@@ -59,15 +59,15 @@ static ucs_status_t uct_srq_rcache_mem_reg(void *context, ucs_rcache_t *rcache,
 static void uct_srq_rcache_mem_dereg(void *context, ucs_rcache_t *rcache,
                                      ucs_rcache_region_t *rregion)
 {
-    uct_srq_md_t *md                = context;
+    uct_srq_md_rcache_t *rc         = context;
     uct_srq_rcache_region_t *region = ucs_derived_of(rregion,
                                                      uct_srq_rcache_region_t);
     int ret;
 
-    ret = srq_verbs_dereg_mr(md->dev, region->memh.mr);
+    ret = srq_verbs_dereg_mr(rc->dev, region->memh.mr);
     if (ret != 0) {
         ucs_warn("srq: %s: failed to deregister a cached region: %s",
-                 srq_verbs_dev_name(md->dev), strerror(ret));
+                 srq_verbs_dev_name(rc->dev), strerror(ret));
     }
 }
 
@@ -100,19 +100,24 @@ static const ucs_rcache_ops_t uct_srq_rcache_ops = {
     .dump_region = uct_srq_rcache_dump_region
 };
 
-ucs_status_t uct_srq_md_rcache_init(uct_srq_md_t *md,
+ucs_status_t uct_srq_md_rcache_init(uct_srq_md_rcache_t *rc,
+                                    srq_verbs_dev_t *dev, struct ibv_pd *pd,
+                                    int access,
                                     ucs_ternary_auto_value_t mode)
 {
-    const char *name = srq_verbs_dev_name(md->dev);
+    const char *name = srq_verbs_dev_name(dev);
     ucs_rcache_params_t params = {};
     ucs_status_t status;
 
-    md->rcache = NULL;
+    rc->rcache = NULL;
+    rc->dev    = dev;
+    rc->pd     = pd;
+    rc->access = access;
     /* soft0's own registration is a table entry: nothing to save there
      * unless asked for */
     if ((mode == UCS_NO) ||
         ((mode == UCS_AUTO) &&
-         (srq_verbs_dev_kind(md->dev) != SRQ_VERBS_DEV_RDMA))) {
+         (srq_verbs_dev_kind(dev) != SRQ_VERBS_DEV_RDMA))) {
         return UCS_OK;
     }
 
@@ -121,16 +126,16 @@ ucs_status_t uct_srq_md_rcache_init(uct_srq_md_t *md,
                                 UCM_EVENT_MEM_TYPE_FREE;
     params.ucm_event_priority = UCT_SRQ_RCACHE_EVENT_PRIO;
     params.ops                = &uct_srq_rcache_ops;
-    params.context            = md;
+    params.context            = rc;
     params.flags              = 0;
     params.max_regions        = ULONG_MAX;
     params.max_size           = SIZE_MAX;
     params.max_unreleased     = SIZE_MAX;
     uct_srq_rcache_params_align(&params, ucs_get_page_size());
 
-    status = ucs_rcache_create(&params, name, NULL, &md->rcache);
+    status = ucs_rcache_create(&params, name, NULL, &rc->rcache);
     if (status != UCS_OK) {
-        md->rcache = NULL;
+        rc->rcache = NULL;
         if (mode == UCS_YES) {
             ucs_error("srq: %s: UCX_SRQ_RCACHE=yes, but no registration "
                       "cache could be created: %s", name,
@@ -143,15 +148,15 @@ ucs_status_t uct_srq_md_rcache_init(uct_srq_md_t *md,
     return UCS_OK;
 }
 
-void uct_srq_md_rcache_cleanup(uct_srq_md_t *md)
+void uct_srq_md_rcache_cleanup(uct_srq_md_rcache_t *rc)
 {
-    if (md->rcache != NULL) {
-        ucs_rcache_destroy(md->rcache);
-        md->rcache = NULL;
+    if (rc->rcache != NULL) {
+        ucs_rcache_destroy(rc->rcache);
+        rc->rcache = NULL;
     }
 }
 
-ucs_status_t uct_srq_md_rcache_reg(uct_srq_md_t *md, void *address,
+ucs_status_t uct_srq_md_rcache_reg(uct_srq_md_rcache_t *rc, void *address,
                                    size_t length, unsigned flags,
                                    uct_srq_memh_t **memh_p)
 {
@@ -160,7 +165,7 @@ ucs_status_t uct_srq_md_rcache_reg(uct_srq_md_t *md, void *address,
     ucs_rcache_region_t *rregion;
     ucs_status_t status;
 
-    status = uct_srq_rcache_get(md->rcache, address, length,
+    status = uct_srq_rcache_get(rc->rcache, address, length,
                                 ucs_get_page_size(), PROT_READ | PROT_WRITE,
                                 &reg_flags, &rregion);
     if (status != UCS_OK) {
@@ -170,7 +175,7 @@ ucs_status_t uct_srq_md_rcache_reg(uct_srq_md_t *md, void *address,
     return UCS_OK;
 }
 
-void uct_srq_md_rcache_dereg(uct_srq_md_t *md, uct_srq_memh_t *memh)
+void uct_srq_md_rcache_dereg(uct_srq_md_rcache_t *rc, uct_srq_memh_t *memh)
 {
-    ucs_rcache_region_put(md->rcache, memh->region);
+    ucs_rcache_region_put(rc->rcache, memh->region);
 }

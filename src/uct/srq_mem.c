@@ -2,6 +2,7 @@
  * ucx-srq: memory pools of registered buffers.
  */
 #include "srq_mem.h"
+#include "srq_ucx_compat.h"
 
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>

@@ -6,7 +6,9 @@
 #ifndef UCT_SRQ_MEM_H_
 #define UCT_SRQ_MEM_H_
 
-#include "srq_md.h"
+#include "srq_memh.h"
+
+#include <uct/base/uct_iface.h>
 
 #include <ucs/datastruct/mpool.h>
 

@@ -2,7 +2,7 @@
  * ucx-srq: creating and connecting the RC QPs of an interface.
  */
 #include "srq_qp.h"
-#include "srq_iface.h"
+#include "srq_types.h"
 
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>

@@ -12,8 +12,8 @@
  * start of the headroom, with its uct_recv_desc_t pointer just before it.
  */
 #include "srq_rx.h"
-#include "srq_iface.h"
 #include "srq_check.h"
+#include "srq_am.h"
 
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>

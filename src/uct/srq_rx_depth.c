@@ -47,8 +47,7 @@
  * lowest tiers of the pool, so the upper tiers empty and their memory is
  * unregistered and freed.
  */
-#include "srq_rx.h"
-#include "srq_iface.h"
+#include "srq_rx_depth.h"
 #include "srq_qp.h"
 
 #include <ucs/debug/log_def.h>

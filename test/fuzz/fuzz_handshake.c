@@ -1,5 +1,5 @@
 /*
- * ucx-srq fuzzer: rc_srq's connection handshake (src/uct/srq_conn.c).
+ * ucx-srq fuzzer: rc_srq's connection handshake (src/uct/srq_hs.c).
  *
  * An rc_srq interface T on soft0 and a second one, P, on the same memory
  * domain. Each input becomes a few handshake datagrams delivered to T's
@@ -48,7 +48,7 @@
         } \
     } while (0)
 
-/* A handshake datagram as srq_conn.c lays it out (little endian) */
+/* A handshake datagram as srq_hs.c lays it out (little endian) */
 typedef struct fh_msg {
     uint32_t               magic;
     uint8_t                version;

@@ -260,9 +260,6 @@ bool fz_qp_to_rts(fz_t *fz, fz_qp_t *q, fz_qp_t *peer);
 /* One state transition with the attributes it requires */
 bool fz_qp_to(fz_t *fz, fz_qp_t *q, enum ibv_qp_state to, fz_qp_t *peer);
 bool fz_qp_modify_state(fz_t *fz, fz_qp_t *q, enum ibv_qp_state to);
-int  fz_slot_get(fz_t *fz);
-void fz_slot_put(fz_t *fz, int slot);
-uint8_t *fz_slot_addr(fz_t *fz, int slot);
 
 /* ---- fz_recv.c ------------------------------------------------------------ */
 /* Fill @w (a receive WR of class @cls, @nsge elements) in a free slot */
@@ -288,16 +285,23 @@ unsigned fz_send_msgs(fz_t *fz, fz_qp_t *q, unsigned n, bool local_bad);
 /* Post a chain of @n SENDs where WR @bad_at gets num_sge @bad_num_sge */
 unsigned fz_send_chain(fz_t *fz, fz_qp_t *q, unsigned n, bool local_bad,
                        int bad_at, int bad_num_sge);
-/* Take every pending async event; false if one breaks the contract */
-void fz_async(fz_t *fz);
 void fz_send_wc(fz_t *fz, fz_qp_t *q, const struct ibv_wc *wc);
 /* An RDMA write from @q to memory its rkey does not grant remote write */
 bool fz_send_rdma_denied(fz_t *fz, fz_qp_t *q);
+fz_qp_t *fz_qp_by_num(fz_t *fz, uint32_t qp_num);
+
+/* ---- fz_drain.c ----------------------------------------------------------- */
+/* Take every pending async event; false if one breaks the contract */
+void fz_async(fz_t *fz);
 /* Poll every CQ until nothing the model expects is missing (or give up) */
 void fz_drain(fz_t *fz);
 /* Post enough good receive WRs for the messages in flight */
 void fz_top_up(fz_t *fz);
-fz_qp_t *fz_qp_by_num(fz_t *fz, uint32_t qp_num);
+
+/* ---- fz_buf.c ------------------------------------------------------------- */
+int  fz_slot_get(fz_t *fz);
+void fz_slot_put(fz_t *fz, int slot);
+uint8_t *fz_slot_addr(fz_t *fz, int slot);
 void fz_fill_payload(uint8_t *p, uint32_t len, uint32_t seq);
 
 /* ---- fz_ops.c -------------------------------------------------------------- */

@@ -16,33 +16,6 @@
 #define FZ_SEND_AREA  (64 * 1024)
 #define FZ_QKEY       0x11111111u
 
-int fz_slot_get(fz_t *fz)
-{
-    static unsigned next;
-    unsigned i, s;
-
-    for (i = 0; i < FZ_NUM_SLOTS; ++i) {
-        s = (next + i) % FZ_NUM_SLOTS;
-        if (!fz->slot_busy[s]) {
-            fz->slot_busy[s] = true;
-            next = s + 1;
-            memset(fz_slot_addr(fz, s), FZ_CANARY, FZ_SLOT_SIZE);
-            return (int)s;
-        }
-    }
-    return -1;
-}
-
-void fz_slot_put(fz_t *fz, int slot)
-{
-    fz->slot_busy[slot] = false;
-}
-
-uint8_t *fz_slot_addr(fz_t *fz, int slot)
-{
-    return fz->buf + (size_t)slot * FZ_SLOT_SIZE;
-}
-
 static struct ibv_cq *fz_cq(fz_t *fz, int cqe)
 {
     struct ibv_cq *cq = FZ_BE(fz, create_cq, cqe);

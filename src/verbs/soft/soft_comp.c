@@ -25,6 +25,11 @@
  * no CQE, an error always does. An error puts the QP in error, which
  * flushes everything outstanding with IBV_WC_WR_FLUSH_ERR. A peer found
  * dead fails its QPs as exhausted retries would.
+ *
+ * A response goes through a state machine in rxe's manner (the QP, the
+ * PSN, what it acknowledges, the WQE it answers, the data and keys, then
+ * completion and the requester's turn), one function per check and step;
+ * the opcode table (srq_soft_comp_ops) says which each response takes.
  */
 #include "soft_comp.h"
 #include "soft_clock.h"
@@ -146,15 +151,10 @@ static void srq_soft_comp_rnr(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
     srq_soft_req_sched(qp);
 }
 
-static void srq_soft_comp_nak(srq_soft_qp_t *qp, uint32_t psn, uint32_t aux)
+/* A NAK refused @wqe (the oldest in flight): an RNR retry, or its error */
+static void srq_soft_comp_nak(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
+                              uint32_t aux)
 {
-    srq_soft_swqe_t *wqe;
-
-    srq_soft_comp_acked(qp, srq_soft_psn_add(psn, 0xffffff)); /* psn - 1 */
-    wqe = srq_soft_comp_head(qp, psn);
-    if (wqe == NULL) {
-        return; /* stale: already handled */
-    }
     switch (aux & 0xff) {
     case SRQ_SOFT_NAK_RNR:
         srq_soft_comp_rnr(qp, wqe, (uint8_t)(aux >> 8));
@@ -192,21 +192,6 @@ static bool srq_soft_comp_psn_sent(const srq_soft_qp_t *qp, uint32_t psn)
            (srq_soft_psn_diff(psn, qp->next_psn) < 0);
 }
 
-/* The RC QP a response packet is for, if it comes from the QP's peer and
- * answers something sent (else NULL: dropped) */
-static srq_soft_qp_t *srq_soft_comp_qp(srq_soft_dev_t *dev,
-                                       const srq_soft_pkt_t *pkt)
-{
-    srq_soft_qp_t *qp = srq_soft_comp_conn_qp(dev, pkt);
-
-    if (qp == NULL) {
-        ++dev->stats.rx_dropped;
-        return NULL;
-    }
-    ++dev->stats.rx_packets;
-    return srq_soft_comp_psn_sent(qp, pkt->psn) ? qp : NULL;
-}
-
 /* Write a response's data to the WQE's scatter list (ours), which covers
  * its length: an atomic's 8 bytes (post check), a READ's length (the
  * response's, checked) */
@@ -223,84 +208,202 @@ static void srq_soft_comp_scatter(srq_soft_qp_t *qp,
     }
 }
 
-/* The in-flight WQE a response with data answers, its lkeys checked again
- * (a region deregistered since is not written: the WQE fails, as an HCA's
- * invalidated key would fail it). NULL: stale, a replay of what already
- * completed, or a response of the wrong length */
-static srq_soft_swqe_t *srq_soft_comp_answered(srq_soft_qp_t *qp,
-                                               const srq_soft_pkt_t *pkt,
-                                               bool read)
-{
-    srq_soft_swqe_t *wqe;
+/* ---- responses: the completer's state machine -------------------------- */
 
-    srq_soft_comp_acked(qp, srq_soft_psn_add(pkt->psn, 0xffffff));
-    wqe = srq_soft_comp_head(qp, pkt->psn);
-    if ((wqe == NULL) || !srq_soft_swqe_awaits_data(wqe) ||
-        (srq_soft_swqe_is_atomic(wqe) == read) ||
-        (pkt->length != (read ? wqe->length : sizeof(uint64_t)))) {
-        return NULL;
+/*
+ * As rxe's completer: a response (ACK, NAK, ATOMIC_ACK, READ_RESP) goes
+ * through the states below, one small function each; the opcode table
+ * says which each opcode takes.
+ */
+typedef enum srq_soft_comp_state {
+    SRQ_SOFT_COMP_GET_QP,    /* the QP of the connection it comes on */
+    SRQ_SOFT_COMP_CHK_PSN,   /* it answers something sent */
+    SRQ_SOFT_COMP_CHK_ACK,   /* what it acknowledges (ACK: up to its PSN;
+                                the others: everything before it) */
+    SRQ_SOFT_COMP_CHK_HEAD,  /* the oldest WQE in flight carries its PSN */
+    SRQ_SOFT_COMP_NAK,       /* an RNR retry, or the WQE fails */
+    SRQ_SOFT_COMP_CHK_DATA,  /* the response the WQE waits for */
+    SRQ_SOFT_COMP_CHK_LKEY,  /* our keys, checked again */
+    SRQ_SOFT_COMP_READ,      /* its data to the WQE's scatter list */
+    SRQ_SOFT_COMP_UPDATE,    /* the WQE completed: budgets start again */
+    SRQ_SOFT_COMP_RESUME,    /* the requester goes on */
+    SRQ_SOFT_COMP_DONE
+} srq_soft_comp_state_t;
+
+/* What a response opcode takes */
+typedef struct srq_soft_comp_op {
+    bool  acks_own;  /* acknowledges its own PSN (else up to the one before) */
+    bool  head;      /* answers the oldest WQE in flight */
+    bool  nak;       /* refuses it */
+    bool  read;      /* data of a READ (else of an atomic) */
+} srq_soft_comp_op_t;
+
+static const srq_soft_comp_op_t srq_soft_comp_ops[SRQ_SOFT_OP_LAST] = {
+    [SRQ_SOFT_OP_ACK]        = {.acks_own = true},
+    [SRQ_SOFT_OP_NAK]        = {.head = true, .nak = true},
+    [SRQ_SOFT_OP_ATOMIC_ACK] = {.head = true},
+    [SRQ_SOFT_OP_READ_RESP]  = {.head = true, .read = true},
+};
+
+/* One response on its way through the states */
+typedef struct srq_soft_comp_resp {
+    srq_soft_dev_t            *dev;
+    const srq_soft_pkt_t      *pkt;
+    const uint8_t             *payload;
+    const srq_soft_comp_op_t  *op;
+    srq_soft_qp_t             *qp;
+    srq_soft_swqe_t           *wqe;
+} srq_soft_comp_resp_t;
+
+static srq_soft_comp_state_t srq_soft_comp_get_qp(srq_soft_comp_resp_t *c)
+{
+    c->qp = srq_soft_comp_conn_qp(c->dev, c->pkt);
+    if (c->qp == NULL) {
+        ++c->dev->stats.rx_dropped;
+        return SRQ_SOFT_COMP_DONE;
     }
-    if (srq_soft_req_check_lkeys(qp, wqe) != 0) {
-        srq_soft_comp_swqe_error(qp, wqe, IBV_WC_LOC_PROT_ERR);
-        return NULL;
-    }
-    return wqe;
+    ++c->dev->stats.rx_packets;
+    return SRQ_SOFT_COMP_CHK_PSN;
 }
 
-/* An ATOMIC_ACK or READ_RESP reached us (the requester) */
-static void srq_soft_comp_response(srq_soft_dev_t *dev,
-                                   const srq_soft_pkt_t *pkt,
-                                   const uint8_t *payload, bool read)
+static srq_soft_comp_state_t srq_soft_comp_chk_psn(srq_soft_comp_resp_t *c)
 {
-    srq_soft_qp_t *qp = srq_soft_comp_qp(dev, pkt);
-    srq_soft_swqe_t *wqe;
+    return srq_soft_comp_psn_sent(c->qp, c->pkt->psn) ?
+           SRQ_SOFT_COMP_CHK_ACK : SRQ_SOFT_COMP_DONE;
+}
 
-    if (qp == NULL) {
-        return;
+static srq_soft_comp_state_t srq_soft_comp_chk_ack(srq_soft_comp_resp_t *c)
+{
+    srq_soft_comp_acked(c->qp, c->op->acks_own ? c->pkt->psn :
+                               srq_soft_psn_add(c->pkt->psn, 0xffffff));
+    return c->op->head ? SRQ_SOFT_COMP_CHK_HEAD : SRQ_SOFT_COMP_RESUME;
+}
+
+/* No WQE in flight at its PSN: stale, already handled */
+static srq_soft_comp_state_t srq_soft_comp_chk_head(srq_soft_comp_resp_t *c)
+{
+    c->wqe = srq_soft_comp_head(c->qp, c->pkt->psn);
+    if (c->wqe == NULL) {
+        return SRQ_SOFT_COMP_RESUME;
     }
-    wqe = srq_soft_comp_answered(qp, pkt, read);
-    if (wqe != NULL) {
-        if (pkt->flags & SRQ_SOFT_PKT_F_PULL) {
-            srq_soft_req_pull_read(qp, wqe); /* done, failed, or resent */
-        } else {
-            srq_soft_comp_scatter(qp, wqe, payload);
-            wqe->state  = SRQ_SOFT_SWQE_DONE;
-            wqe->status = IBV_WC_SUCCESS;
-        }
-        if (wqe->state == SRQ_SOFT_SWQE_DONE) {
-            srq_soft_comp_progressed(qp);
-        }
+    return c->op->nak ? SRQ_SOFT_COMP_NAK : SRQ_SOFT_COMP_CHK_DATA;
+}
+
+static srq_soft_comp_state_t srq_soft_comp_nak_step(srq_soft_comp_resp_t *c)
+{
+    srq_soft_comp_nak(c->qp, c->wqe, c->pkt->aux);
+    return SRQ_SOFT_COMP_RESUME;
+}
+
+/* A response of the kind and length the WQE waits for (else a replay of
+ * what already completed, or garbage) */
+static srq_soft_comp_state_t srq_soft_comp_chk_data(srq_soft_comp_resp_t *c)
+{
+    const srq_soft_swqe_t *wqe = c->wqe;
+    bool read                  = c->op->read;
+
+    if (!srq_soft_swqe_awaits_data(wqe) ||
+        (srq_soft_swqe_is_atomic(wqe) == read) ||
+        (c->pkt->length != (read ? wqe->length : sizeof(uint64_t)))) {
+        return SRQ_SOFT_COMP_RESUME;
     }
-    srq_soft_req_progress(qp); /* the next READ or atomic may go now */
+    return SRQ_SOFT_COMP_CHK_LKEY;
+}
+
+/* A region deregistered since is not written: the WQE fails, as an HCA's
+ * invalidated key would fail it */
+static srq_soft_comp_state_t srq_soft_comp_chk_lkey(srq_soft_comp_resp_t *c)
+{
+    if (srq_soft_req_check_lkeys(c->qp, c->wqe) != 0) {
+        srq_soft_comp_swqe_error(c->qp, c->wqe, IBV_WC_LOC_PROT_ERR);
+        return SRQ_SOFT_COMP_RESUME;
+    }
+    return SRQ_SOFT_COMP_READ;
+}
+
+/* The data to the scatter list; a READ answered without its data is read
+ * by the requester now (done, failed, or resent) */
+static srq_soft_comp_state_t srq_soft_comp_read(srq_soft_comp_resp_t *c)
+{
+    if (c->pkt->flags & SRQ_SOFT_PKT_F_PULL) {
+        srq_soft_req_pull_read(c->qp, c->wqe);
+    } else {
+        srq_soft_comp_scatter(c->qp, c->wqe, c->payload);
+        c->wqe->state  = SRQ_SOFT_SWQE_DONE;
+        c->wqe->status = IBV_WC_SUCCESS;
+    }
+    return (c->wqe->state == SRQ_SOFT_SWQE_DONE) ? SRQ_SOFT_COMP_UPDATE :
+                                                   SRQ_SOFT_COMP_RESUME;
+}
+
+static srq_soft_comp_state_t srq_soft_comp_update(srq_soft_comp_resp_t *c)
+{
+    srq_soft_comp_progressed(c->qp);
+    return SRQ_SOFT_COMP_RESUME;
+}
+
+/* Acknowledged sends may unblock one-sided WQEs behind them; the next
+ * READ or atomic may go */
+static srq_soft_comp_state_t srq_soft_comp_resume(srq_soft_comp_resp_t *c)
+{
+    srq_soft_req_progress(c->qp);
+    return SRQ_SOFT_COMP_DONE;
+}
+
+/* One step: a switch, so that the steps of an ACK are inlined */
+static srq_soft_comp_state_t srq_soft_comp_step(srq_soft_comp_state_t state,
+                                                srq_soft_comp_resp_t *c)
+{
+    switch (state) {
+    case SRQ_SOFT_COMP_GET_QP:   return srq_soft_comp_get_qp(c);
+    case SRQ_SOFT_COMP_CHK_PSN:  return srq_soft_comp_chk_psn(c);
+    case SRQ_SOFT_COMP_CHK_ACK:  return srq_soft_comp_chk_ack(c);
+    case SRQ_SOFT_COMP_CHK_HEAD: return srq_soft_comp_chk_head(c);
+    case SRQ_SOFT_COMP_NAK:      return srq_soft_comp_nak_step(c);
+    case SRQ_SOFT_COMP_CHK_DATA: return srq_soft_comp_chk_data(c);
+    case SRQ_SOFT_COMP_CHK_LKEY: return srq_soft_comp_chk_lkey(c);
+    case SRQ_SOFT_COMP_READ:     return srq_soft_comp_read(c);
+    case SRQ_SOFT_COMP_UPDATE:   return srq_soft_comp_update(c);
+    case SRQ_SOFT_COMP_RESUME:   return srq_soft_comp_resume(c);
+    default:                     return SRQ_SOFT_COMP_DONE;
+    }
+}
+
+/* A response packet reached us (the requester) */
+static void srq_soft_comp_run(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
+                              const uint8_t *payload)
+{
+    srq_soft_comp_state_t state = SRQ_SOFT_COMP_GET_QP;
+    srq_soft_comp_resp_t c;
+
+    c.dev     = dev;
+    c.pkt     = pkt;
+    c.payload = payload;
+    c.op      = &srq_soft_comp_ops[pkt->opcode]; /* progress dispatches
+                                                    only these */
+    c.qp      = NULL;
+    c.wqe     = NULL;
+    while (state != SRQ_SOFT_COMP_DONE) {
+        state = srq_soft_comp_step(state, &c);
+    }
 }
 
 void srq_soft_comp_atomic_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
                               const uint8_t *payload)
 {
-    srq_soft_comp_response(dev, pkt, payload, false);
+    srq_soft_comp_run(dev, pkt, payload);
 }
 
 void srq_soft_comp_read_resp(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
                              const uint8_t *payload)
 {
-    srq_soft_comp_response(dev, pkt, payload, true);
+    srq_soft_comp_run(dev, pkt, payload);
 }
 
 /* An ACK or NAK packet reached us (the requester) */
 void srq_soft_comp_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt)
 {
-    srq_soft_qp_t *qp = srq_soft_comp_qp(dev, pkt);
-
-    if (qp == NULL) {
-        return;
-    }
-    if (pkt->opcode == SRQ_SOFT_OP_ACK) {
-        srq_soft_comp_acked(qp, pkt->psn);
-    } else {
-        srq_soft_comp_nak(qp, pkt->psn, pkt->aux);
-    }
-    /* acknowledged sends may unblock one-sided WQEs behind them */
-    srq_soft_req_progress(qp);
+    srq_soft_comp_run(dev, pkt, NULL);
 }
 
 /* The ACK a request carries (SRQ_SOFT_PKT_F_ACK: every PSN up to aux).

@@ -23,6 +23,11 @@
  * Everything in a packet comes from another process and is checked before
  * use: QP number, source instance and QP of the connection, PSN, lengths.
  * A packet that does not check out is dropped and counted.
+ *
+ * An RC request goes through a state machine in rxe's manner (PSN, the
+ * opcode, a receive WQE, the rkey, room for a result, then the opcode's
+ * execution, completion and acknowledgement), one function per check and
+ * step; the opcode table (srq_soft_resp_ops) says which each opcode takes.
  */
 #define _GNU_SOURCE
 #include "soft_resp.h"
@@ -555,47 +560,6 @@ static void srq_soft_resp_rc_fail(srq_soft_qp_t *qp, uint8_t nak)
     srq_soft_resp_rc_error(qp, nak);
 }
 
-/* The next atomic request in sequence: execute, keep, answer */
-static void srq_soft_resp_atomic(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
-                                 const srq_soft_pkt_t *pkt,
-                                 const uint8_t *payload)
-{
-    srq_soft_pkt_atomic_t req;
-    uint64_t orig = 0;
-    uint8_t nak;
-
-    if (!srq_soft_atomic_has_room(qp)) {
-        /* more atomics in flight than results we can keep unsent: not
-         * executed, the requester resends it */
-        ++dev->stats.rx_dropped;
-        return;
-    }
-    memcpy(&req, payload, sizeof(req)); /* the frame may be reused */
-    nak = srq_soft_atomic_execute(qp, pkt->opcode, &req, &orig);
-    if (nak != 0) {
-        srq_soft_resp_rc_fail(qp, nak);
-        return;
-    }
-    srq_soft_atomic_save(qp, pkt->psn, orig);
-    qp->epsn = srq_soft_psn_add(qp->epsn, 1);
-    if (srq_soft_resp_atomic_flush(qp) != 0) {
-        srq_soft_resp_sched_ack(qp); /* queue full: sent with the ACKs */
-    }
-}
-
-/* A duplicate atomic request: its kept result again, never executed twice.
- * A result not kept any more: dropped (the requester cannot be waiting for
- * it: it had at most max_rd_atomic atomics in flight) */
-static void srq_soft_resp_atomic_dup(srq_soft_qp_t *qp,
-                                     const srq_soft_pkt_t *pkt)
-{
-    const srq_soft_atomic_res_t *res = srq_soft_atomic_find(qp, pkt->psn);
-
-    if (res != NULL) {
-        srq_soft_resp_atomic_ack(qp, res); /* no room: it asks again */
-    }
-}
-
 /* The request at the expected PSN is done: expect the next, ACK it */
 static void srq_soft_resp_done(srq_soft_qp_t *qp)
 {
@@ -681,163 +645,399 @@ static uint8_t srq_soft_resp_write_pull(srq_soft_qp_t *qp,
     return 0;
 }
 
-/* The next WRITE in sequence: into our memory (with immediate data: only
- * once a receive WQE is there to take it, then completed into it), then a
- * coalesced ACK */
-static void srq_soft_resp_write(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
-                                const srq_soft_pkt_t *pkt,
-                                const uint8_t *payload)
-{
-    srq_soft_rview_t v = {.num_sge = 1}, rv;
-    bool imm = (pkt->flags & SRQ_SOFT_PKT_F_IMM) != 0;
-    srq_soft_pkt_rdma_t req;
-    uint8_t nak;
-
-    if (imm && !srq_soft_rview_peek(qp, &rv)) {
-        srq_soft_resp_rnr(dev, qp, pkt);
-        return;
-    }
-    memcpy(&req, payload, sizeof(req)); /* the frame may be reused */
-    payload += sizeof(req);
-    nak      = srq_soft_resp_rdma_check(qp, &req, pkt->length,
-                                        IBV_ACCESS_REMOTE_WRITE);
-    if (nak != 0) {
-        srq_soft_resp_rc_fail(qp, nak);
-        return;
-    }
-    v.sge[0].addr   = req.addr;
-    v.sge[0].length = pkt->length;
-    if (!(pkt->flags & SRQ_SOFT_PKT_F_PULL)) {
-        srq_soft_rview_copy(&v, 0, payload, pkt->length);
-    } else {
-        nak = srq_soft_resp_write_pull(qp, &req,
-                                       (const srq_soft_pkt_iov_t*)payload,
-                                       pkt->nsge, pkt->length);
-        if (nak == SRQ_SOFT_RESP_REVOKED) {
-            return; /* unanswered: the QP leaves RTS/RTR or goes */
-        }
-        if (nak == SRQ_SOFT_NAK_REM_ACCESS) {
-            srq_soft_resp_rc_fail(qp, nak);
-            return;
-        }
-        if (nak != 0) {
-            /* as for a SEND: the sender's memory could not be read */
-            srq_soft_resp_ctrl(qp, nak, qp->epsn);
-            return;
-        }
-    }
-    if (imm) {
-        srq_soft_rview_consume(qp, &rv);
-        srq_soft_resp_cqe(qp, pkt, &rv, IBV_WC_SUCCESS, pkt->length);
-    }
-    srq_soft_resp_done(qp);
-}
+/* ---- RC requests: the responder's state machine ------------------------ */
 
 /*
- * A READ: the next in sequence (executed, answered, kept while a full
- * queue holds the answer back), or a duplicate (@dup: executed again and
- * answered if it can be at once, as nothing older waits; else dropped,
- * and the requester asks again). One with F_PULL is answered without its
- * data: it is checked and in its place in the PSN order, and the
- * requester reads the data itself when the answer reaches it.
+ * As rxe's responder: a request goes through the states below, each one
+ * small function that does its check or its step and names the next
+ * state; the opcode table says which checks and which execution each
+ * opcode takes. A check that fails ends in the state that answers it.
  */
-static void srq_soft_resp_read(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
-                               const srq_soft_pkt_t *pkt,
-                               const uint8_t *payload, bool dup)
-{
-    const void *data;
-    srq_soft_pkt_rdma_t req;
-    uint8_t nak;
+typedef enum srq_soft_resp_state {
+    SRQ_SOFT_RESP_CHK_PSN,       /* in sequence, behind, or ahead */
+    SRQ_SOFT_RESP_DUPLICATE,     /* behind: answered again, not executed */
+    SRQ_SOFT_RESP_CHK_OP,        /* one the requester refused for us */
+    SRQ_SOFT_RESP_CHK_WQE,       /* a receive WQE for what completes in one */
+    SRQ_SOFT_RESP_CHK_RKEY,      /* the checks of one-sided RDMA */
+    SRQ_SOFT_RESP_CHK_ROOM,      /* room to keep a result until it is sent */
+    SRQ_SOFT_RESP_EXECUTE,       /* the opcode's own step */
+    SRQ_SOFT_RESP_COMPLETE,      /* the receive WQE completes */
+    SRQ_SOFT_RESP_ACKNOWLEDGE,   /* the next PSN expected, an ACK owed */
+    SRQ_SOFT_RESP_RNR,           /* no receive WQE: RNR NAK */
+    SRQ_SOFT_RESP_NAK,           /* NAK @nak, the QP stays as it is */
+    SRQ_SOFT_RESP_ERR_WQE,       /* completed in error: NAK @nak, QP error */
+    SRQ_SOFT_RESP_ERR_FAIL,      /* no WQE tells the user: async event too */
+    SRQ_SOFT_RESP_DROP,          /* no room: not executed, it comes again */
+    SRQ_SOFT_RESP_DONE
+} srq_soft_resp_state_t;
 
-    memcpy(&req, payload, sizeof(req));
-    nak  = srq_soft_resp_rdma_check(qp, &req, pkt->length,
-                                    IBV_ACCESS_REMOTE_READ);
-    data = (pkt->flags & SRQ_SOFT_PKT_F_PULL) ? NULL :
-           (const void*)(uintptr_t)req.addr;
-    if (dup) {
-        if ((nak == 0) && (srq_soft_atomic_unsent(qp) == NULL)) {
-            srq_soft_resp_read_resp(qp, pkt->psn, data, pkt->length);
+/* One request on its way through the states */
+typedef struct srq_soft_resp_req {
+    srq_soft_dev_t          *dev;
+    srq_soft_qp_t           *qp;
+    const srq_soft_pkt_t    *pkt;
+    const uint8_t           *payload; /* past the RDMA header, if any */
+    const struct srq_soft_resp_op *op;
+    srq_soft_pkt_rdma_t      rdma;    /* WRITE, READ: where, its rkey */
+    srq_soft_rview_t         wqe;     /* the receive WQE, if it takes one */
+    bool                     has_wqe;
+    int                      status;  /* the receive completion's */
+    uint8_t                  nak;
+} srq_soft_resp_req_t;
+
+/* The execution each opcode takes (a switch, not a pointer: the fast
+ * path's is inlined) */
+typedef enum srq_soft_resp_exec {
+    SRQ_SOFT_RESP_EXEC_NONE,
+    SRQ_SOFT_RESP_EXEC_RECV,    /* into a receive WQE: SEND, WRITE_IMM */
+    SRQ_SOFT_RESP_EXEC_WRITE,
+    SRQ_SOFT_RESP_EXEC_READ,
+    SRQ_SOFT_RESP_EXEC_ATOMIC
+} srq_soft_resp_exec_t;
+
+/* What an opcode takes */
+#define SRQ_SOFT_RESP_F_WQE      (1u << 0) /* a receive WQE */
+#define SRQ_SOFT_RESP_F_WQE_IMM  (1u << 1) /* one, if it carries immediate */
+#define SRQ_SOFT_RESP_F_RDMA     (1u << 2) /* an RDMA header, rkey checked */
+#define SRQ_SOFT_RESP_F_ROOM     (1u << 3) /* room for a kept result */
+#define SRQ_SOFT_RESP_F_REFUSED  (1u << 4) /* refused by its requester */
+
+typedef struct srq_soft_resp_op {
+    unsigned              flags;
+    int                   access;    /* F_RDMA: IBV_ACCESS_REMOTE_* */
+    srq_soft_resp_exec_t  execute;   /* also what a duplicate gets again:
+                                        READ, ATOMIC; the others an ACK */
+} srq_soft_resp_op_t;
+
+static const srq_soft_resp_op_t srq_soft_resp_ops[SRQ_SOFT_OP_LAST] = {
+    [SRQ_SOFT_OP_SEND]       = {SRQ_SOFT_RESP_F_WQE, 0,
+                                SRQ_SOFT_RESP_EXEC_RECV},
+    /* the data is in place already: the immediate takes a WQE */
+    [SRQ_SOFT_OP_WRITE_IMM]  = {SRQ_SOFT_RESP_F_WQE, 0,
+                                SRQ_SOFT_RESP_EXEC_RECV},
+    [SRQ_SOFT_OP_WRITE]      = {SRQ_SOFT_RESP_F_WQE_IMM | SRQ_SOFT_RESP_F_RDMA,
+                                IBV_ACCESS_REMOTE_WRITE,
+                                SRQ_SOFT_RESP_EXEC_WRITE},
+    [SRQ_SOFT_OP_READ]       = {SRQ_SOFT_RESP_F_RDMA | SRQ_SOFT_RESP_F_ROOM,
+                                IBV_ACCESS_REMOTE_READ,
+                                SRQ_SOFT_RESP_EXEC_READ},
+    /* the atomic unit makes its own checks when it executes */
+    [SRQ_SOFT_OP_CMP_SWAP]   = {SRQ_SOFT_RESP_F_ROOM, 0,
+                                SRQ_SOFT_RESP_EXEC_ATOMIC},
+    [SRQ_SOFT_OP_FETCH_ADD]  = {SRQ_SOFT_RESP_F_ROOM, 0,
+                                SRQ_SOFT_RESP_EXEC_ATOMIC},
+    [SRQ_SOFT_OP_ACCESS_ERR] = {SRQ_SOFT_RESP_F_REFUSED, 0,
+                                SRQ_SOFT_RESP_EXEC_NONE},
+};
+
+/* ---- the checks ---- */
+
+static srq_soft_resp_state_t srq_soft_resp_chk_psn(srq_soft_resp_req_t *r)
+{
+    int32_t d = srq_soft_psn_diff(r->pkt->psn, r->qp->epsn);
+
+    if (d == 0) {
+        return SRQ_SOFT_RESP_CHK_OP;
+    }
+    ++r->dev->stats.rx_out_of_seq;
+    /* ahead: dropped until the requester resends in order */
+    return (d < 0) ? SRQ_SOFT_RESP_DUPLICATE : SRQ_SOFT_RESP_DONE;
+}
+
+static void srq_soft_resp_dup_read(srq_soft_resp_req_t *r);
+static void srq_soft_resp_dup_atomic(srq_soft_resp_req_t *r);
+
+/* A duplicate: its answer again where there is one, and an ACK */
+static srq_soft_resp_state_t srq_soft_resp_duplicate(srq_soft_resp_req_t *r)
+{
+    if (r->op->execute == SRQ_SOFT_RESP_EXEC_READ) {
+        srq_soft_resp_dup_read(r);
+    } else if (r->op->execute == SRQ_SOFT_RESP_EXEC_ATOMIC) {
+        srq_soft_resp_dup_atomic(r);
+    }
+    srq_soft_resp_sched_ack(r->qp);
+    return SRQ_SOFT_RESP_DONE;
+}
+
+/* The request we would have refused (its requester failed it) */
+static srq_soft_resp_state_t srq_soft_resp_chk_op(srq_soft_resp_req_t *r)
+{
+    if (r->op->flags & SRQ_SOFT_RESP_F_REFUSED) {
+        r->nak = SRQ_SOFT_NAK_REM_ACCESS;
+        return SRQ_SOFT_RESP_ERR_FAIL;
+    }
+    return SRQ_SOFT_RESP_CHK_WQE;
+}
+
+static srq_soft_resp_state_t srq_soft_resp_chk_wqe(srq_soft_resp_req_t *r)
+{
+    if ((r->op->flags & SRQ_SOFT_RESP_F_WQE) ||
+        ((r->op->flags & SRQ_SOFT_RESP_F_WQE_IMM) &&
+         (r->pkt->flags & SRQ_SOFT_PKT_F_IMM))) {
+        r->has_wqe = srq_soft_rview_peek(r->qp, &r->wqe);
+        if (!r->has_wqe) {
+            return SRQ_SOFT_RESP_RNR;
         }
-        return;
     }
-    if (nak != 0) {
-        srq_soft_resp_rc_fail(qp, nak);
-        return;
+    return SRQ_SOFT_RESP_CHK_RKEY;
+}
+
+static srq_soft_resp_state_t srq_soft_resp_chk_rkey(srq_soft_resp_req_t *r)
+{
+    if (r->op->flags & SRQ_SOFT_RESP_F_RDMA) {
+        r->nak = srq_soft_resp_rdma_check(r->qp, &r->rdma, r->pkt->length,
+                                          r->op->access);
+        if (r->nak != 0) {
+            return SRQ_SOFT_RESP_ERR_FAIL;
+        }
     }
-    if (!srq_soft_atomic_has_room(qp)) {
-        ++dev->stats.rx_dropped; /* not executed: the requester resends */
-        return;
+    return SRQ_SOFT_RESP_CHK_ROOM;
+}
+
+/* More results in flight than we can keep unsent: not executed, the
+ * requester resends it */
+static srq_soft_resp_state_t srq_soft_resp_chk_room(srq_soft_resp_req_t *r)
+{
+    if ((r->op->flags & SRQ_SOFT_RESP_F_ROOM) &&
+        !srq_soft_atomic_has_room(r->qp)) {
+        return SRQ_SOFT_RESP_DROP;
     }
+    return SRQ_SOFT_RESP_EXECUTE;
+}
+
+/* ---- the execution of each opcode ---- */
+
+/* SEND, WRITE_IMM: the message into the WQE; -1 (the sender's memory
+ * could not be read) leaves the WQE posted */
+static srq_soft_resp_state_t srq_soft_resp_exec_recv(srq_soft_resp_req_t *r)
+{
+    r->status = srq_soft_resp_place(r->qp, r->pkt, r->payload, &r->wqe, 0);
+    if (r->status < 0) {
+        r->nak = SRQ_SOFT_NAK_REM_OP;
+        return SRQ_SOFT_RESP_NAK;
+    }
+    if ((r->status == IBV_WC_SUCCESS) && (r->pkt->flags & SRQ_SOFT_PKT_F_INV)) {
+        /* SEND with invalidate: the window its rkey names */
+        r->status = srq_soft_mw_remote_inv(r->qp, r->pkt->imm);
+    }
+    return SRQ_SOFT_RESP_COMPLETE;
+}
+
+/* WRITE: into our memory (with immediate data, then completed into the
+ * WQE it took), then a coalesced ACK */
+static srq_soft_resp_state_t srq_soft_resp_exec_write(srq_soft_resp_req_t *r)
+{
+    srq_soft_rview_t v = {.num_sge = 1};
+
+    r->status = IBV_WC_SUCCESS;
+    if (!(r->pkt->flags & SRQ_SOFT_PKT_F_PULL)) {
+        v.sge[0].addr   = r->rdma.addr;
+        v.sge[0].length = r->pkt->length;
+        srq_soft_rview_copy(&v, 0, r->payload, r->pkt->length);
+        return SRQ_SOFT_RESP_COMPLETE;
+    }
+    r->nak = srq_soft_resp_write_pull(r->qp, &r->rdma,
+                                      (const srq_soft_pkt_iov_t*)r->payload,
+                                      r->pkt->nsge, r->pkt->length);
+    switch (r->nak) {
+    case 0:
+        return SRQ_SOFT_RESP_COMPLETE;
+    case SRQ_SOFT_RESP_REVOKED:
+        return SRQ_SOFT_RESP_DONE; /* unanswered: the QP leaves RTS/RTR */
+    case SRQ_SOFT_NAK_REM_ACCESS:
+        return SRQ_SOFT_RESP_ERR_FAIL;
+    default:
+        return SRQ_SOFT_RESP_NAK; /* as for a SEND: not read */
+    }
+}
+
+/* READ: executed, answered by a READ_RESP (one with F_PULL without its
+ * data: the requester reads it when the answer comes), or kept while a
+ * full queue or older results hold the answer back */
+static srq_soft_resp_state_t srq_soft_resp_exec_read(srq_soft_resp_req_t *r)
+{
+    srq_soft_qp_t *qp = r->qp;
+    const void *data  = (r->pkt->flags & SRQ_SOFT_PKT_F_PULL) ? NULL :
+                        (const void*)(uintptr_t)r->rdma.addr;
+
     qp->epsn = srq_soft_psn_add(qp->epsn, 1);
     if ((srq_soft_atomic_unsent(qp) != NULL) ||
-        (srq_soft_resp_read_resp(qp, pkt->psn, data, pkt->length) ==
+        (srq_soft_resp_read_resp(qp, r->pkt->psn, data, r->pkt->length) ==
          EAGAIN)) {
-        /* after older results, or no room now: the data as read now
-         * (or, pulled, the answer alone).
-         * Without memory for a copy it is lost as a packet can be: the
+        /* the data as read now (or, pulled, the answer alone). Without
+         * memory for a copy it is lost as a packet can be: the
          * requester's timeout resends the READ */
-        if (srq_soft_atomic_save_read(qp, pkt->psn, data, pkt->length)) {
+        if (srq_soft_atomic_save_read(qp, r->pkt->psn, data,
+                                      r->pkt->length)) {
             srq_soft_resp_sched_ack(qp); /* sent with the ACKs */
         }
     } /* else answered: the READ_RESP acknowledges it */
+    return SRQ_SOFT_RESP_DONE;
+}
+
+/* CMP_SWAP, FETCH_ADD: execute, keep, answer */
+static srq_soft_resp_state_t srq_soft_resp_exec_atomic(srq_soft_resp_req_t *r)
+{
+    srq_soft_qp_t *qp = r->qp;
+    srq_soft_pkt_atomic_t req;
+    uint64_t orig = 0;
+
+    memcpy(&req, r->payload, sizeof(req)); /* the frame may be reused */
+    r->nak = srq_soft_atomic_execute(qp, r->pkt->opcode, &req, &orig);
+    if (r->nak != 0) {
+        return SRQ_SOFT_RESP_ERR_FAIL;
+    }
+    srq_soft_atomic_save(qp, r->pkt->psn, orig);
+    qp->epsn = srq_soft_psn_add(qp->epsn, 1);
+    if (srq_soft_resp_atomic_flush(qp) != 0) {
+        srq_soft_resp_sched_ack(qp); /* queue full: sent with the ACKs */
+    }
+    return SRQ_SOFT_RESP_DONE;
+}
+
+/* A duplicate READ executes again, answered if it can be at once (nothing
+ * older waits); else dropped, and the requester asks again */
+static void srq_soft_resp_dup_read(srq_soft_resp_req_t *r)
+{
+    const void *data = (r->pkt->flags & SRQ_SOFT_PKT_F_PULL) ? NULL :
+                       (const void*)(uintptr_t)r->rdma.addr;
+
+    if ((srq_soft_resp_rdma_check(r->qp, &r->rdma, r->pkt->length,
+                                  IBV_ACCESS_REMOTE_READ) == 0) &&
+        (srq_soft_atomic_unsent(r->qp) == NULL)) {
+        srq_soft_resp_read_resp(r->qp, r->pkt->psn, data, r->pkt->length);
+    }
+}
+
+/* A duplicate atomic: its kept result again, never executed twice. One
+ * not kept any more is dropped (the requester cannot be waiting for it:
+ * it had at most max_rd_atomic atomics in flight) */
+static void srq_soft_resp_dup_atomic(srq_soft_resp_req_t *r)
+{
+    const srq_soft_atomic_res_t *res = srq_soft_atomic_find(r->qp,
+                                                            r->pkt->psn);
+
+    if (res != NULL) {
+        srq_soft_resp_atomic_ack(r->qp, res); /* no room: it asks again */
+    }
+}
+
+/* The opcode's execution, as its table entry says */
+static srq_soft_resp_state_t srq_soft_resp_execute(srq_soft_resp_req_t *r)
+{
+    switch (r->op->execute) {
+    case SRQ_SOFT_RESP_EXEC_RECV:   return srq_soft_resp_exec_recv(r);
+    case SRQ_SOFT_RESP_EXEC_WRITE:  return srq_soft_resp_exec_write(r);
+    case SRQ_SOFT_RESP_EXEC_READ:   return srq_soft_resp_exec_read(r);
+    case SRQ_SOFT_RESP_EXEC_ATOMIC: return srq_soft_resp_exec_atomic(r);
+    default:                        return SRQ_SOFT_RESP_DONE;
+    }
+}
+
+/* ---- the end of a request ---- */
+
+/* The WQE it took completes, with the status of the placement */
+static srq_soft_resp_state_t srq_soft_resp_complete(srq_soft_resp_req_t *r)
+{
+    if (!r->has_wqe) {
+        return SRQ_SOFT_RESP_ACKNOWLEDGE;
+    }
+    srq_soft_rview_consume(r->qp, &r->wqe);
+    srq_soft_resp_cqe(r->qp, r->pkt, &r->wqe, r->status, r->pkt->length);
+    if (r->status == IBV_WC_SUCCESS) {
+        return SRQ_SOFT_RESP_ACKNOWLEDGE;
+    }
+    r->nak = ((r->status == IBV_WC_LOC_LEN_ERR) ||
+              (r->status == IBV_WC_REM_INV_REQ_ERR)) ? SRQ_SOFT_NAK_INV_REQ :
+                                                       SRQ_SOFT_NAK_REM_OP;
+    return SRQ_SOFT_RESP_ERR_WQE;
+}
+
+static srq_soft_resp_state_t srq_soft_resp_acknowledge(srq_soft_resp_req_t *r)
+{
+    srq_soft_resp_done(r->qp);
+    return SRQ_SOFT_RESP_DONE;
+}
+
+static srq_soft_resp_state_t srq_soft_resp_rnr_step(srq_soft_resp_req_t *r)
+{
+    srq_soft_resp_rnr(r->dev, r->qp, r->pkt);
+    return SRQ_SOFT_RESP_DONE;
+}
+
+static srq_soft_resp_state_t srq_soft_resp_nak_step(srq_soft_resp_req_t *r)
+{
+    srq_soft_resp_ctrl(r->qp, r->nak, r->qp->epsn);
+    return SRQ_SOFT_RESP_DONE;
+}
+
+static srq_soft_resp_state_t srq_soft_resp_err_wqe(srq_soft_resp_req_t *r)
+{
+    srq_soft_resp_rc_error(r->qp, r->nak);
+    return SRQ_SOFT_RESP_DONE;
+}
+
+static srq_soft_resp_state_t srq_soft_resp_err_fail(srq_soft_resp_req_t *r)
+{
+    srq_soft_resp_rc_fail(r->qp, r->nak);
+    return SRQ_SOFT_RESP_DONE;
+}
+
+static srq_soft_resp_state_t srq_soft_resp_drop(srq_soft_resp_req_t *r)
+{
+    ++r->dev->stats.rx_dropped;
+    return SRQ_SOFT_RESP_DONE;
+}
+
+/* One step: a switch, not a table of pointers, so that the steps of the
+ * fast path (a SEND) are inlined as the code before the state machine */
+static srq_soft_resp_state_t srq_soft_resp_step(srq_soft_resp_state_t state,
+                                                srq_soft_resp_req_t *r)
+{
+    switch (state) {
+    case SRQ_SOFT_RESP_CHK_PSN:     return srq_soft_resp_chk_psn(r);
+    case SRQ_SOFT_RESP_DUPLICATE:   return srq_soft_resp_duplicate(r);
+    case SRQ_SOFT_RESP_CHK_OP:      return srq_soft_resp_chk_op(r);
+    case SRQ_SOFT_RESP_CHK_WQE:     return srq_soft_resp_chk_wqe(r);
+    case SRQ_SOFT_RESP_CHK_RKEY:    return srq_soft_resp_chk_rkey(r);
+    case SRQ_SOFT_RESP_CHK_ROOM:    return srq_soft_resp_chk_room(r);
+    case SRQ_SOFT_RESP_EXECUTE:     return srq_soft_resp_execute(r);
+    case SRQ_SOFT_RESP_COMPLETE:    return srq_soft_resp_complete(r);
+    case SRQ_SOFT_RESP_ACKNOWLEDGE: return srq_soft_resp_acknowledge(r);
+    case SRQ_SOFT_RESP_RNR:         return srq_soft_resp_rnr_step(r);
+    case SRQ_SOFT_RESP_NAK:         return srq_soft_resp_nak_step(r);
+    case SRQ_SOFT_RESP_ERR_WQE:     return srq_soft_resp_err_wqe(r);
+    case SRQ_SOFT_RESP_ERR_FAIL:    return srq_soft_resp_err_fail(r);
+    case SRQ_SOFT_RESP_DROP:        return srq_soft_resp_drop(r);
+    default:                        return SRQ_SOFT_RESP_DONE;
+    }
 }
 
 static void srq_soft_resp_rc(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
                              const srq_soft_pkt_t *pkt, const uint8_t *payload)
 {
-    int32_t d = srq_soft_psn_diff(pkt->psn, qp->epsn);
-    srq_soft_rview_t v;
-    int status;
+    srq_soft_resp_state_t state = SRQ_SOFT_RESP_CHK_PSN;
+    srq_soft_resp_req_t r;
 
-    if (d != 0) {
-        ++dev->stats.rx_out_of_seq;
-        if (d < 0) {
-            if (srq_soft_resp_is_atomic(pkt)) {
-                srq_soft_resp_atomic_dup(qp, pkt);
-            } else if (pkt->opcode == SRQ_SOFT_OP_READ) {
-                srq_soft_resp_read(dev, qp, pkt, payload, true);
-            }
-            srq_soft_resp_sched_ack(qp); /* a duplicate: ACK again */
-        }
-        return; /* ahead: dropped until the requester resends in order */
-    }
-    if (srq_soft_resp_is_atomic(pkt)) {
-        srq_soft_resp_atomic(dev, qp, pkt, payload);
+    r.dev     = dev;
+    r.qp      = qp;
+    r.pkt     = pkt;
+    r.payload = payload;
+    r.op      = (pkt->opcode < SRQ_SOFT_OP_LAST) ?
+                &srq_soft_resp_ops[pkt->opcode] : NULL;
+    if ((r.op == NULL) ||
+        ((r.op->execute == SRQ_SOFT_RESP_EXEC_NONE) &&
+         !(r.op->flags & SRQ_SOFT_RESP_F_REFUSED))) {
+        ++dev->stats.rx_dropped; /* no request the responder takes */
         return;
     }
-    if (pkt->opcode == SRQ_SOFT_OP_WRITE) {
-        srq_soft_resp_write(dev, qp, pkt, payload);
-        return;
+    r.has_wqe = false;
+    if (r.op->flags & SRQ_SOFT_RESP_F_RDMA) {
+        memcpy(&r.rdma, payload, sizeof(r.rdma)); /* the frame may be reused */
+        r.payload += sizeof(r.rdma);
     }
-    if (pkt->opcode == SRQ_SOFT_OP_READ) {
-        srq_soft_resp_read(dev, qp, pkt, payload, false);
-        return;
-    }
-    if (pkt->opcode == SRQ_SOFT_OP_ACCESS_ERR) {
-        /* the request we would have refused (its requester failed it) */
-        srq_soft_resp_rc_fail(qp, SRQ_SOFT_NAK_REM_ACCESS);
-        return;
-    }
-    if (!srq_soft_rview_peek(qp, &v)) {
-        srq_soft_resp_rnr(dev, qp, pkt);
-        return;
-    }
-    status = srq_soft_resp_place(qp, pkt, payload, &v, 0);
-    if (status < 0) {
-        srq_soft_resp_ctrl(qp, SRQ_SOFT_NAK_REM_OP, qp->epsn);
-        return;
-    }
-    if ((status == IBV_WC_SUCCESS) && (pkt->flags & SRQ_SOFT_PKT_F_INV)) {
-        status = srq_soft_mw_remote_inv(qp, pkt->imm);
-    }
-    srq_soft_rview_consume(qp, &v);
-    srq_soft_resp_cqe(qp, pkt, &v, status, pkt->length);
-    if ((status == IBV_WC_LOC_LEN_ERR) || (status == IBV_WC_REM_INV_REQ_ERR)) {
-        srq_soft_resp_rc_error(qp, SRQ_SOFT_NAK_INV_REQ);
-    } else if (status != IBV_WC_SUCCESS) {
-        srq_soft_resp_rc_error(qp, SRQ_SOFT_NAK_REM_OP);
-    } else {
-        srq_soft_resp_done(qp);
+    while (state != SRQ_SOFT_RESP_DONE) {
+        state = srq_soft_resp_step(state, &r);
     }
 }
 

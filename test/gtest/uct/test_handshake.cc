@@ -21,7 +21,7 @@ namespace {
 #define SRQ_VERBS(_name) \
     reinterpret_cast<decltype(&_name)>(plugin_symbol(#_name))
 
-/* The handshake's qkey (srq_conn.c): a datagram without it is dropped by the
+/* The handshake's qkey (srq_hs.c): a datagram without it is dropped by the
  * device before it takes a buffer, which is not what is tested here */
 const uint32_t HS_QKEY = 0x1ee75a5cu;
 
@@ -179,7 +179,7 @@ uint32_t hs_qpn(const entity &e)
     return le32toh(qpn);
 }
 
-/* A connect request as srq_conn.c lays it out (integers little endian),
+/* A connect request as srq_hs.c lays it out (integers little endian),
  * from @raw's port and a handshake QP number of our choice */
 struct UCS_S_PACKED hs_req {
     uint32_t              magic;
