@@ -3,7 +3,8 @@
 # UCX's own UCT test suite over rc_srq: UCX's gtest program, built from the
 # source of the installed UCX (the configured tree contrib/ucx-devel keeps,
 # copied; the one change is rc_srq in the transport list UCT_TEST_NO_SELF_TLS
-# of test/gtest/uct/uct_test.h) and linked against the installed UCX
+# of test/gtest/uct/uct_test.h, with room for it where UCX's list is full:
+# test/ucx_gtest_patch.sh) and linked against the installed UCX
 # libraries, runs every UCT test instantiated for rc_srq with the plugin of
 # this build tree loaded (srq-run): once on the built-in soft0, once on soft0
 # served through libibverbs (srq-run --verbs: rc_srq's rdma-core path).
@@ -83,28 +84,22 @@ ucx_var() {
         sed "s|\${abs_top_srcdir}|$src|g; s|\${abs_top_builddir}|$src|g"
 }
 
-# UCX_TEST_NO_SELF_TLS ends with its last transport and no backslash:
-# rc_srq goes after it (change patch_id with the way it is done)
-patch_id="rc_srq appended to UCT_TEST_NO_SELF_TLS, v1"
-add_rc_srq() {
-    local h=$1/test/gtest/uct/uct_test.h
-    awk '
-        /^#define UCT_TEST_NO_SELF_TLS/ { in_list = 1 }
-        in_list && !/\\[ \t]*$/ { sub(/[ \t]*$/, ""); print $0 ", \\"
-                                  print "    rc_srq"; in_list = 0; next }
-        { print }' "$h" >"$h.new" && mv "$h.new" "$h" &&
-    grep -q '^    rc_srq$' "$h"
-}
+# rc_srq in the copy's transport lists (and room for it): see
+# test/ucx_gtest_patch.sh
+. "$here/ucx_gtest_patch.sh"
 
 build() {
-    local stamp ident src=$cache/src
+    local ident src=$cache/src why
     # the copy is redone when the source tree or the change to it does
+    patch_plan=$(gtest_patch_plan "$ucx_src") || { echo "$patch_plan"; return 1; }
     ident="$(cat "$ucx_src/.ucx-srq-ready" 2>/dev/null; md5sum <"$ucx_src/config.h")
-$patch_id"
+$patch_plan"
     if [ "$(cat "$cache/ident" 2>/dev/null)" != "$ident" ]; then
         rm -rf "$cache/src" "$cache/obj" "$cache/gtest" "$cache/ident" "$cache/src.tmp"
-        cp -a "$ucx_src" "$cache/src.tmp" && add_rc_srq "$cache/src.tmp" &&
-            mv "$cache/src.tmp" "$src" || { echo "copying $ucx_src failed"; return 1; }
+        cp -a "$ucx_src" "$cache/src.tmp" || { echo "copying $ucx_src failed"; return 1; }
+        why=$(gtest_patch "$cache/src.tmp" "$patch_plan") ||
+            { echo "UCX $version's transport lists: $why"; return 1; }
+        mv "$cache/src.tmp" "$src" || return 1
         echo "$ident" >"$cache/ident"
     fi
 
@@ -158,6 +153,8 @@ for l in $libs; do
            exit 1 ;;
     esac
 done
+# which change the copy had, every time: the program's results depend on it
+echo "ucx-gtest: UCX $version's gtest source: $(tail -1 "$cache/ident")"
 if grep -q "^g++\|^gcc" "$cache/make.out"; then
     echo "ucx-gtest: built UCX $version's gtest in $took s ($cache)"
 else

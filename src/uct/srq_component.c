@@ -129,14 +129,17 @@ static int uct_srq_component_listed(void)
 
 static void UCS_F_CTOR uct_srq_init(void)
 {
+    /* First: under another UCX, uct_component_t may have another layout
+     * (1.18 has a method more than 1.13 before its list link), so walking
+     * UCT's component list would read the wrong fields */
+    if (uct_srq_version_check() != UCS_OK) {
+        return;
+    }
+
     if (uct_srq_component_listed()) {
         ucs_diag("ucx-srq: component '%s' is already registered by another "
                  "copy of the plugin; this one stays inactive",
                  UCT_SRQ_COMPONENT_NAME);
-        return;
-    }
-
-    if (uct_srq_version_check() != UCS_OK) {
         return;
     }
 
