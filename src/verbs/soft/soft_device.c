@@ -292,11 +292,11 @@ static void srq_soft_close(srq_verbs_dev_t *vdev)
 static int srq_soft_query_device(srq_verbs_dev_t *dev,
                                  struct ibv_device_attr *attr)
 {
-    srq_soft_dev_t *sdev = srq_soft_dev(dev);
-
     memset(attr, 0, sizeof(*attr));
     strcpy(attr->fw_ver, "ucx-srq soft");
-    memcpy(&attr->node_guid, sdev->instance + 4, sizeof(attr->node_guid));
+    /* one node GUID for the host's soft0, as for an HCA's every context
+     * (network order, as ibv_query_device gives it) */
+    attr->node_guid        = htobe64(SRQ_SOFT_NODE_GUID);
     attr->sys_image_guid   = attr->node_guid;
     attr->max_mr_size      = SRQ_SOFT_MAX_MR_SIZE;
     attr->page_size_cap    = sysconf(_SC_PAGESIZE);

@@ -155,6 +155,24 @@ TEST_P(hca_like, query_gid_type_through_libibverbs)
     EXPECT_EQ(EINVAL, errno);
 }
 
+/* One node GUID per HCA: every context of the device reports the same,
+ * and, through libibverbs, the device list's (ibv_get_device_guid) */
+TEST_P(hca_like, one_node_guid_for_every_context)
+{
+    ibv_device_attr da = {}, db = {};
+
+    ASSERT_EQ(0, srq_verbs_query_device(a->dev, &da));
+    ASSERT_EQ(0, srq_verbs_query_device(b->dev, &db));
+    EXPECT_NE(0u, da.node_guid);
+    EXPECT_EQ(da.node_guid, db.node_guid) << "two contexts, two GUIDs";
+    EXPECT_EQ(da.sys_image_guid, db.sys_image_guid);
+    if (!is_soft()) {
+        ibv_context *ctx = srq_verbs_context(a->dev);
+        EXPECT_EQ(ibv_get_device_guid(ctx->device), da.node_guid)
+            << "the device list's GUID differs";
+    }
+}
+
 /* errno holds what a failing verb returns, whatever it was before */
 TEST_P(hca_like, failing_verbs_set_errno)
 {
