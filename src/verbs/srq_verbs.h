@@ -144,7 +144,8 @@ struct ibv_mr *srq_verbs_reg_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                                 void *addr, size_t length, int access);
 int srq_verbs_dereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr);
 /* ibv_rereg_mr: what @flags (IBV_REREG_MR_CHANGE_*) name changes; 0 or an
- * errno value (the region unchanged). The keys may change. */
+ * errno value (the region unchanged). The keys may change (soft: they do
+ * not, as on HCAs). */
 int srq_verbs_rereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr, int flags,
                        struct ibv_pd *pd, void *addr, size_t length,
                        int access);

@@ -13,9 +13,11 @@
  *
  * ibv_dereg_mr withdraws the key, then waits for any peer's one-sided
  * access under it that is still copying (soft_inflight.c): once it
- * returns, nothing lands in the region. ibv_rereg_mr does the same to the
- * old key and gives the region a new one (the man page lets the keys
- * change): a peer holding the old rkey reaches nothing.
+ * returns, nothing lands in the region. ibv_rereg_mr does the same, then
+ * publishes the region as it is now under the same key: HCAs keep an MR's
+ * keys across ibv_rereg_mr (the man page lets them change, rdma-core's
+ * tests count on them not), so a peer's rkey reaches only what the region
+ * is now.
  *
  * A zero-length region is allowed (the IB spec's zero-length accesses
  * need no memory): every access of a byte or more through it fails.
@@ -224,9 +226,9 @@ int srq_soft_dereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr)
                               IBV_REREG_MR_CHANGE_ACCESS)
 
 /*
- * ibv_rereg_mr: what @flags name changes, the rest stays; the region gets
- * a new key and the old one grants nothing from here on. Every check is
- * made before anything changes: a failure leaves the region as it was.
+ * ibv_rereg_mr: what @flags name changes, the rest stays, the keys too.
+ * Every check is made before anything changes: a failure leaves the
+ * region as it was.
  */
 int srq_soft_rereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr, int flags,
                       struct ibv_pd *pd, void *addr, size_t length, int access)
@@ -234,7 +236,6 @@ int srq_soft_rereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr, int flags,
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_mr_t *mr   = srq_soft_container_of(ibmr, srq_soft_mr_t, ibv);
     struct ibv_pd *old_pd;
-    uint32_t key;
     int ret;
 
     if (!srq_soft_dev_has(dev, ibmr) || (flags == 0) ||
@@ -261,23 +262,19 @@ int srq_soft_rereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr, int flags,
     if (srq_soft_mr_withdraw(dev, mr) != 0) {
         return EINVAL;
     }
-    /* the old slot is free again: the new key may take it, never the old
-     * key's value (keys do not repeat) */
-    key = srq_soft_mr_next_key(dev);
-    srq_soft_mr_publish(&dev->seg.mrs[srq_soft_mr_slot(key)], key,
+    /* no access under the key runs now, and none starts before this: the
+     * key comes back with what the region is now */
+    srq_soft_mr_publish(&dev->seg.mrs[mr->index], ibmr->lkey,
                         (uintptr_t)addr, length, access, srq_soft_pd_id(pd));
     srq_soft_dev_unlock(dev);
 
     old_pd       = ibmr->pd;
     srq_soft_pd_get(pd);
     srq_soft_pd_put(old_pd);
-    mr->index    = srq_soft_mr_slot(key);
     mr->access   = access;
     ibmr->pd     = pd;
     ibmr->addr   = addr;
     ibmr->length = length;
-    ibmr->lkey   = key;
-    ibmr->rkey   = key;
     return 0;
 }
 

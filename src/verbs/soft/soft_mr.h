@@ -21,7 +21,8 @@ typedef struct srq_soft_mr {
 struct ibv_mr *srq_soft_reg_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                                void *addr, size_t length, int access);
 int  srq_soft_dereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr);
-/* ibv_rereg_mr: 0 (new keys in @mr), or an errno and @mr unchanged */
+/* ibv_rereg_mr: 0 (@mr changed, its keys kept), or an errno and @mr
+ * unchanged */
 int  srq_soft_rereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr, int flags,
                        struct ibv_pd *pd, void *addr, size_t length,
                        int access);
