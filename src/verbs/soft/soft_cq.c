@@ -457,8 +457,35 @@ void srq_soft_ack_cq_events(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq,
     srq_soft_dev_unlock(dev);
 }
 
-/* A QP is being destroyed or reset: its completions stay, its queues are
- * gone */
+/*
+ * A QP moved to RESET: its completions not yet polled go, as an HCA's
+ * provider removes them from the QP's CQs (rdma-core's tests reset a QP
+ * in error and run traffic again on the same CQs, whose next completion
+ * must be the new traffic's). The others keep their order; an SRQ WQE a
+ * removed completion held goes back to its SRQ. QP numbers are unique
+ * among live QPs, so a completion is the QP's by its qp_num (an SRQ
+ * receive's names no QP otherwise).
+ */
+void srq_soft_cq_clean_qp(srq_soft_cq_t *cq, srq_soft_qp_t *qp)
+{
+    uint32_t mask = cq->size - 1, keep = cq->ci, i;
+    srq_soft_cqe_t *cqe;
+
+    for (i = cq->ci; i != cq->pi; ++i) {
+        cqe = &cq->ring[i & mask];
+        if (cqe->wc.qp_num != qp->ibv.qp_num) {
+            if (keep != i) {
+                cq->ring[keep & mask] = *cqe;
+            }
+            ++keep;
+        } else if (cqe->srq != NULL) {
+            srq_soft_srq_free_wqes(cqe->srq, &cqe->srq_idx, 1);
+        }
+    }
+    srq_soft_cq_store(&cq->pi, keep);
+}
+
+/* A QP is being destroyed: its completions stay, its queues are gone */
 void srq_soft_cq_forget_qp(srq_soft_cq_t *cq, srq_soft_qp_t *qp)
 {
     srq_soft_cqe_t *cqe;

@@ -122,9 +122,10 @@ void srq_soft_cq_send_cqe(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
 int  srq_soft_cq_pop(srq_soft_cq_t *cq, int num, struct ibv_wc *wc);
 /* The channel's oldest event, or NULL */
 srq_soft_cq_t *srq_soft_channel_pop(srq_soft_channel_t *ch);
-/* A QP or SRQ is destroyed or reset: its completions stay, its queue is
- * gone */
+/* A QP or SRQ is destroyed: its completions stay, its queue is gone */
 void srq_soft_cq_forget_qp(srq_soft_cq_t *cq, srq_soft_qp_t *qp);
+/* A QP is reset: its completions go */
+void srq_soft_cq_clean_qp(srq_soft_cq_t *cq, srq_soft_qp_t *qp);
 void srq_soft_cqs_forget_srq(srq_soft_dev_t *dev, srq_soft_srq_t *srq);
 
 #endif

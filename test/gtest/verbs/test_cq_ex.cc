@@ -206,24 +206,21 @@ TEST_P(cq_ex, refuses_what_it_cannot_give)
 }
 
 /* ibv_resize_cq keeps what the CQ holds, in order, and refuses a size
- * that cannot hold it. The completions are a QP's flushed receives:
- * a QP moved to error completes what it holds at once */
+ * that cannot hold it */
 TEST_P(cq_ex, resize_keeps_completions)
 {
     ibv_cq *cq = make_cq(*a, 4);
     ASSERT_NE(nullptr, cq);
-    ibv_qp *qp = make_qp(*a, IBV_QPT_RC, scqa, cq);
-    ASSERT_NE(nullptr, qp);
     char *buf = (char*)alloc(64, 1);
     ibv_mr *mr = reg(*a, buf, 64, IBV_ACCESS_LOCAL_WRITE);
     uint64_t wr_id = 0;
 
-    /* @n receives posted to a fresh QP, then flushed into @cq */
+    /* @n receives posted to a fresh QP, then flushed into @cq: a QP
+     * moved to error completes what it holds at once */
     auto flush = [&](int n) {
+        ibv_qp *qp = make_qp(*a, IBV_QPT_RC, scqa, cq);
+        ASSERT_NE(nullptr, qp);
         ibv_qp_attr attr = {};
-        attr.qp_state = IBV_QPS_RESET;
-        ASSERT_EQ(0, srq_verbs_modify_qp(a->dev, qp, &attr, IBV_QP_STATE));
-        attr = {};
         attr.qp_state = IBV_QPS_INIT;
         attr.port_num = 1;
         ASSERT_EQ(0, srq_verbs_modify_qp(a->dev, qp, &attr,

@@ -5,7 +5,8 @@
  *   - struct ibv_qp's state changes only through ibv_modify_qp and
  *     ibv_query_qp, never when the QP fails on its own;
  *   - rdma-core's calls that programs use answer for soft0 as they answer
- *     for an HCA (ibv_query_gid_type);
+ *     for an HCA (ibv_query_gid_type); one node GUID for every context,
+ *     the device list's;
  *   - every failing verb sets errno (on an HCA a failing control verb is
  *     a failing system call); a CQ is armed as an HCA arms it;
  *   - UD as on an HCA: a receive too small for a datagram completes with
@@ -110,6 +111,48 @@ TEST_P(hca_like, qp_state_field_changes_only_by_modify_or_query)
     attr.qp_state = IBV_QPS_RESET;
     ASSERT_EQ(0, srq_verbs_modify_qp(a->dev, qa, &attr, IBV_QP_STATE));
     EXPECT_EQ(IBV_QPS_RESET, qa->state);
+}
+
+/* A QP moved to RESET takes its completions not yet polled out of its
+ * CQs, as an HCA's provider does (rdma-core's tests reset a QP in error
+ * and expect the next completion to be the new traffic's); another QP's
+ * stay, in order */
+TEST_P(hca_like, reset_removes_the_qps_completions)
+{
+    ibv_cq *cq = make_cq(*a, 16);
+    ibv_qp *q1 = make_qp(*a, IBV_QPT_RC, scqa, cq);
+    ibv_qp *q2 = make_qp(*a, IBV_QPT_RC, scqa, cq);
+    ASSERT_TRUE((cq != nullptr) && (q1 != nullptr) && (q2 != nullptr));
+    char *buf = (char*)alloc(64, 1);
+    ibv_mr *mr = reg(*a, buf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_qp_attr attr = {};
+
+    /* q1, q2, q1 flushed in turn: their completions interleave */
+    for (int i = 0; i < 3; ++i) {
+        ibv_qp *q = (i == 1) ? q2 : q1;
+        attr = {};
+        attr.qp_state = IBV_QPS_INIT;
+        attr.port_num = 1;
+        if (i < 2) {
+            ASSERT_EQ(0, srq_verbs_modify_qp(a->dev, q, &attr,
+                                             IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+                                             IBV_QP_PORT | IBV_QP_ACCESS_FLAGS));
+        }
+        ASSERT_EQ(0, post_recv(q, buf, 64, mr->lkey, 10 + i));
+        if (i > 0) {
+            attr = {};
+            attr.qp_state = IBV_QPS_ERR;
+            ASSERT_EQ(0, srq_verbs_modify_qp(a->dev, q, &attr, IBV_QP_STATE));
+        }
+    }
+    attr = {};
+    attr.qp_state = IBV_QPS_RESET;
+    ASSERT_EQ(0, srq_verbs_modify_qp(a->dev, q1, &attr, IBV_QP_STATE));
+    ibv_wc wc[4];
+    ASSERT_EQ(1, poll(cq, 1, wc));
+    EXPECT_EQ(11u, wc[0].wr_id) << "q2's completion";
+    EXPECT_EQ(q2->qp_num, wc[0].qp_num);
+    EXPECT_EQ(0, poll(cq, 4, wc, 100)) << "q1's completions are still there";
 }
 
 /* A QP that fails on its own answers modify as its real state allows: an
