@@ -88,6 +88,11 @@ ucx_var() {
 # test/ucx_gtest_patch.sh
 . "$here/ucx_gtest_patch.sh"
 
+ib_srcs="uct/ib/test_ib.cc uct/ib/test_ib_md.cc uct/ib/test_cq_moderation.cc
+uct/ib/test_ib_xfer.cc uct/ib/test_ib_pkey.cc uct/ib/test_ib_event.cc
+uct/ib/ud_base.cc uct/ib/test_ud.cc uct/ib/test_ud_timer.cc
+uct/ib/test_ud_pending.cc uct/ib/test_ud_ds.cc uct/ib/test_rc.cc"
+
 build() {
     local ident src=$cache/src why
     # the copy is redone when the source tree or the change to it does
@@ -106,6 +111,15 @@ $patch_plan"
     local gtest_srcs lib_srcs perf_srcs flags
     gtest_srcs=$(am_list "$src/test/gtest/Makefile.am" gtest_SOURCES |
                  grep -E '^(common/[^/]*|uct/[^/]*|uct/v2/[^/]*)\.cc$')
+    # and the uct/ib tests of UCX's rc and ud transports (UCX adds them
+    # under HAVE_IB, HAVE_TL_RC, HAVE_TL_UD; its dc, devx and sockaddr
+    # tests need mlx5 or rdma_cm): instantiated for rc_verbs and ud_verbs
+    # only, never for rc_srq (they read uct_ib_iface_t internals)
+    local f
+    for f in $ib_srcs; do
+        [ -f "$src/test/gtest/$f" ] && gtest_srcs="$gtest_srcs
+$f"
+    done
     lib_srcs=$(am_list "$src/test/gtest/common/googletest/Makefile.am" \
                        libgtest_la_SOURCES | grep '\.cc$')
     perf_srcs=$(am_list "$src/src/tools/perf/lib/Makefile.am" \
@@ -180,29 +194,30 @@ skip_reason() {
 known_file=$here/ucx_gtest.known
 known_filter() {
     local glob reason neg="" sep
-    [ "$tl" = rc_srq ] || return 0
     while IFS=$'\t' read -r glob reason; do
         case "$glob" in ''|'#'*) continue ;; esac
-        known_in_mode "$glob" || continue
+        known_applies "$glob" || continue
         neg="$neg${neg:+:}$tl/${glob#*:}"
     done <"$known_file"
     # after the caller's own negative patterns, if it has some
     case "$filter" in *-*) sep=: ;; *) sep=- ;; esac
     [ -n "$neg" ] && printf -- '%s%s' "$sep" "$neg"
 }
-# a GLOB may start with "soft:" or "verbs:": known on that path only
-known_in_mode() {
+# a GLOB may start with "soft:" or "verbs:" (rc_srq's, known on that path
+# only) or with another transport and ":" ("ud_verbs:...": known for that
+# transport); a GLOB without a prefix is rc_srq's
+known_applies() {
     case "$1" in
-        soft:*|verbs:*) [ "${1%%:*}" = "$mode" ] ;;
-        *) return 0 ;;
+        soft:*|verbs:*) [ "$tl" = rc_srq ] && [ "${1%%:*}" = "$mode" ] ;;
+        *:*) [ "${1%%:*}" = "$tl" ] ;;
+        *) [ "$tl" = rc_srq ] ;;
     esac
 }
 list_known() {
     local glob reason
-    [ "$tl" = rc_srq ] || return 0
     while IFS=$'\t' read -r glob reason; do
         case "$glob" in ''|'#'*) continue ;; esac
-        known_in_mode "$glob" || continue
+        known_applies "$glob" || continue
         echo "KNOWN: ucx-gtest $mode $tl/${glob#*:}: not run: $reason"
         nknown=$((nknown + 1))
     done <"$known_file"

@@ -460,7 +460,11 @@ class VerbCall:
                          (ln, self.verb, var, 1 if want_ok else 0, self.errno or "0"))
             if want_ok:
                 name = prog.create(self.ret)
-                stmts.append("%s = %s;" % (name, var))
+                # an object with a type of its own (struct ibv_cq_ex) is
+                # kept as its kind's (ibv_cq_ex_to_cq is this cast)
+                own = "struct ibv_%s *" % rv["object"]
+                cast = "" if rv["type"] == own else "(%s)" % own
+                stmts.append("%s = %s%s;" % (name, cast, var))
                 stmts.extend(self.after_create(prog, name))
         elif rv["value"] == "void":
             stmts.append("%s;" % call)

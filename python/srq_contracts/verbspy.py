@@ -404,7 +404,13 @@ def _generate_c_source(v):
                  % ", ".join(completion))
     if v.ret == "object":
         kind = v.product[0]
-        b.append('code += "    errno = 0;\\n    %%s = %s(%%s);\\n" %% (self.%s, args)' % (v.verb, kind))
+        # a verb whose object has a type of its own (ibv_create_cq_ex's
+        # struct ibv_cq_ex) gives it as the kind's type, as
+        # ibv_cq_ex_to_cq does
+        own = "struct ibv_%s *" % c.returns["object"]
+        cast = "" if c.returns["type"] == own else "(%s)" % own
+        b.append('code += "    errno = 0;\\n    %%s = %s%s(%%s);\\n" %% (self.%s, args)'
+                 % (cast, v.verb, kind))
         b.append('code += "    if (%%s == NULL) {\\n" %% self.%s' % kind)
         b.append('code += _srq_errno_check("errno", "%s", %s, %r)' % (v.verb, what, fails))
         b.append('code += "    }\\n"')

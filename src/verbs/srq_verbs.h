@@ -143,6 +143,12 @@ int srq_verbs_dealloc_pd(srq_verbs_dev_t *dev, struct ibv_pd *pd);
 struct ibv_mr *srq_verbs_reg_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                                 void *addr, size_t length, int access);
 int srq_verbs_dereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr);
+/* ibv_rereg_mr: what @flags (IBV_REREG_MR_CHANGE_*) name changes; 0 or an
+ * errno value (the region unchanged). The keys may change (soft: they do
+ * not, as on HCAs). */
+int srq_verbs_rereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr, int flags,
+                       struct ibv_pd *pd, void *addr, size_t length,
+                       int access);
 
 /* ---- completion queues ------------------------------------------------ */
 
@@ -154,6 +160,14 @@ struct ibv_cq *srq_verbs_create_cq(srq_verbs_dev_t *dev, int cqe,
                                    struct ibv_comp_channel *channel,
                                    int comp_vector);
 int srq_verbs_destroy_cq(srq_verbs_dev_t *dev, struct ibv_cq *cq);
+/* ibv_create_cq_ex: polled with ibv_start_poll/ibv_next_poll/ibv_end_poll
+ * and read with ibv_wc_read_*; destroyed with srq_verbs_destroy_cq
+ * (ibv_cq_ex_to_cq). NULL with errno EOPNOTSUPP for what the device does
+ * not offer (soft: wc_flags beyond IBV_WC_STANDARD_FLAGS, parent domains) */
+struct ibv_cq_ex *srq_verbs_create_cq_ex(srq_verbs_dev_t *dev,
+                                         struct ibv_cq_init_attr_ex *attr);
+/* ibv_resize_cq: 0 or an errno value; cq->cqe is the new size */
+int srq_verbs_resize_cq(srq_verbs_dev_t *dev, struct ibv_cq *cq, int cqe);
 /* Wait for / take a completion event of a channel (ibv_get_cq_event). */
 int srq_verbs_get_cq_event(srq_verbs_dev_t *dev,
                            struct ibv_comp_channel *channel,

@@ -23,6 +23,9 @@ typedef struct srq_verbs_dev_ops {
     struct ibv_mr *(*reg_mr)(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                              void *addr, size_t length, int access);
     int  (*dereg_mr)(srq_verbs_dev_t *dev, struct ibv_mr *mr);
+    int  (*rereg_mr)(srq_verbs_dev_t *dev, struct ibv_mr *mr, int flags,
+                     struct ibv_pd *pd, void *addr, size_t length,
+                     int access);
 
     struct ibv_comp_channel *(*create_comp_channel)(srq_verbs_dev_t *dev);
     int  (*destroy_comp_channel)(srq_verbs_dev_t *dev,
@@ -31,6 +34,9 @@ typedef struct srq_verbs_dev_ops {
                                 struct ibv_comp_channel *channel,
                                 int comp_vector);
     int  (*destroy_cq)(srq_verbs_dev_t *dev, struct ibv_cq *cq);
+    struct ibv_cq_ex *(*create_cq_ex)(srq_verbs_dev_t *dev,
+                                      struct ibv_cq_init_attr_ex *attr);
+    int  (*resize_cq)(srq_verbs_dev_t *dev, struct ibv_cq *cq, int cqe);
     int  (*get_cq_event)(srq_verbs_dev_t *dev, struct ibv_comp_channel *channel,
                          struct ibv_cq **cq_p, void **cq_context_p);
     void (*ack_cq_events)(srq_verbs_dev_t *dev, struct ibv_cq *cq,

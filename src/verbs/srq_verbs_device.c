@@ -210,6 +210,14 @@ int srq_verbs_dereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr)
     return srq_verbs_errno(dev->ops->dereg_mr(dev, mr));
 }
 
+int srq_verbs_rereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr, int flags,
+                       struct ibv_pd *pd, void *addr, size_t length,
+                       int access)
+{
+    return srq_verbs_errno(dev->ops->rereg_mr(dev, mr, flags, pd, addr,
+                                              length, access));
+}
+
 struct ibv_comp_channel *srq_verbs_create_comp_channel(srq_verbs_dev_t *dev)
 {
     return dev->ops->create_comp_channel(dev);
@@ -232,6 +240,17 @@ struct ibv_cq *srq_verbs_create_cq(srq_verbs_dev_t *dev, int cqe,
 int srq_verbs_destroy_cq(srq_verbs_dev_t *dev, struct ibv_cq *cq)
 {
     return srq_verbs_errno(dev->ops->destroy_cq(dev, cq));
+}
+
+struct ibv_cq_ex *srq_verbs_create_cq_ex(srq_verbs_dev_t *dev,
+                                         struct ibv_cq_init_attr_ex *attr)
+{
+    return dev->ops->create_cq_ex(dev, attr);
+}
+
+int srq_verbs_resize_cq(srq_verbs_dev_t *dev, struct ibv_cq *cq, int cqe)
+{
+    return srq_verbs_errno(dev->ops->resize_cq(dev, cq, cqe));
 }
 
 int srq_verbs_get_cq_event(srq_verbs_dev_t *dev,

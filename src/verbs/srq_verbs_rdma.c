@@ -213,6 +213,19 @@ static int srq_verbs_rdma_dereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr)
     return srq_verbs_rdma_ret(ibv_dereg_mr(mr));
 }
 
+/* ibv_rereg_mr answers with an IBV_REREG_MR_ERR_* value (which step
+ * failed) and says why in errno */
+static int srq_verbs_rdma_rereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr,
+                                   int flags, struct ibv_pd *pd, void *addr,
+                                   size_t length, int access)
+{
+    errno = 0;
+    if (ibv_rereg_mr(mr, flags, pd, addr, length, access) == 0) {
+        return 0;
+    }
+    return (errno != 0) ? errno : EIO;
+}
+
 static struct ibv_comp_channel *
 srq_verbs_rdma_create_comp_channel(srq_verbs_dev_t *dev)
 {
@@ -236,6 +249,19 @@ static struct ibv_cq *srq_verbs_rdma_create_cq(srq_verbs_dev_t *dev, int cqe,
 static int srq_verbs_rdma_destroy_cq(srq_verbs_dev_t *dev, struct ibv_cq *cq)
 {
     return srq_verbs_rdma_ret(ibv_destroy_cq(cq));
+}
+
+static struct ibv_cq_ex *
+srq_verbs_rdma_create_cq_ex(srq_verbs_dev_t *dev,
+                            struct ibv_cq_init_attr_ex *attr)
+{
+    return ibv_create_cq_ex(dev->context, attr);
+}
+
+static int srq_verbs_rdma_resize_cq(srq_verbs_dev_t *dev, struct ibv_cq *cq,
+                                    int cqe)
+{
+    return srq_verbs_rdma_ret(ibv_resize_cq(cq, cqe));
 }
 
 static int srq_verbs_rdma_get_cq_event(srq_verbs_dev_t *dev,
@@ -358,10 +384,13 @@ static const srq_verbs_dev_ops_t srq_verbs_rdma_ops = {
     .dealloc_pd           = srq_verbs_rdma_dealloc_pd,
     .reg_mr               = srq_verbs_rdma_reg_mr,
     .dereg_mr             = srq_verbs_rdma_dereg_mr,
+    .rereg_mr             = srq_verbs_rdma_rereg_mr,
     .create_comp_channel  = srq_verbs_rdma_create_comp_channel,
     .destroy_comp_channel = srq_verbs_rdma_destroy_comp_channel,
     .create_cq            = srq_verbs_rdma_create_cq,
     .destroy_cq           = srq_verbs_rdma_destroy_cq,
+    .create_cq_ex         = srq_verbs_rdma_create_cq_ex,
+    .resize_cq            = srq_verbs_rdma_resize_cq,
     .get_cq_event         = srq_verbs_rdma_get_cq_event,
     .ack_cq_events        = srq_verbs_rdma_ack_cq_events,
     .create_srq           = srq_verbs_rdma_create_srq,

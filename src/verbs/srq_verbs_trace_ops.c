@@ -409,6 +409,32 @@ static void srq_verbs_trace_ack_async_event(srq_verbs_dev_t *dev,
                          REAL(dev)->ack_async_event(dev, event), event);
 }
 
+static int srq_verbs_trace_rereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr,
+                                    int flags, struct ibv_pd *pd, void *addr,
+                                    size_t length, int access)
+{
+    return SRQ_VERBS_TRACE_INT(ibv_rereg_mr,
+                               REAL(dev)->rereg_mr(dev, mr, flags, pd, addr,
+                                                   length, access),
+                               mr, flags, pd, addr, length, access);
+}
+
+static struct ibv_cq_ex *
+srq_verbs_trace_create_cq_ex(srq_verbs_dev_t *dev,
+                             struct ibv_cq_init_attr_ex *attr)
+{
+    return SRQ_VERBS_TRACE_OBJ(ibv_create_cq_ex,
+                               REAL(dev)->create_cq_ex(dev, attr),
+                               dev->context, attr);
+}
+
+static int srq_verbs_trace_resize_cq(srq_verbs_dev_t *dev, struct ibv_cq *cq,
+                                     int cqe)
+{
+    return SRQ_VERBS_TRACE_INT(ibv_resize_cq, REAL(dev)->resize_cq(dev, cq, cqe),
+                               cq, cqe);
+}
+
 /* a statistic of the device, not a verb: not traced */
 static int srq_verbs_trace_query_srq_rnr(srq_verbs_dev_t *dev,
                                          struct ibv_srq *srq, uint64_t *count_p)
@@ -426,10 +452,13 @@ static const srq_verbs_dev_ops_t srq_verbs_trace_ops = {
     .dealloc_pd           = srq_verbs_trace_dealloc_pd,
     .reg_mr               = srq_verbs_trace_reg_mr,
     .dereg_mr             = srq_verbs_trace_dereg_mr,
+    .rereg_mr             = srq_verbs_trace_rereg_mr,
     .create_comp_channel  = srq_verbs_trace_create_comp_channel,
     .destroy_comp_channel = srq_verbs_trace_destroy_comp_channel,
     .create_cq            = srq_verbs_trace_create_cq,
     .destroy_cq           = srq_verbs_trace_destroy_cq,
+    .create_cq_ex         = srq_verbs_trace_create_cq_ex,
+    .resize_cq            = srq_verbs_trace_resize_cq,
     .get_cq_event         = srq_verbs_trace_get_cq_event,
     .ack_cq_events        = srq_verbs_trace_ack_cq_events,
     .create_srq           = srq_verbs_trace_create_srq,

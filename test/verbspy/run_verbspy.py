@@ -63,6 +63,12 @@ SCENARIO = [
     ("CreateCompChannel", "context=ctx0 channel=ch0"),
     ("CreateCQ", "context=ctx0 cq=cq0 cqe=16 cq_context=NULL channel=ch0 comp_vector=0"),
     ("CreateCQ", "context=ctx0 cq=cq1 cqe=16"),
+    ("ResizeCQ", "cq=cq1 cqe=32"),
+    ("CreateCQEx", "context=ctx0 cq=cq2 cq_attr.cqe=8 cq_attr.wc_flags=0x7f"),
+    # mr0 keeps what it had (a window is bound to it below) and gains remote read
+    ("ReregMR", "mr=mr0 flags=IBV_REREG_MR_CHANGE_ACCESS "
+                "access=IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_WRITE|IBV_ACCESS_REMOTE_READ|"
+                "IBV_ACCESS_MW_BIND"),
     ("CreateSRQ", "pd=pd0 srq=srq0 srq_init_attr.attr.max_wr=8 srq_init_attr.attr.max_sge=1"),
     ("QuerySRQ", "srq=srq0"),
     ("CreateQP", "pd=pd0 qp=qp0 qp_init_attr.send_cq=cq1 qp_init_attr.recv_cq=cq0 qp_init_attr.srq=srq0 "
@@ -125,6 +131,7 @@ SCENARIO += [
     ("DestroySRQ", "srq=srq0"),
     ("DestroyCQ", "cq=cq0"),
     ("DestroyCQ", "cq=cq1"),
+    ("DestroyCQ", "cq=cq2"),
     ("DestroyCompChannel", "channel=ch0"),
     ("DeregMR", "mr=mr0"),
     ("DeallocPD", "pd=pd0"),

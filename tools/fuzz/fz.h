@@ -76,8 +76,12 @@ typedef struct fz_backend {
     struct ibv_mr *(*reg_mr)(fz_dev_t *d, struct ibv_pd *pd, void *addr,
                              size_t len, int access);
     int  (*dereg_mr)(fz_dev_t *d, struct ibv_mr *mr);
+    /* 0 or the errno */
+    int  (*rereg_mr)(fz_dev_t *d, struct ibv_mr *mr, int flags,
+                     struct ibv_pd *pd, void *addr, size_t len, int access);
     struct ibv_cq *(*create_cq)(fz_dev_t *d, int cqe);
     int  (*destroy_cq)(fz_dev_t *d, struct ibv_cq *cq);
+    int  (*resize_cq)(fz_dev_t *d, struct ibv_cq *cq, int cqe);
     struct ibv_srq *(*create_srq)(fz_dev_t *d, struct ibv_pd *pd,
                                   struct ibv_srq_init_attr *attr);
     int  (*modify_srq)(fz_dev_t *d, struct ibv_srq *srq,

@@ -60,6 +60,24 @@ static int fz_ibv_dereg_mr(fz_dev_t *d, struct ibv_mr *mr)
     return ibv_dereg_mr(mr);
 }
 
+/* libibverbs answers with the step that failed (IBV_REREG_MR_ERR_*) and
+ * says why in errno */
+static int fz_ibv_rereg_mr(fz_dev_t *d, struct ibv_mr *mr, int flags,
+                           struct ibv_pd *pd, void *addr, size_t len,
+                           int access)
+{
+    errno = 0;
+    if (ibv_rereg_mr(mr, flags, pd, addr, len, access) == 0) {
+        return 0;
+    }
+    return (errno != 0) ? errno : -1;
+}
+
+static int fz_ibv_resize_cq(fz_dev_t *d, struct ibv_cq *cq, int cqe)
+{
+    return ibv_resize_cq(cq, cqe);
+}
+
 static struct ibv_cq *fz_ibv_create_cq(fz_dev_t *d, int cqe)
 {
     return ibv_create_cq(d->ctx, cqe, NULL, NULL, 0);
@@ -170,8 +188,10 @@ const fz_backend_t fz_backend_ibv = {
     .dealloc_pd      = fz_ibv_dealloc_pd,
     .reg_mr          = fz_ibv_reg_mr,
     .dereg_mr        = fz_ibv_dereg_mr,
+    .rereg_mr        = fz_ibv_rereg_mr,
     .create_cq       = fz_ibv_create_cq,
     .destroy_cq      = fz_ibv_destroy_cq,
+    .resize_cq       = fz_ibv_resize_cq,
     .create_srq      = fz_ibv_create_srq,
     .modify_srq      = fz_ibv_modify_srq,
     .query_srq       = fz_ibv_query_srq,

@@ -48,6 +48,18 @@ static int fz_verbs_dereg_mr(fz_dev_t *d, struct ibv_mr *mr)
     return srq_verbs_dereg_mr(DEV(d), mr);
 }
 
+static int fz_verbs_rereg_mr(fz_dev_t *d, struct ibv_mr *mr, int flags,
+                             struct ibv_pd *pd, void *addr, size_t len,
+                             int access)
+{
+    return srq_verbs_rereg_mr(DEV(d), mr, flags, pd, addr, len, access);
+}
+
+static int fz_verbs_resize_cq(fz_dev_t *d, struct ibv_cq *cq, int cqe)
+{
+    return srq_verbs_resize_cq(DEV(d), cq, cqe);
+}
+
 static struct ibv_cq *fz_verbs_create_cq(fz_dev_t *d, int cqe)
 {
     return srq_verbs_create_cq(DEV(d), cqe, NULL, NULL, 0);
@@ -148,8 +160,10 @@ const fz_backend_t fz_backend_verbs = {
     .dealloc_pd      = fz_verbs_dealloc_pd,
     .reg_mr          = fz_verbs_reg_mr,
     .dereg_mr        = fz_verbs_dereg_mr,
+    .rereg_mr        = fz_verbs_rereg_mr,
     .create_cq       = fz_verbs_create_cq,
     .destroy_cq      = fz_verbs_destroy_cq,
+    .resize_cq       = fz_verbs_resize_cq,
     .create_srq      = fz_verbs_create_srq,
     .modify_srq      = fz_verbs_modify_srq,
     .query_srq       = fz_verbs_query_srq,

@@ -522,8 +522,9 @@ static void op_create_invalid(fz_t *fz)
         fz_create_fails(fz, FZ_F(ibv_reg_mr, remote_write_without_local), mr, errno);
         break;
     default:
-        mr = FZ_BE(fz, reg_mr, fz->pd, fz->sbuf, 0, IBV_ACCESS_LOCAL_WRITE);
-        fz_create_fails(fz, FZ_F(ibv_reg_mr, length_zero), mr, errno);
+        mr = FZ_BE(fz, reg_mr, fz->pd, fz->sbuf,
+                   (size_t)da->max_mr_size + 1, IBV_ACCESS_LOCAL_WRITE);
+        fz_create_fails(fz, FZ_F(ibv_reg_mr, length_over_device), mr, errno);
         break;
     }
     /* what was created against the contract goes again */
@@ -551,6 +552,78 @@ void fz_teardown_in_use(fz_t *fz)
              FZ_BE(fz, destroy_cq, fz_chance(&fz->rnd, 50) ? fz->scq : fz->rcq_srq));
     fz_fails(fz, FZ_F(ibv_destroy_srq, in_use), FZ_BE(fz, destroy_srq, fz->srq));
     fz_ok(fz, "ibv_query_srq", FZ_BE(fz, query_srq, fz->srq, &sa));
+}
+
+/* ---- changing what exists: ibv_resize_cq, ibv_rereg_mr -------------------
+ * on a CQ and an MR of their own, which no WR of the scene uses */
+
+static void fz_change_cq(fz_t *fz, struct ibv_cq *cq)
+{
+    const struct ibv_device_attr *da = &fz->dev.attr;
+    int cqe;
+
+    if (fz_chance(&fz->rnd, 40)) {
+        cqe = fz_chance(&fz->rnd, 50) ? 0 : da->max_cqe + 1;
+        fz_fails(fz, FZ_F(ibv_resize_cq, cqe_out_of_range),
+                 FZ_BE(fz, resize_cq, cq, cqe));
+        return;
+    }
+    cqe = (int)fz_range(&fz->rnd, 1, 512);
+    if (fz_ok(fz, "ibv_resize_cq", FZ_BE(fz, resize_cq, cq, cqe))) {
+        fz_post(fz, FZ_P(ibv_resize_cq, size_at_least), cq->cqe >= cqe,
+                "cq->cqe %d after a resize to %d", cq->cqe, cqe);
+    }
+}
+
+static void fz_change_mr(fz_t *fz, struct ibv_mr *mr)
+{
+    uint32_t lkey = mr->lkey;
+    int fid, ret;
+
+    switch (fz_range(&fz->rnd, 0, 2)) {
+    case 0:
+        fid = FZ_F(ibv_rereg_mr, flags_invalid);
+        ret = FZ_BE(fz, rereg_mr, mr, fz_chance(&fz->rnd, 50) ? 0 :
+                                      IBV_REREG_MR_CHANGE_ACCESS << 1,
+                    NULL, NULL, 0, 0);
+        break;
+    case 1:
+        fid = FZ_F(ibv_rereg_mr, remote_write_without_local);
+        ret = FZ_BE(fz, rereg_mr, mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
+                    0, IBV_ACCESS_REMOTE_WRITE);
+        break;
+    default:
+        fz_ok(fz, "ibv_rereg_mr",
+              FZ_BE(fz, rereg_mr, mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
+                    0, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ));
+        return;
+    }
+    fz_fails(fz, fid, ret);
+    fz_post(fz, FZ_P(ibv_rereg_mr, unchanged_on_failure),
+            (mr->lkey == lkey) && (mr->addr == fz->sbuf) &&
+            (mr->length == 4096) && (mr->pd == fz->pd),
+            "a refused ibv_rereg_mr changed the MR");
+}
+
+static void op_change(fz_t *fz)
+{
+    struct ibv_cq *cq;
+    struct ibv_mr *mr;
+
+    errno = 0;
+    if (fz_chance(&fz->rnd, 50)) {
+        cq = FZ_BE(fz, create_cq, 4);
+        if (fz_ok(fz, "ibv_create_cq", (cq != NULL) ? 0 : errno ? errno : -1)) {
+            fz_change_cq(fz, cq);
+            fz_ok(fz, "ibv_destroy_cq", FZ_BE(fz, destroy_cq, cq));
+        }
+        return;
+    }
+    mr = FZ_BE(fz, reg_mr, fz->pd, fz->sbuf, 4096, IBV_ACCESS_LOCAL_WRITE);
+    if (fz_ok(fz, "ibv_reg_mr", (mr != NULL) ? 0 : errno ? errno : -1)) {
+        fz_change_mr(fz, mr);
+        fz_ok(fz, "ibv_dereg_mr", FZ_BE(fz, dereg_mr, mr));
+    }
 }
 
 static void op_destroy_in_use(fz_t *fz)
@@ -587,6 +660,7 @@ static const struct {
     { "error_modify",     2, op_error_modify },
     { "error_rkey",       1, op_error_rkey },
     { "create_invalid",   3, op_create_invalid },
+    { "change",           2, op_change },
     { "destroy_in_use",   1, op_destroy_in_use },
     { "drain",            6, fz_drain },
 };

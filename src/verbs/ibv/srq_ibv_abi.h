@@ -96,7 +96,9 @@ struct verbs_context_ops {
     struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
                                 struct ibv_comp_channel *channel,
                                 int comp_vector);
-    srq_ibv_op_t create_cq_ex, create_flow, create_flow_action_esp;
+    struct ibv_cq_ex *(*create_cq_ex)(struct ibv_context *context,
+                                      struct ibv_cq_init_attr_ex *init_attr);
+    srq_ibv_op_t create_flow, create_flow_action_esp;
     struct ibv_qp *(*create_qp)(struct ibv_pd *pd,
                                 struct ibv_qp_init_attr *attr);
     struct ibv_qp *(*create_qp_ex)(struct ibv_context *context,
@@ -148,8 +150,10 @@ struct verbs_context_ops {
     struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
                              uint64_t hca_va, int access);
     int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
-    srq_ibv_op_t rereg_mr, resize_cq, set_ece, unimport_dm, unimport_mr,
-                 unimport_pd;
+    int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+                    void *addr, size_t length, int access);
+    int (*resize_cq)(struct ibv_cq *cq, int cqe);
+    srq_ibv_op_t set_ece, unimport_dm, unimport_mr, unimport_pd;
 };
 
 /* The private functions we call, found at run time (srq_ibv_abi_resolve) */

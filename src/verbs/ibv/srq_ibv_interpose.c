@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include "srq_ibv.h"
+#include "../soft/srq_soft_api.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -24,9 +25,6 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-
-/* ibv_get_device_guid of our device (EUI-64, locally administered) */
-#define SRQ_IBV_DEVICE_GUID  0x0200000000000001ull
 
 #define SRQ_IBV_REAL(_var, _name, _version) \
     static __typeof__(&_name) _var; \
@@ -296,9 +294,8 @@ __be64 ibv_get_device_guid(struct ibv_device *device)
     SRQ_IBV_REAL(real, ibv_get_device_guid, "IBVERBS_1.1");
 
     if (device == srq_ibv_device()) {
-        /* the node GUID ibv_query_device gives is per instance; the
-         * device list's is one locally administered value */
-        return htobe64(SRQ_IBV_DEVICE_GUID);
+        /* the node GUID every context's ibv_query_device gives */
+        return htobe64(SRQ_SOFT_NODE_GUID);
     }
     return (real == NULL) ? 0 : real(device);
 }

@@ -252,6 +252,34 @@ static int srq_ibv_dereg_mr(struct verbs_mr *vmr)
     return ret;
 }
 
+/* libibverbs checked @flags and the arguments they need, and sets pd,
+ * addr and length itself after a success: the keys are ours to update */
+static int srq_ibv_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+                            void *addr, size_t length, int access)
+{
+    srq_ibv_mr_t *mr = (srq_ibv_mr_t*)vmr;
+    int ret;
+
+    if (vmr->ibv_mr.handle != mr->soft->handle) {
+        errno = EINVAL;
+        return EINVAL;
+    }
+    if (flags & IBV_REREG_MR_CHANGE_ACCESS) {
+        access &= ~IBV_ACCESS_OPTIONAL_RANGE;
+    }
+    ret = srq_verbs_rereg_mr(srq_ibv_dev(vmr->ibv_mr.context), mr->soft,
+                             flags, pd, addr, length, access);
+    if (ret != 0) {
+        return ret; /* errno set */
+    }
+    vmr->ibv_mr.lkey = mr->soft->lkey;
+    vmr->ibv_mr.rkey = mr->soft->rkey;
+    if (flags & IBV_REREG_MR_CHANGE_ACCESS) {
+        vmr->access = access;
+    }
+    return 0;
+}
+
 /* ---- CQ ----------------------------------------------------------------- */
 
 static struct ibv_cq *srq_ibv_create_cq(struct ibv_context *ctx, int cqe,
@@ -261,6 +289,17 @@ static struct ibv_cq *srq_ibv_create_cq(struct ibv_context *ctx, int cqe,
     /* libibverbs sets cq_context afterwards */
     return srq_verbs_create_cq(srq_ibv_dev(ctx), cqe, NULL, channel,
                                comp_vector);
+}
+
+static struct ibv_cq_ex *srq_ibv_create_cq_ex(struct ibv_context *ctx,
+                                               struct ibv_cq_init_attr_ex *attr)
+{
+    return srq_verbs_create_cq_ex(srq_ibv_dev(ctx), attr);
+}
+
+static int srq_ibv_resize_cq(struct ibv_cq *cq, int cqe)
+{
+    return srq_verbs_resize_cq(srq_ibv_dev(cq->context), cq, cqe);
 }
 
 static int srq_ibv_destroy_cq(struct ibv_cq *cq)
@@ -347,6 +386,7 @@ static const struct verbs_context_ops srq_ibv_ctx_ops = {
     .cq_event        = srq_ibv_cq_event,
     .create_ah       = srq_ibv_create_ah,
     .create_cq       = srq_ibv_create_cq,
+    .create_cq_ex    = srq_ibv_create_cq_ex,
     .create_qp       = srq_ibv_create_qp,
     .create_qp_ex    = srq_ibv_create_qp_ex,
     .create_srq      = srq_ibv_create_srq,
@@ -364,4 +404,6 @@ static const struct verbs_context_ops srq_ibv_ctx_ops = {
     .query_qp        = srq_ibv_query_qp,
     .query_srq       = srq_ibv_query_srq,
     .reg_mr          = srq_ibv_reg_mr,
+    .rereg_mr        = srq_ibv_rereg_mr,
+    .resize_cq       = srq_ibv_resize_cq,
 };

@@ -234,6 +234,49 @@ int srq_soft_destroy_cq(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq)
     return 0;
 }
 
+/*
+ * ibv_resize_cq. The completions waiting keep their order: each keeps its
+ * index (pi and ci do not change, only the mask does), so an empty poll
+ * that reads pi and ci without the lock sees nothing move. A size below
+ * what the CQ holds now is EINVAL, as the kernel answers.
+ */
+int srq_soft_resize_cq(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq, int cqe)
+{
+    srq_soft_dev_t *dev = srq_soft_dev(vdev);
+    srq_soft_cqe_t *ring, *old;
+    srq_soft_cq_t *cq;
+    uint32_t size, i;
+
+    if ((cqe <= 0) || (cqe > SRQ_SOFT_MAX_CQE)) {
+        return EINVAL;
+    }
+    size = srq_soft_roundup_pow2((uint32_t)cqe);
+    ring = calloc(size, sizeof(*ring)); /* before the lock: may be large */
+    if (ring == NULL) {
+        return ENOMEM;
+    }
+    if (srq_soft_dev_lock_obj(dev, ibcq) != 0) {
+        free(ring);
+        return EINVAL;
+    }
+    cq = srq_soft_cq(ibcq);
+    if (cq->pi - cq->ci > size) {
+        srq_soft_dev_unlock(dev);
+        free(ring);
+        return EINVAL;
+    }
+    for (i = cq->ci; i != cq->pi; ++i) {
+        ring[i & (size - 1)] = cq->ring[i & (cq->size - 1)];
+    }
+    old          = cq->ring;
+    cq->ring     = ring;
+    cq->size     = size;
+    cq->ibv.cqe  = (int)size;
+    srq_soft_dev_unlock(dev);
+    free(old);
+    return 0;
+}
+
 /* The CQ was armed and got a CQE: queue one event on its channel */
 static void srq_soft_cq_event(srq_soft_cq_t *cq)
 {
@@ -414,8 +457,35 @@ void srq_soft_ack_cq_events(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq,
     srq_soft_dev_unlock(dev);
 }
 
-/* A QP is being destroyed or reset: its completions stay, its queues are
- * gone */
+/*
+ * A QP moved to RESET: its completions not yet polled go, as an HCA's
+ * provider removes them from the QP's CQs (rdma-core's tests reset a QP
+ * in error and run traffic again on the same CQs, whose next completion
+ * must be the new traffic's). The others keep their order; an SRQ WQE a
+ * removed completion held goes back to its SRQ. QP numbers are unique
+ * among live QPs, so a completion is the QP's by its qp_num (an SRQ
+ * receive's names no QP otherwise).
+ */
+void srq_soft_cq_clean_qp(srq_soft_cq_t *cq, srq_soft_qp_t *qp)
+{
+    uint32_t mask = cq->size - 1, keep = cq->ci, i;
+    srq_soft_cqe_t *cqe;
+
+    for (i = cq->ci; i != cq->pi; ++i) {
+        cqe = &cq->ring[i & mask];
+        if (cqe->wc.qp_num != qp->ibv.qp_num) {
+            if (keep != i) {
+                cq->ring[keep & mask] = *cqe;
+            }
+            ++keep;
+        } else if (cqe->srq != NULL) {
+            srq_soft_srq_free_wqes(cqe->srq, &cqe->srq_idx, 1);
+        }
+    }
+    srq_soft_cq_store(&cq->pi, keep);
+}
+
+/* A QP is being destroyed: its completions stay, its queues are gone */
 void srq_soft_cq_forget_qp(srq_soft_cq_t *cq, srq_soft_qp_t *qp)
 {
     srq_soft_cqe_t *cqe;

@@ -31,7 +31,13 @@ typedef struct srq_soft_cqe {
 } srq_soft_cqe_t;
 
 struct srq_soft_cq {
-    struct ibv_cq        ibv;
+    union {
+        struct ibv_cq    ibv;
+        struct ibv_cq_ex ibv_ex;   /* an extended CQ (soft_cq_ex.c): the
+                                      same head, then its poll functions */
+    };
+    struct ibv_wc        ex_wc;    /* extended CQ: the completion between
+                                      ibv_start_poll and ibv_end_poll */
     srq_soft_dev_t      *dev;
     srq_soft_cqe_t      *ring;
     uint32_t             size;     /* power of two */
@@ -94,6 +100,12 @@ struct ibv_cq *srq_soft_create_cq(srq_verbs_dev_t *dev, int cqe,
                                   struct ibv_comp_channel *channel,
                                   int comp_vector);
 int  srq_soft_destroy_cq(srq_verbs_dev_t *dev, struct ibv_cq *cq);
+/* ibv_resize_cq: 0, EINVAL (out of range, or fewer entries than the CQ
+ * holds now) or ENOMEM */
+int  srq_soft_resize_cq(srq_verbs_dev_t *dev, struct ibv_cq *cq, int cqe);
+/* ibv_create_cq_ex (soft_cq_ex.c): the standard completion fields only */
+struct ibv_cq_ex *srq_soft_create_cq_ex(srq_verbs_dev_t *dev,
+                                        struct ibv_cq_init_attr_ex *attr);
 void srq_soft_ack_cq_events(srq_verbs_dev_t *dev, struct ibv_cq *cq,
                             unsigned nevents);
 
@@ -110,9 +122,10 @@ void srq_soft_cq_send_cqe(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
 int  srq_soft_cq_pop(srq_soft_cq_t *cq, int num, struct ibv_wc *wc);
 /* The channel's oldest event, or NULL */
 srq_soft_cq_t *srq_soft_channel_pop(srq_soft_channel_t *ch);
-/* A QP or SRQ is destroyed or reset: its completions stay, its queue is
- * gone */
+/* A QP or SRQ is destroyed: its completions stay, its queue is gone */
 void srq_soft_cq_forget_qp(srq_soft_cq_t *cq, srq_soft_qp_t *qp);
+/* A QP is reset: its completions go */
+void srq_soft_cq_clean_qp(srq_soft_cq_t *cq, srq_soft_qp_t *qp);
 void srq_soft_cqs_forget_srq(srq_soft_dev_t *dev, srq_soft_srq_t *srq);
 
 #endif

@@ -292,11 +292,11 @@ static void srq_soft_close(srq_verbs_dev_t *vdev)
 static int srq_soft_query_device(srq_verbs_dev_t *dev,
                                  struct ibv_device_attr *attr)
 {
-    srq_soft_dev_t *sdev = srq_soft_dev(dev);
-
     memset(attr, 0, sizeof(*attr));
     strcpy(attr->fw_ver, "ucx-srq soft");
-    memcpy(&attr->node_guid, sdev->instance + 4, sizeof(attr->node_guid));
+    /* one node GUID for the host's soft0, as for an HCA's every context
+     * (network order, as ibv_query_device gives it) */
+    attr->node_guid        = htobe64(SRQ_SOFT_NODE_GUID);
     attr->sys_image_guid   = attr->node_guid;
     attr->max_mr_size      = SRQ_SOFT_MAX_MR_SIZE;
     attr->page_size_cap    = sysconf(_SC_PAGESIZE);
@@ -537,10 +537,13 @@ static const srq_verbs_dev_ops_t srq_soft_ops = {
     .dealloc_pd           = srq_soft_limit_dealloc_pd,
     .reg_mr               = srq_soft_reg_mr,
     .dereg_mr             = srq_soft_dereg_mr,
+    .rereg_mr             = srq_soft_rereg_mr,
     .create_comp_channel  = srq_soft_create_comp_channel,
     .destroy_comp_channel = srq_soft_destroy_comp_channel,
     .create_cq            = srq_soft_limit_create_cq,
     .destroy_cq           = srq_soft_limit_destroy_cq,
+    .create_cq_ex         = srq_soft_create_cq_ex,
+    .resize_cq            = srq_soft_resize_cq,
     .get_cq_event         = srq_soft_get_cq_event,
     .ack_cq_events        = srq_soft_ack_cq_events,
     .create_srq           = srq_soft_limit_create_srq,

@@ -13,7 +13,14 @@
  *
  * ibv_dereg_mr withdraws the key, then waits for any peer's one-sided
  * access under it that is still copying (soft_inflight.c): once it
- * returns, nothing lands in the region.
+ * returns, nothing lands in the region. ibv_rereg_mr does the same, then
+ * publishes the region as it is now under the same key: HCAs keep an MR's
+ * keys across ibv_rereg_mr (the man page lets them change, rdma-core's
+ * tests count on them not), so a peer's rkey reaches only what the region
+ * is now.
+ *
+ * A zero-length region is allowed (the IB spec's zero-length accesses
+ * need no memory): every access of a byte or more through it fails.
  */
 #include "soft_mr.h"
 #include "soft_dev.h"
@@ -37,7 +44,8 @@
                                   IBV_ACCESS_MW_BIND | \
                                   IBV_ACCESS_RELAXED_ORDERING)
 /* Access flags verbs defines that the device does not implement:
- * zero-based MRs, on-demand paging, huge-page hints */
+ * zero-based MRs (every access is by virtual address), on-demand paging,
+ * huge-page hints */
 #define SRQ_SOFT_MR_ACCESS_UNSUPPORTED (IBV_ACCESS_ZERO_BASED | \
                                         IBV_ACCESS_ON_DEMAND | \
                                         IBV_ACCESS_HUGETLB)
@@ -53,7 +61,7 @@ static int srq_soft_mr_check_args(srq_soft_dev_t *dev, struct ibv_pd *pd,
     if (!srq_soft_dev_has(dev, pd)) {
         return EINVAL;
     }
-    if ((length == 0) || (length > SRQ_SOFT_MAX_MR_SIZE) ||
+    if ((length > SRQ_SOFT_MAX_MR_SIZE) ||
         ((uintptr_t)addr + length < (uintptr_t)addr)) {
         return EINVAL;
     }
@@ -152,6 +160,7 @@ struct ibv_mr *srq_soft_reg_mr(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     srq_soft_dev_unlock(dev);
 
     mr->index       = srq_soft_mr_slot(key);
+    mr->access      = access;
     mr->ibv.context = &dev->vctx.context;
     mr->ibv.pd      = pd;
     srq_soft_pd_get(pd);
@@ -163,28 +172,21 @@ struct ibv_mr *srq_soft_reg_mr(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     return &mr->ibv;
 }
 
-int srq_soft_dereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr)
+/*
+ * Withdraw @mr's key: once this returns, no access under it runs or can
+ * start. The key is withdrawn before the device lock (sequentially
+ * consistent: see soft_inflight.c): a copy under it that runs under the
+ * lock (this process's requester or responder, in chunks) sees it at its
+ * next chunk and stops, so taking the lock waits for one chunk, not for
+ * the whole WRITE or READ. The slot stays taken (a marker no key equals)
+ * until the lock is ours, so a registration meanwhile cannot get it.
+ * Returns with dev->lock held, or EINVAL (not this MR's key) without it.
+ */
+static int srq_soft_mr_withdraw(srq_soft_dev_t *dev, srq_soft_mr_t *mr)
 {
-    srq_soft_dev_t *dev = srq_soft_dev(vdev);
-    srq_soft_mr_t *mr   = srq_soft_container_of(ibmr, srq_soft_mr_t, ibv);
-    srq_soft_mr_ent_t *ent;
+    srq_soft_mr_ent_t *ent = &dev->seg.mrs[mr->index];
+    uint32_t key           = mr->ibv.lkey;
 
-    uint32_t key = ibmr->lkey;
-
-    if (!srq_soft_dev_has(dev, ibmr)) {
-        return EINVAL;
-    }
-    if (srq_soft_mr_windows(dev, key)) {
-        return EBUSY; /* a memory window is bound to it */
-    }
-    /* Withdrawn before the device lock (sequentially consistent: see
-     * soft_inflight.c): a copy under it that runs under the lock (this
-     * process's requester or responder, in chunks) sees it at its next
-     * chunk and stops, so taking the lock waits for one chunk, not for
-     * the whole WRITE or READ. The slot stays taken (a marker no key
-     * equals) until the lock is ours, so a registration meanwhile cannot
-     * get it */
-    ent = &dev->seg.mrs[mr->index];
     if (!atomic_compare_exchange_strong_explicit(
             (_Atomic uint32_t*)&ent->key, &key, SRQ_SOFT_MR_WITHDRAWN,
             memory_order_seq_cst, memory_order_relaxed)) {
@@ -192,13 +194,87 @@ int srq_soft_dereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr)
     }
     srq_soft_dev_lock(dev);
     /* then no peer's copy under it may still be running when we return */
-    srq_soft_inflight_wait_all(dev, ibmr->lkey);
+    srq_soft_inflight_wait_all(dev, mr->ibv.lkey);
     atomic_store_explicit((_Atomic uint32_t*)&ent->key, 0,
                           memory_order_release);
+    return 0;
+}
+
+int srq_soft_dereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr)
+{
+    srq_soft_dev_t *dev = srq_soft_dev(vdev);
+    srq_soft_mr_t *mr   = srq_soft_container_of(ibmr, srq_soft_mr_t, ibv);
+
+    if (!srq_soft_dev_has(dev, ibmr)) {
+        return EINVAL;
+    }
+    if (srq_soft_mr_windows(dev, ibmr->lkey)) {
+        return EBUSY; /* a memory window is bound to it */
+    }
+    if (srq_soft_mr_withdraw(dev, mr) != 0) {
+        return EINVAL;
+    }
     --dev->mr_count;
     srq_soft_dev_unlock(dev);
     srq_soft_pd_put(ibmr->pd);
     free(mr);
+    return 0;
+}
+
+#define SRQ_SOFT_REREG_FLAGS (IBV_REREG_MR_CHANGE_TRANSLATION | \
+                              IBV_REREG_MR_CHANGE_PD | \
+                              IBV_REREG_MR_CHANGE_ACCESS)
+
+/*
+ * ibv_rereg_mr: what @flags name changes, the rest stays, the keys too.
+ * Every check is made before anything changes: a failure leaves the
+ * region as it was.
+ */
+int srq_soft_rereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr, int flags,
+                      struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+    srq_soft_dev_t *dev = srq_soft_dev(vdev);
+    srq_soft_mr_t *mr   = srq_soft_container_of(ibmr, srq_soft_mr_t, ibv);
+    struct ibv_pd *old_pd;
+    int ret;
+
+    if (!srq_soft_dev_has(dev, ibmr) || (flags == 0) ||
+        (flags & ~SRQ_SOFT_REREG_FLAGS)) {
+        return EINVAL;
+    }
+    if (!(flags & IBV_REREG_MR_CHANGE_PD)) {
+        pd = ibmr->pd;
+    }
+    if (!(flags & IBV_REREG_MR_CHANGE_TRANSLATION)) {
+        addr   = ibmr->addr;
+        length = ibmr->length;
+    }
+    if (!(flags & IBV_REREG_MR_CHANGE_ACCESS)) {
+        access = mr->access;
+    }
+    ret = srq_soft_mr_check_args(dev, pd, addr, length, access);
+    if (ret != 0) {
+        return ret;
+    }
+    if (srq_soft_mr_windows(dev, ibmr->lkey)) {
+        return EBUSY; /* a window bound to it grants what it granted */
+    }
+    if (srq_soft_mr_withdraw(dev, mr) != 0) {
+        return EINVAL;
+    }
+    /* no access under the key runs now, and none starts before this: the
+     * key comes back with what the region is now */
+    srq_soft_mr_publish(&dev->seg.mrs[mr->index], ibmr->lkey,
+                        (uintptr_t)addr, length, access, srq_soft_pd_id(pd));
+    srq_soft_dev_unlock(dev);
+
+    old_pd       = ibmr->pd;
+    srq_soft_pd_get(pd);
+    srq_soft_pd_put(old_pd);
+    mr->access   = access;
+    ibmr->pd     = pd;
+    ibmr->addr   = addr;
+    ibmr->length = length;
     return 0;
 }
 

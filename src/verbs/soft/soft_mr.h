@@ -15,11 +15,17 @@ typedef struct srq_soft_dev srq_soft_dev_t;
 typedef struct srq_soft_mr {
     struct ibv_mr  ibv;
     uint32_t       index;
+    int            access;   /* as registered (ibv_rereg_mr keeps it) */
 } srq_soft_mr_t;
 
 struct ibv_mr *srq_soft_reg_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                                void *addr, size_t length, int access);
 int  srq_soft_dereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr);
+/* ibv_rereg_mr: 0 (@mr changed, its keys kept), or an errno and @mr
+ * unchanged */
+int  srq_soft_rereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr, int flags,
+                       struct ibv_pd *pd, void *addr, size_t length,
+                       int access);
 /* Does @key grant @access to [addr, addr + len) to a QP (or SRQ) of the
  * protection domain @pd (its handle), in the table of @seg (ours for an
  * lkey, the target's for an rkey)? 0 or EACCES */

@@ -173,7 +173,8 @@ static void srq_soft_qp_save_attr(srq_soft_qp_t *qp,
     qp->attr_mask |= mask;
 }
 
-/* RESET: every WQE is discarded without a completion (IB spec) */
+/* RESET: every WQE is discarded without a completion (IB spec), and the
+ * completions not yet polled go too, as on an HCA */
 static void srq_soft_qp_reset(srq_soft_qp_t *qp)
 {
     srq_soft_qp_unpeer(qp);
@@ -184,8 +185,8 @@ static void srq_soft_qp_reset(srq_soft_qp_t *qp)
     memset(&qp->attr, 0, sizeof(qp->attr));
     qp->attr_mask = 0;
     qp->comm_est  = false;
-    srq_soft_cq_forget_qp(srq_soft_cq(qp->ibv.recv_cq), qp);
-    srq_soft_cq_forget_qp(srq_soft_cq(qp->ibv.send_cq), qp);
+    srq_soft_cq_clean_qp(srq_soft_cq(qp->ibv.recv_cq), qp);
+    srq_soft_cq_clean_qp(srq_soft_cq(qp->ibv.send_cq), qp);
 }
 
 static void srq_soft_qp_flush_rq(srq_soft_qp_t *qp)

@@ -17,6 +17,11 @@
 extern "C" {
 #endif
 
+/* The node GUID of soft0 (host order; an EUI-64, locally administered):
+ * one HCA per host, so every instance of every process reports it, and
+ * libibverbs' device list gives it too (ibv_get_device_guid) */
+#define SRQ_SOFT_NODE_GUID  0x0200000000000001ull
+
 typedef struct srq_soft_stats {
     uint64_t  progress_calls;
     uint64_t  qps_inspected;    /* QPs looked at by the progress engine */

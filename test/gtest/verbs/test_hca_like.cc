@@ -5,7 +5,8 @@
  *   - struct ibv_qp's state changes only through ibv_modify_qp and
  *     ibv_query_qp, never when the QP fails on its own;
  *   - rdma-core's calls that programs use answer for soft0 as they answer
- *     for an HCA (ibv_query_gid_type);
+ *     for an HCA (ibv_query_gid_type); one node GUID for every context,
+ *     the device list's;
  *   - every failing verb sets errno (on an HCA a failing control verb is
  *     a failing system call); a CQ is armed as an HCA arms it;
  *   - UD as on an HCA: a receive too small for a datagram completes with
@@ -112,6 +113,48 @@ TEST_P(hca_like, qp_state_field_changes_only_by_modify_or_query)
     EXPECT_EQ(IBV_QPS_RESET, qa->state);
 }
 
+/* A QP moved to RESET takes its completions not yet polled out of its
+ * CQs, as an HCA's provider does (rdma-core's tests reset a QP in error
+ * and expect the next completion to be the new traffic's); another QP's
+ * stay, in order */
+TEST_P(hca_like, reset_removes_the_qps_completions)
+{
+    ibv_cq *cq = make_cq(*a, 16);
+    ibv_qp *q1 = make_qp(*a, IBV_QPT_RC, scqa, cq);
+    ibv_qp *q2 = make_qp(*a, IBV_QPT_RC, scqa, cq);
+    ASSERT_TRUE((cq != nullptr) && (q1 != nullptr) && (q2 != nullptr));
+    char *buf = (char*)alloc(64, 1);
+    ibv_mr *mr = reg(*a, buf, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_qp_attr attr = {};
+
+    /* q1, q2, q1 flushed in turn: their completions interleave */
+    for (int i = 0; i < 3; ++i) {
+        ibv_qp *q = (i == 1) ? q2 : q1;
+        attr = {};
+        attr.qp_state = IBV_QPS_INIT;
+        attr.port_num = 1;
+        if (i < 2) {
+            ASSERT_EQ(0, srq_verbs_modify_qp(a->dev, q, &attr,
+                                             IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+                                             IBV_QP_PORT | IBV_QP_ACCESS_FLAGS));
+        }
+        ASSERT_EQ(0, post_recv(q, buf, 64, mr->lkey, 10 + i));
+        if (i > 0) {
+            attr = {};
+            attr.qp_state = IBV_QPS_ERR;
+            ASSERT_EQ(0, srq_verbs_modify_qp(a->dev, q, &attr, IBV_QP_STATE));
+        }
+    }
+    attr = {};
+    attr.qp_state = IBV_QPS_RESET;
+    ASSERT_EQ(0, srq_verbs_modify_qp(a->dev, q1, &attr, IBV_QP_STATE));
+    ibv_wc wc[4];
+    ASSERT_EQ(1, poll(cq, 1, wc));
+    EXPECT_EQ(11u, wc[0].wr_id) << "q2's completion";
+    EXPECT_EQ(q2->qp_num, wc[0].qp_num);
+    EXPECT_EQ(0, poll(cq, 4, wc, 100)) << "q1's completions are still there";
+}
+
 /* A QP that fails on its own answers modify as its real state allows: an
  * RTS -> RTS modify of a QP in error is refused */
 TEST_P(hca_like, modify_checks_the_real_state)
@@ -153,6 +196,24 @@ TEST_P(hca_like, query_gid_type_through_libibverbs)
     errno = 0;
     EXPECT_EQ(-1, fn(ctx, 1, 1, &type)) << "one GID per port";
     EXPECT_EQ(EINVAL, errno);
+}
+
+/* One node GUID per HCA: every context of the device reports the same,
+ * and, through libibverbs, the device list's (ibv_get_device_guid) */
+TEST_P(hca_like, one_node_guid_for_every_context)
+{
+    ibv_device_attr da = {}, db = {};
+
+    ASSERT_EQ(0, srq_verbs_query_device(a->dev, &da));
+    ASSERT_EQ(0, srq_verbs_query_device(b->dev, &db));
+    EXPECT_NE(0u, da.node_guid);
+    EXPECT_EQ(da.node_guid, db.node_guid) << "two contexts, two GUIDs";
+    EXPECT_EQ(da.sys_image_guid, db.sys_image_guid);
+    if (!is_soft()) {
+        ibv_context *ctx = srq_verbs_context(a->dev);
+        EXPECT_EQ(ibv_get_device_guid(ctx->device), da.node_guid)
+            << "the device list's GUID differs";
+    }
 }
 
 /* errno holds what a failing verb returns, whatever it was before */
