@@ -272,6 +272,73 @@ TEST(rc_srq_peer, ep_check_alone_detects_dead_peer)
     uct_ep_destroy(ep);
 }
 
+/* Whether process @pid is stopped (state T in /proc/PID/stat) */
+static bool process_stopped(pid_t pid)
+{
+    std::ifstream stat_file("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+
+    std::getline(stat_file, line);
+    size_t paren = line.rfind(')');
+    return (paren != std::string::npos) && (paren + 2 < line.size()) &&
+           (line[paren + 2] == 'T');
+}
+
+/*
+ * A peer stopped with SIGSTOP is alive: no error for it, however long it
+ * stays stopped, and what was sent meanwhile arrives once it runs again.
+ * Stricter than the defaults: an ACK timeout of ~17 ms (TIMEOUT 12), so
+ * that a peer taken for dead would be reported after ~120 ms, and the peer
+ * stays stopped 2 s while we keep sending and checking it.
+ */
+TEST(rc_srq_peer, stopped_peer_is_not_failed)
+{
+    std::unique_ptr<peer_process> peer(new peer_process());
+    err_count errors;
+    entity_params params;
+    params.config      = config_t{{"TIMEOUT", "12"}};
+    params.err_handler = err_count::cb;
+    params.err_arg     = &errors;
+    entity self(params);
+    uct_ep_h ep;
+    ASSERT_EQ(UCS_OK, peer->connect(self, &ep));
+
+    uint64_t sent = 0;
+    ASSERT_TRUE(progress_until({&self}, [&] {
+        if (uct_ep_am_short(ep, 1, sent, NULL, 0) == UCS_OK) {
+            ++sent;
+        }
+        return sent >= 100;
+    }));
+    ASSERT_TRUE(progress_until({&self}, [&] {
+        return uct_ep_flush(ep, 0, NULL) == UCS_OK;
+    })) << "the peer did not take the messages";
+
+    ASSERT_EQ(0, kill(peer->m_pid, SIGSTOP));
+    ASSERT_TRUE(progress_until({&self}, [&] {
+        return process_stopped(peer->m_pid);
+    }, 10.0));
+    uint64_t before = sent;
+    progress_until({&self}, [&] {
+        if (uct_ep_am_short(ep, 1, sent, NULL, 0) == UCS_OK) {
+            ++sent;
+        }
+        uct_ep_check(ep, 0, NULL);
+        return errors.count > 0;
+    }, 2.0);
+    EXPECT_EQ(0, errors.count) << "a stopped peer was reported: "
+                               << ucs_status_string(errors.status);
+    EXPECT_GT(sent, before) << "nothing was sent toward the stopped peer";
+    EXPECT_TRUE(process_stopped(peer->m_pid)) << "it ran meanwhile";
+
+    ASSERT_EQ(0, kill(peer->m_pid, SIGCONT));
+    EXPECT_TRUE(progress_until({&self}, [&] {
+        return uct_ep_flush(ep, 0, NULL) == UCS_OK;
+    }, 30.0)) << "what was sent to it did not arrive after SIGCONT";
+    EXPECT_EQ(0, errors.count);
+    uct_ep_destroy(ep);
+}
+
 /*
  * A long-running server keeps the connections peers asked for (for
  * endpoints to come), but not those of peers that died without a word: a

@@ -450,6 +450,9 @@ static int child_serve(endpoint &ep, int s)
             r = (ep.post_recv(0, 64, 9) == 0 && ep.wait(&wc) == 0) ? 'y' : 'n';
             break;
         }
+        case 'p': /* post a receive, do not wait for it */
+            r = (ep.post_recv(0, 64, 9) == 0) ? 'y' : 'n';
+            break;
         case 'a': /* arm our CQ: producers poke our wake pipe from now */
             r = (ibv_req_notify_cq(ep.cq, 0) == 0) ? 'y' : 'n';
             break;
@@ -852,6 +855,70 @@ TEST_P(multiproc, slow_peer_is_not_a_lost_packet)
     EXPECT_EQ(-1, me.wait(&wc, 300)) << ibv_wc_status_str(wc.status);
     EXPECT_EQ('y', cmd('r'));
     EXPECT_EQ(IBV_WC_SUCCESS, me.wait(&wc));
+    char c = 'q';
+    ASSERT_TRUE(write_full(sv[0], &c, 1));
+    EXPECT_EQ(0, wait_child(pid));
+}
+
+/* Whether process @pid is stopped (state T in /proc/PID/stat) */
+static bool is_stopped(pid_t pid)
+{
+    std::string path = "/proc/" + std::to_string(pid) + "/stat";
+    FILE *f = fopen(path.c_str(), "r");
+    char state = 0;
+
+    if (f != nullptr) {
+        if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1) {
+            state = 0;
+        }
+        fclose(f);
+    }
+    return state == 'T';
+}
+
+/*
+ * A peer stopped with SIGSTOP (its device thread with it) is alive: with
+ * a ~1 ms ACK timeout and one retry, a SEND, a WRITE and a READ toward it
+ * must not fail in the 500 ms it stays stopped (an HCA would have ACKed
+ * and served them meanwhile), and all complete once it runs again. A
+ * stopped peer is what a starved one looks like at its worst.
+ */
+TEST_P(multiproc, stopped_peer_is_alive)
+{
+    ASSERT_TRUE(me.open(GetParam()));
+    pid_t pid = spawn(child_serve);
+    ASSERT_TRUE(me.connect(child, 7, 8, 1));
+    ASSERT_EQ('y', cmd('p')) << "the child posts a receive";
+    ASSERT_EQ(0, kill(pid, SIGSTOP));
+    m_cleanup.push_back([pid]() { kill(pid, SIGCONT); });
+    for (uint64_t end = now_ms() + 5000; !is_stopped(pid) && (now_ms() < end);) {
+        usleep(1000);
+    }
+    ASSERT_TRUE(is_stopped(pid));
+
+    ASSERT_EQ(0, me.post(IBV_WR_SEND, 0, 16, 1));
+    ASSERT_EQ(0, me.post(IBV_WR_RDMA_WRITE, 0, 65536, 2, child.buf,
+                         child.rkey));
+    ASSERT_EQ(0, me.post(IBV_WR_RDMA_READ, 65536, 4096, 3, child.buf,
+                         child.rkey));
+    std::vector<ibv_wc> done;
+    ibv_wc wc;
+    for (uint64_t end = now_ms() + 500; now_ms() < end;) {
+        if (ibv_poll_cq(me.cq, 1, &wc) == 1) {
+            done.push_back(wc);
+            EXPECT_EQ(IBV_WC_SUCCESS, wc.status)
+                << "wr " << wc.wr_id << " toward a stopped peer: "
+                << ibv_wc_status_str(wc.status);
+        }
+    }
+    EXPECT_TRUE(is_stopped(pid)) << "it ran meanwhile: the test proves less";
+    ASSERT_EQ(0, kill(pid, SIGCONT));
+    while (done.size() < 3) {
+        ASSERT_EQ(IBV_WC_SUCCESS, me.wait(&wc)) << "after SIGCONT, "
+            << done.size() << " of 3 completed; this one: "
+            << ibv_wc_status_str(wc.status);
+        done.push_back(wc);
+    }
     char c = 'q';
     ASSERT_TRUE(write_full(sv[0], &c, 1));
     EXPECT_EQ(0, wait_child(pid));
