@@ -19,9 +19,9 @@ depgraph() { "${PYTHON3:-python3}" "$top/contrib/depgraph" "$@" 2>&1; }
 layers=(
 "src/uct|"
 "tools/fuzz|"
-"src/verbs|ibv/srq_ibv.h ibv/srq_ibv_abi;soft/soft_lid soft/soft_lid_dir;soft/soft_ah soft/soft_atomic soft/soft_comp soft/soft_cq soft/soft_dev.h soft/soft_limit soft/soft_mr soft/soft_mw soft/soft_pd soft/soft_post soft/soft_qp soft/soft_qp_ex soft/soft_qp_state soft/soft_req soft/soft_ring soft/soft_srq;srq_verbs_trace srq_verbs_trace_int.h"
+"src/verbs|ibv/srq_ibv.h ibv/srq_ibv_abi;soft/soft_comp soft/soft_req;soft/soft_lid soft/soft_lid_dir;soft/soft_atomic soft/soft_cq soft/soft_mr soft/soft_mw soft/soft_qp soft/soft_srq;srq_verbs_trace srq_verbs_trace_int.h"
 "src/verbs/ibv|srq_ibv.h srq_ibv_abi"
-"src/verbs/soft|soft_lid soft_lid_dir;soft_ah soft_atomic soft_comp soft_cq soft_dev.h soft_limit soft_mr soft_mw soft_pd soft_post soft_qp soft_qp_ex soft_qp_state soft_req soft_ring soft_srq"
+"src/verbs/soft|soft_comp soft_req;soft_lid soft_lid_dir;soft_atomic soft_cq soft_mr soft_mw soft_qp soft_srq"
 )
 # src/verbs' arrows from a lower folder up to a higher one, allowed
 upward_allowed="soft/soft_device -> srq_verbs.h

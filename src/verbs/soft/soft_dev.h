@@ -13,7 +13,6 @@
 #define SRQ_SOFT_DEV_H_
 
 #include "../srq_verbs_dev.h"
-#include "soft_limit.h"
 #include "soft_list.h"
 #include "soft_lock.h"
 #include "soft_peer.h"
@@ -60,6 +59,16 @@
 #define SRQ_SOFT_TICK_CALLS    128  /* progress calls between clock reads */
 #define SRQ_SOFT_ACK_FLUSH_NS  100000000ull /* how long a QP's destroy tries
                                                to send the ACK it owes */
+
+/* The objects counted (srq_soft_dev_t's lim_count) */
+typedef enum {
+    SRQ_SOFT_LIM_PD,
+    SRQ_SOFT_LIM_CQ,
+    SRQ_SOFT_LIM_SRQ,
+    SRQ_SOFT_LIM_QP,
+    SRQ_SOFT_LIM_AH,
+    SRQ_SOFT_LIM_LAST
+} srq_soft_lim_t;
 
 typedef struct srq_soft_dev      srq_soft_dev_t;
 typedef struct srq_soft_qp       srq_soft_qp_t;

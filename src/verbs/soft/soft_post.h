@@ -19,4 +19,9 @@ int  srq_soft_post_send_all(srq_soft_qp_t *qp, struct ibv_send_wr *wr,
 int  srq_soft_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
                             struct ibv_recv_wr **bad_wr);
 
+/* ibv_bind_mw (type 1): posts the bind as an IBV_WR_BIND_MW WR; the
+ * window's rkey is the new one from now on */
+int srq_soft_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+                     struct ibv_mw_bind *mw_bind);
+
 #endif

@@ -20,7 +20,6 @@
 #include "soft_list.h"
 #include "soft_pd.h"
 #include "soft_peer.h"
-#include "soft_qp_ex.h"
 #include "soft_qpn.h"
 #include "soft_srq.h"
 
@@ -313,7 +312,9 @@ static void srq_soft_qp_free(srq_soft_qp_t *qp)
     free(qp->rq);
     free(qp->rq_sge);
     srq_soft_atomic_free(qp);
-    srq_soft_qp_ex_free(qp);
+    if (qp->wr_batch_free != NULL) {
+        qp->wr_batch_free(qp);
+    }
     free(qp);
 }
 

@@ -80,6 +80,9 @@ struct srq_soft_qp {
     void                *ex_xrcd;      /* always NULL */
     struct srq_soft_wr_batch *wr_batch; /* the ibv_wr_* API's WRs, NULL
                                            unless created with it */
+    /* frees wr_batch when the QP goes: soft_qp_ex.c's, given here so
+     * that the QP needs nothing of the layer above it */
+    void               (*wr_batch_free)(srq_soft_qp_t *qp);
     srq_soft_dev_t      *dev;
     uint32_t             index;
     enum ibv_qp_state    state;      /* the device's; ibv.state is what
