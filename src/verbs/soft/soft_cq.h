@@ -4,7 +4,7 @@
 #ifndef SRQ_SOFT_CQ_H_
 #define SRQ_SOFT_CQ_H_
 
-#include "../srq_verbs.h"
+#include "../dev/srq_verbs_types.h"
 #include "soft_list.h"
 
 #include <stdatomic.h>

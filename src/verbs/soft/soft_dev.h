@@ -12,7 +12,7 @@
 #ifndef SRQ_SOFT_DEV_H_
 #define SRQ_SOFT_DEV_H_
 
-#include "../srq_verbs_dev.h"
+#include "../dev/srq_verbs_dev.h"
 #include "soft_list.h"
 #include "soft_lock.h"
 #include "soft_peer.h"

@@ -4,7 +4,7 @@
 #ifndef SRQ_SOFT_LIMIT_H_
 #define SRQ_SOFT_LIMIT_H_
 
-#include "../srq_verbs.h"
+#include "../dev/srq_verbs_types.h"
 
 /* The verbs that create and destroy the counted objects: the device's
  * own, behind a count (ENOMEM once the limit is reached, as the kernel

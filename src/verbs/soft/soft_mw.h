@@ -6,7 +6,7 @@
 #ifndef SRQ_SOFT_MW_H_
 #define SRQ_SOFT_MW_H_
 
-#include "../srq_verbs.h"
+#include "../dev/srq_verbs_types.h"
 #include "soft_shm.h"
 
 #include <stdbool.h>

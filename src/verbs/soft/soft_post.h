@@ -5,7 +5,7 @@
 #ifndef SRQ_SOFT_POST_H_
 #define SRQ_SOFT_POST_H_
 
-#include "../srq_verbs.h"
+#include "../dev/srq_verbs_types.h"
 
 int  srq_soft_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
                         struct ibv_send_wr **bad_wr);

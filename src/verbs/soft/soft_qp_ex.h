@@ -5,7 +5,7 @@
 #ifndef SRQ_SOFT_QP_EX_H_
 #define SRQ_SOFT_QP_EX_H_
 
-#include "../srq_verbs.h"
+#include "../dev/srq_verbs_types.h"
 
 typedef struct srq_soft_qp srq_soft_qp_t;
 

@@ -7,7 +7,7 @@
 #ifndef SRQ_SOFT_SRQ_H_
 #define SRQ_SOFT_SRQ_H_
 
-#include "../srq_verbs.h"
+#include "../dev/srq_verbs_types.h"
 #include "soft_list.h"
 #include "soft_lock.h"
 #include "soft_srq_wqe.h"

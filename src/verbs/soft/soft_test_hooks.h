@@ -7,7 +7,7 @@
 #ifndef SRQ_SOFT_TEST_HOOKS_H_
 #define SRQ_SOFT_TEST_HOOKS_H_
 
-#include "../srq_verbs.h"
+#include "../dev/srq_verbs_types.h"
 
 #include <stddef.h>
 
