@@ -159,10 +159,6 @@ struct srq_soft_dev {
     int                 async_wfd;
     int                 async_nbfd;   /* the read end, non-blocking: to take
                                          events back (soft_async.c) */
-
-    /* srq_soft_test_fail_post: wr_index << 32 | (uint32_t)err, 0: none.
-     * Atomic, without dev->lock: the SRQ post path does not take it */
-    _Atomic uint64_t    fail_post;
 };
 
 static inline srq_soft_dev_t *srq_soft_dev(srq_verbs_dev_t *dev)
