@@ -9,7 +9,6 @@
 #include "soft_ah.h"
 #include "soft_clock.h"
 #include "soft_async.h"
-#include "soft_atomic.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
 #include "soft_fifo.h"

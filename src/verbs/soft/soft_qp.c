@@ -13,7 +13,6 @@
  */
 #include "soft_qp.h"
 #include "soft_async.h"
-#include "soft_atomic.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
 #include "soft_inflight.h"
@@ -304,6 +303,20 @@ static int srq_soft_qp_alloc_queues(srq_soft_qp_t *qp)
     return ((qp->rq == NULL) || (qp->rq_sge == NULL)) ? ENOMEM : 0;
 }
 
+void srq_soft_qp_free_atomics(srq_soft_qp_t *qp)
+{
+    uint32_t i;
+
+    if (qp->atomic == NULL) {
+        return;
+    }
+    for (i = 0; i < SRQ_SOFT_MAX_RD_ATOMIC; ++i) {
+        free(qp->atomic->res[i].data);
+    }
+    free(qp->atomic);
+    qp->atomic = NULL;
+}
+
 static void srq_soft_qp_free(srq_soft_qp_t *qp)
 {
     free(qp->sq);
@@ -311,7 +324,7 @@ static void srq_soft_qp_free(srq_soft_qp_t *qp)
     free(qp->sq_inline);
     free(qp->rq);
     free(qp->rq_sge);
-    srq_soft_atomic_free(qp);
+    srq_soft_qp_free_atomics(qp);
     if (qp->wr_batch_free != NULL) {
         qp->wr_batch_free(qp);
     }

@@ -6,7 +6,6 @@
 #define SRQ_SOFT_QP_H_
 
 #include "../dev/srq_verbs_types.h"
-#include "soft_atomic.h"
 #include "soft_list.h"
 #include "soft_shm.h"
 
@@ -17,6 +16,36 @@
 typedef struct srq_soft_dev  srq_soft_dev_t;
 typedef struct srq_soft_peer srq_soft_peer_t;
 typedef struct srq_soft_qp   srq_soft_qp_t;
+
+/* ---- the responder's per-QP results of atomics and READs: soft_atomic.c
+ * keeps them, the QP owns and frees them (as rxe's QP holds its
+ * responder's resources) ---- */
+
+/* Atomics in flight per QP (max_rd_atomic, max_dest_rd_atomic); also the
+ * depth of the responder's replay cache */
+#define SRQ_SOFT_MAX_RD_ATOMIC 16
+
+/* The result of one executed atomic, or of a READ, as the responder keeps
+ * it. A READ's data is kept only until it is sent (a duplicate READ is
+ * executed again, as IB allows): then the entry is no longer valid */
+typedef struct srq_soft_atomic_res {
+    uint64_t  orig;    /* the value before the operation */
+    bool      read;    /* a READ's answer, not an atomic's */
+    uint8_t  *data;    /* READ: a copy of the data read (malloc), or NULL:
+                          answered without data (F_PULL) */
+    uint32_t  len;     /* READ: its length */
+    uint32_t  psn;
+    bool      valid;
+} srq_soft_atomic_res_t;
+
+/* The responder's state: the last SRQ_SOFT_MAX_RD_ATOMIC results, of which
+ * [sent, next) are still to be sent (READs and atomics share the order of
+ * their PSNs). Zeroed: empty; srq_soft_qp_free_atomics ends it */
+typedef struct srq_soft_atomic_cache {
+    srq_soft_atomic_res_t  res[SRQ_SOFT_MAX_RD_ATOMIC];
+    uint32_t               next;
+    uint32_t               sent;
+} srq_soft_atomic_cache_t;
 
 /* A send WQE */
 typedef struct srq_soft_swqe {
@@ -244,5 +273,8 @@ void srq_soft_qp_publish(srq_soft_qp_t *qp);
  * peer's): false when it has no such QP */
 bool srq_soft_qp_ent_get(const srq_soft_seg_t *seg, uint32_t qpn,
                          srq_soft_qp_ent_t *ent);
+
+/* Free the QP's results of atomics and what they keep (reset, destroy) */
+void srq_soft_qp_free_atomics(srq_soft_qp_t *qp);
 
 #endif

@@ -14,7 +14,6 @@
 #include "soft_qp_state.h"
 #include "soft_ah.h"
 #include "soft_async.h"
-#include "soft_atomic.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
 #include "soft_list.h"
@@ -181,7 +180,7 @@ static void srq_soft_qp_reset(srq_soft_qp_t *qp)
     qp->sq_pi = qp->sq_tx = qp->sq_ci = qp->sq_free = 0;
     qp->rq_pi = qp->rq_hw = qp->rq_ci = 0;
     /* the responder's kept results belong to the old connection */
-    srq_soft_atomic_free(qp);
+    srq_soft_qp_free_atomics(qp);
     memset(&qp->attr, 0, sizeof(qp->attr));
     qp->attr_mask = 0;
     qp->comm_est  = false;

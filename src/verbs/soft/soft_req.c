@@ -39,6 +39,7 @@
  */
 #define _GNU_SOURCE
 #include "soft_req.h"
+#include "soft_atomic.h"
 #include "soft_clock.h"
 #include "soft_comp.h"
 #include "soft_dev.h"
