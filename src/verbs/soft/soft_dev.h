@@ -72,6 +72,7 @@ typedef enum {
 
 typedef struct srq_soft_dev      srq_soft_dev_t;
 typedef struct srq_soft_qp       srq_soft_qp_t;
+typedef struct srq_soft_srq      srq_soft_srq_t;
 typedef struct srq_soft_async_ev srq_soft_async_ev_t;
 
 struct srq_soft_dev {
@@ -121,6 +122,12 @@ struct srq_soft_dev {
     uint32_t            mw_last;
     uint32_t            mw_bound;
     uint64_t            handle_salt;  /* srq_soft_handle */
+
+    /* gives the receive WQEs of an SRQ back when their completions are
+     * polled (soft_srq.c's, set at open): the CQ calls it, knowing nothing
+     * of the SRQ above it */
+    void              (*srq_free_wqes)(srq_soft_srq_t *srq,
+                                       const uint16_t *idx, unsigned n);
 
     /* QPs by index (qpn = gen << 16 | index, soft_qpn.c) */
     srq_soft_qp_t     **qps;

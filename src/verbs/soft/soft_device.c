@@ -134,6 +134,7 @@ static void srq_soft_dev_init_ctx(srq_soft_dev_t *dev)
     dev->vctx.context.ops.alloc_mw      = srq_soft_alloc_mw;
     dev->vctx.context.ops.dealloc_mw    = srq_soft_dealloc_mw;
     dev->vctx.context.ops.bind_mw       = srq_soft_bind_mw;
+    dev->srq_free_wqes                  = srq_soft_srq_free_wqes;
 }
 
 /* A device object for ctx->device, so that ibv_get_device_name() works */

@@ -274,6 +274,11 @@ void srq_soft_qp_publish(srq_soft_qp_t *qp);
 bool srq_soft_qp_ent_get(const srq_soft_seg_t *seg, uint32_t qpn,
                          srq_soft_qp_ent_t *ent);
 
+/* The completion of the send WQE @wqe at the head of the queue (sq_ci),
+ * if it makes one (errors always do); polling it gives the slots up to it
+ * back (qp->sq_free) */
+void srq_soft_qp_send_cqe(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
+                          enum ibv_wc_status status);
 /* Free the QP's results of atomics and what they keep (reset, destroy) */
 void srq_soft_qp_free_atomics(srq_soft_qp_t *qp);
 
