@@ -7,7 +7,7 @@
  *
  * A completion channel's fd is an epoll set holding
  *   - an eventfd, written when a CQE lands on an armed CQ of the channel;
- *   - the instance's wake FIFO, which a peer process pokes after queueing a
+ *   - the instance's wake pipe, which a peer process pokes after queueing a
  *     packet for us while we asked for it (a process asleep in poll() must
  *     wake to run progress: the packet may complete something);
  *   - a timerfd, armed while timed work (RNR retry, liveness checks) is due.
@@ -84,7 +84,7 @@ static int srq_soft_channel_epoll(srq_soft_channel_t *ch)
         return -1;
     }
     if (!dev->thread_started &&
-        (srq_soft_epoll_add(ch->ibv.fd, dev->fifo_fd) ||
+        (srq_soft_epoll_add(ch->ibv.fd, dev->pipe_fd) ||
          srq_soft_epoll_add(ch->ibv.fd, dev->timer_fd))) {
         return -1;
     }

@@ -105,8 +105,8 @@ struct srq_soft_dev {
     srq_soft_peer_t     self;         /* loopback peer: our own segment */
 
     /* wakeups: a pipe peers poke when we asked (seg.hdr->wake_req) */
-    int                 fifo_fd;      /* read end */
-    int                 fifo_wfd;     /* write end: the read end never sees
+    int                 pipe_fd;      /* read end */
+    int                 pipe_wfd;     /* write end: the read end never sees
                                          EOF */
     bool                wake_armed;   /* we set wake_req, may need drain */
     int                 timer_fd;     /* timers while the user sleeps */
@@ -193,7 +193,7 @@ static inline bool srq_soft_owns(srq_soft_dev_t *dev, struct ibv_context *ctx)
     return ctx == &dev->vctx.context;
 }
 
-/* The word in our segment that asks producers to poke our wake FIFO */
+/* The word in our segment that asks producers to poke our wake pipe */
 static inline _Atomic uint32_t *srq_soft_wake_req(srq_soft_dev_t *dev)
 {
     return (_Atomic uint32_t*)&dev->seg.hdr->wake_req;

@@ -6,7 +6,7 @@
  */
 #include "soft_test_hooks.h"
 #include "soft_dev.h"
-#include "soft_fifo.h"
+#include "soft_pipe.h"
 #include "soft_peer.h"
 #include "soft_pkt.h"
 #include "soft_post.h"
@@ -148,7 +148,7 @@ static int srq_soft_inject_raw(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
         }
         srq_soft_inject_scribble(peer->seg.hdr, peer->seg.ring, buf, len);
         srq_soft_ring_unlock(peer->seg.hdr);
-        srq_soft_fifo_wake(peer);
+        srq_soft_pipe_wake(peer);
         return 0;
     }
 
