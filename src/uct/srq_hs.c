@@ -82,16 +82,22 @@ ucs_config_field_t uct_srq_hs_config_table[] = {
      ucs_offsetof(uct_srq_hs_config_t, idle_check), UCS_CONFIG_TYPE_TIME},
 
     {"CONN_RETRY", "10ms",
+     "Tuning knob (no user needs it: leave the default).\n"
      "First retransmission interval of a handshake datagram that got no\n"
      "answer; it doubles with each retry, up to 1s.",
      ucs_offsetof(uct_srq_hs_config_t, retry), UCS_CONFIG_TYPE_TIME},
 
+#ifdef SRQ_TEST_BUILD
+    /* a test hook: only the plugin make check builds for its tests
+     * (test/plugin/libuct_srq.so) has it */
     {"CONN_DROP", "0",
-     "Debugging: drop this percentage (0..100) of the handshake datagrams\n"
-     "the interface sends, to exercise retransmission. Keep 0 in production.",
+     "Test build only: drop this percentage (0..100) of the handshake\n"
+     "datagrams the interface sends, to exercise retransmission.",
      ucs_offsetof(uct_srq_hs_config_t, drop), UCS_CONFIG_TYPE_UINT},
+#endif
 
     {"CONN_MAX_ACCEPTING", "1024",
+     "Tuning knob (no user needs it: leave the default).\n"
      "Connections asked for by peers (a request received) that may be half\n"
      "open at once, waiting for the peer's last handshake message (1..65536).\n"
      "Further requests are dropped until some complete or time out\n"
@@ -100,10 +106,12 @@ ucs_config_field_t uct_srq_hs_config_table[] = {
      ucs_offsetof(uct_srq_hs_config_t, max_accepting), UCS_CONFIG_TYPE_UINT},
 
     {"CONN_QUEUE_LEN", "64",
+     "Tuning knob (no user needs it: leave the default).\n"
      "Receive buffers of the handshake (UD) QP (8..4096).",
      ucs_offsetof(uct_srq_hs_config_t, queue_len), UCS_CONFIG_TYPE_UINT},
 
     {"ASYNC_INTERVAL", "10ms",
+     "Tuning knob (no user needs it: leave the default).\n"
      "How often UCX's async thread looks at an interface whose owner has not\n"
      "progressed it since the last look (100us..60s). It then answers peers'\n"
      "handshakes for it, so that a process busy elsewhere does not time its\n"
@@ -207,7 +215,9 @@ static ucs_status_t uct_srq_hs_ud_qp_init(uct_srq_hs_t *hs,
 ucs_status_t uct_srq_hs_check_config(const uct_srq_hs_config_t *config)
 {
     UCT_SRQ_CHECK_RANGE("CONN_QUEUE_LEN", config->queue_len, 8, 4096);
+#ifdef SRQ_TEST_BUILD
     UCT_SRQ_CHECK_RANGE("CONN_DROP", config->drop, 0, 100);
+#endif
     UCT_SRQ_CHECK_RANGE("CONN_MAX_ACCEPTING", config->max_accepting, 1, 65536);
     UCT_SRQ_CHECK_TIME_RANGE("CONN_TIMEOUT", config->timeout, 1e-3, 86400);
     UCT_SRQ_CHECK_TIME_RANGE("CONN_IDLE_CHECK", config->idle_check, 1e-3,
@@ -240,7 +250,9 @@ ucs_status_t uct_srq_hs_init(uct_srq_hs_t *hs, uct_srq_iface_t *iface,
     hs->config.idle_check = ucs_time_from_sec(config->idle_check);
     hs->next_idle_check   = ucs_get_time() + hs->config.idle_check;
     hs->config.retry   = ucs_time_from_sec(config->retry);
+#ifdef SRQ_TEST_BUILD
     hs->config.drop    = config->drop;
+#endif
     hs->config.max_accepting = config->max_accepting;
     hs->seed           = ucs_get_time();
     hs->num_bufs       = config->queue_len;
@@ -338,11 +350,13 @@ static void uct_srq_hs_send(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
     if (hs->ud_tx_avail <= 0) {
         return; /* the retry timer sends it later */
     }
+#ifdef SRQ_TEST_BUILD
     if (ucs_unlikely(hs->config.drop > 0) &&
         ((unsigned)rand_r(&hs->seed) % 100 < hs->config.drop)) {
         ++hs->stats.lost;
         return; /* lost on the way, as far as the peer can tell */
     }
+#endif
 
     msg.magic    = htole32(UCT_SRQ_HS_MAGIC);
     msg.version  = UCT_SRQ_HS_VERSION;

@@ -62,6 +62,7 @@ ucs_config_field_t uct_srq_iface_config_table[] = {
      ucs_offsetof(uct_srq_iface_config_t, tx_queue_len), UCS_CONFIG_TYPE_UINT},
 
     {"TX_CQ_MODERATION", "64",
+     "Tuning knob (no user needs it: leave the default).\n"
      "One send WR in so many is signaled (its completion retires those before\n"
      "it); also every one that completes an operation or returns a result,\n"
      "and every one while the send CQ runs low (1..65535; 1: all). At most\n"
@@ -79,6 +80,7 @@ ucs_config_field_t uct_srq_iface_config_table[] = {
      ucs_offsetof(uct_srq_iface_config_t, tx_max_bufs), UCS_CONFIG_TYPE_UINT},
 
     {"TX_BUFS_GROW", "0",
+     "Tuning knob (no user needs it: leave the default).\n"
      "Send descriptors allocated (and registered) at a time when the pool\n"
      "grows (0..4096); 0: the transport chooses (128). At most TX_MAX_BUFS\n"
      "are allocated.",

@@ -50,12 +50,14 @@ ucs_config_field_t uct_srq_rx_config_table[] = {
      ucs_offsetof(uct_srq_rx_config_t, qp_len), UCS_CONFIG_TYPE_UINT},
 
     {"RX_BATCH", "32",
+     "Tuning knob (no user needs it: leave the default).\n"
      "Receive buffers posted with one post call (a chain of WRs) when the\n"
      "progress loop refills a receive queue (1..64). A queue is refilled once\n"
      "a batch is missing, or at once below the low watermark.",
      ucs_offsetof(uct_srq_rx_config_t, batch), UCS_CONFIG_TYPE_UINT},
 
     {"RX_LOW_WATERMARK", "25",
+     "Tuning knob (no user needs it: leave the default).\n"
      "Low watermark of a receive queue, in percent of its depth (1..90).\n"
      "Below it the queue is refilled without waiting for a full batch, and\n"
      "the SRQ limit (IBV_EVENT_SRQ_LIMIT_REACHED, an early warning that grows\n"
@@ -63,6 +65,7 @@ ucs_config_field_t uct_srq_rx_config_table[] = {
      ucs_offsetof(uct_srq_rx_config_t, low_wm), UCS_CONFIG_TYPE_UINT},
 
     {"RX_ADAPT_INTERVAL", "10ms",
+     "Tuning knob (no user needs it: leave the default).\n"
      "The adaptation period of the shared receive queue: its demand (the\n"
      "largest drawdown between refills, RNR NAKs, how saturated the receiver\n"
      "is) is measured per period and the depth set from it; idle memory is\n"
@@ -70,6 +73,7 @@ ucs_config_field_t uct_srq_rx_config_table[] = {
      ucs_offsetof(uct_srq_rx_config_t, interval), UCS_CONFIG_TYPE_TIME},
 
     {"RX_SHRINK_DELAY", "1s",
+     "Tuning knob (no user needs it: leave the default).\n"
      "How long the demand must stay at or below half the depth of the shared\n"
      "receive queue before the depth comes down to it (the largest demand of\n"
      "that time, at least RX_QUEUE_MIN); at least RX_ADAPT_INTERVAL. Posted\n"

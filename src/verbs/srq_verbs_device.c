@@ -2,7 +2,8 @@
  * ucx-srq verbs layer: device list, open, and dispatch of control-path
  * calls to the device kind (rdma-core or soft).
  */
-#include "srq_verbs_dev.h"
+#include "srq_verbs.h"
+#include "dev/srq_verbs_dev.h"
 #include "srq_verbs_trace.h"
 
 #include <errno.h>

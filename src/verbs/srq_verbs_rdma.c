@@ -1,7 +1,8 @@
 /*
  * ucx-srq verbs layer: rdma-core devices, through libibverbs.
  */
-#include "srq_verbs_dev.h"
+#include "srq_verbs.h"
+#include "dev/srq_verbs_dev.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -17,7 +17,8 @@
 #ifndef SRQ_VERBS_TRACE_H_
 #define SRQ_VERBS_TRACE_H_
 
-#include "srq_verbs_dev.h"
+#include "srq_verbs.h"
+#include "dev/srq_verbs_dev.h"
 
 #include <stddef.h>
 #include <stdint.h>

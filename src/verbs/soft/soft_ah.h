@@ -5,7 +5,7 @@
 #ifndef SRQ_SOFT_AH_H_
 #define SRQ_SOFT_AH_H_
 
-#include "../srq_verbs.h"
+#include "../dev/srq_verbs_types.h"
 
 #include <stdint.h>
 

@@ -6,7 +6,7 @@
 #ifndef SRQ_SOFT_ASYNC_H_
 #define SRQ_SOFT_ASYNC_H_
 
-#include "../srq_verbs.h"
+#include "../dev/srq_verbs_types.h"
 
 #include <pthread.h>
 #include <stdbool.h>

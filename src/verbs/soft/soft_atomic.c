@@ -135,20 +135,6 @@ void srq_soft_atomic_mark_sent(srq_soft_qp_t *qp)
     ++qp->atomic->sent;
 }
 
-void srq_soft_atomic_free(srq_soft_qp_t *qp)
-{
-    uint32_t i;
-
-    if (qp->atomic == NULL) {
-        return;
-    }
-    for (i = 0; i < SRQ_SOFT_MAX_RD_ATOMIC; ++i) {
-        free(qp->atomic->res[i].data);
-    }
-    free(qp->atomic);
-    qp->atomic = NULL;
-}
-
 const srq_soft_atomic_res_t *srq_soft_atomic_find(const srq_soft_qp_t *qp,
                                                   uint32_t psn)
 {

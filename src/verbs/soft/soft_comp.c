@@ -60,7 +60,7 @@ void srq_soft_comp_sq(srq_soft_qp_t *qp)
         if (wqe->state != SRQ_SOFT_SWQE_DONE) {
             break;
         }
-        srq_soft_cq_send_cqe(qp, wqe, wqe->status);
+        srq_soft_qp_send_cqe(qp, wqe, wqe->status);
         ++qp->sq_ci;
     }
     if (qp->sq_ci == qp->sq_pi) {

@@ -5,7 +5,7 @@
 #ifndef SRQ_SOFT_COMP_H_
 #define SRQ_SOFT_COMP_H_
 
-#include "../srq_verbs.h"
+#include "../dev/srq_verbs_types.h"
 #include "soft_pkt.h"
 
 #include <stdbool.h>

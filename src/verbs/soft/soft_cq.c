@@ -7,7 +7,7 @@
  *
  * A completion channel's fd is an epoll set holding
  *   - an eventfd, written when a CQE lands on an armed CQ of the channel;
- *   - the instance's wake FIFO, which a peer process pokes after queueing a
+ *   - the instance's wake pipe, which a peer process pokes after queueing a
  *     packet for us while we asked for it (a process asleep in poll() must
  *     wake to run progress: the packet may complete something);
  *   - a timerfd, armed while timed work (RNR retry, liveness checks) is due.
@@ -25,8 +25,6 @@
 #include "soft_async.h"
 #include "soft_dev.h"
 #include "soft_list.h"
-#include "soft_qp.h"
-#include "soft_srq.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -86,7 +84,7 @@ static int srq_soft_channel_epoll(srq_soft_channel_t *ch)
         return -1;
     }
     if (!dev->thread_started &&
-        (srq_soft_epoll_add(ch->ibv.fd, dev->fifo_fd) ||
+        (srq_soft_epoll_add(ch->ibv.fd, dev->pipe_fd) ||
          srq_soft_epoll_add(ch->ibv.fd, dev->timer_fd))) {
         return -1;
     }
@@ -352,55 +350,11 @@ srq_soft_cqe_t *srq_soft_cq_push(srq_soft_cq_t *cq, bool solicited)
     return cqe;
 }
 
-static enum ibv_wc_opcode srq_soft_wc_opcode(enum ibv_wr_opcode op)
-{
-    switch (op) {
-    case IBV_WR_RDMA_WRITE:
-    case IBV_WR_RDMA_WRITE_WITH_IMM:
-        return IBV_WC_RDMA_WRITE;
-    case IBV_WR_RDMA_READ:
-        return IBV_WC_RDMA_READ;
-    case IBV_WR_ATOMIC_CMP_AND_SWP:
-        return IBV_WC_COMP_SWAP;
-    case IBV_WR_ATOMIC_FETCH_AND_ADD:
-        return IBV_WC_FETCH_ADD;
-    case IBV_WR_BIND_MW:
-        return IBV_WC_BIND_MW;
-    case IBV_WR_LOCAL_INV:
-        return IBV_WC_LOCAL_INV;
-    default:
-        return IBV_WC_SEND;
-    }
-}
-
-void srq_soft_cq_send_cqe(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
-                          enum ibv_wc_status status)
-{
-    srq_soft_cqe_t *cqe;
-
-    if ((status == IBV_WC_SUCCESS) && !wqe->signaled) {
-        return;
-    }
-    cqe = srq_soft_cq_push(srq_soft_cq(qp->ibv.send_cq),
-                           status != IBV_WC_SUCCESS);
-    if (cqe == NULL) {
-        return; /* CQ overrun: the CQ is in error */
-    }
-    cqe->wc.wr_id    = wqe->wr_id;
-    cqe->wc.status   = status;
-    cqe->wc.opcode   = srq_soft_wc_opcode(wqe->opcode);
-    cqe->wc.byte_len = wqe->length;
-    cqe->wc.qp_num   = qp->ibv.qp_num;
-    /* polling it frees this WQE's slot and those of the unsignaled WQEs
-     * before it */
-    cqe->sq_qp       = qp;
-    cqe->sq_free     = qp->sq_ci + 1;
-}
-
 /* SRQ WQEs whose completions a poll took, freed together */
 #define SRQ_SOFT_CQ_FREE_BATCH  32
 
 typedef struct srq_soft_cq_frees {
+    srq_soft_dev_t *dev;        /* whose srq_free_wqes gives them back */
     srq_soft_srq_t *srq;
     unsigned        n;
     uint16_t        idx[SRQ_SOFT_CQ_FREE_BATCH];
@@ -409,7 +363,7 @@ typedef struct srq_soft_cq_frees {
 static inline void srq_soft_cq_frees_flush(srq_soft_cq_frees_t *f)
 {
     if (f->n > 0) {
-        srq_soft_srq_free_wqes(f->srq, f->idx, f->n);
+        f->dev->srq_free_wqes(f->srq, f->idx, f->n);
         f->n = 0;
     }
 }
@@ -425,11 +379,11 @@ static void srq_soft_cqe_release(srq_soft_cqe_t *cqe, srq_soft_cq_frees_t *f)
         }
         f->idx[f->n++] = cqe->srq_idx;
     }
-    if (cqe->rq_qp != NULL) {
-        ++cqe->rq_qp->rq_ci;
+    if (cqe->rq_ci_p != NULL) {
+        ++*cqe->rq_ci_p;
     }
-    if (cqe->sq_qp != NULL) {
-        cqe->sq_qp->sq_free = cqe->sq_free;
+    if (cqe->sq_free_p != NULL) {
+        *cqe->sq_free_p = cqe->sq_free;
     }
 }
 
@@ -466,38 +420,39 @@ void srq_soft_ack_cq_events(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq,
  * among live QPs, so a completion is the QP's by its qp_num (an SRQ
  * receive's names no QP otherwise).
  */
-void srq_soft_cq_clean_qp(srq_soft_cq_t *cq, srq_soft_qp_t *qp)
+void srq_soft_cq_clean_qp(srq_soft_cq_t *cq, uint32_t qp_num)
 {
     uint32_t mask = cq->size - 1, keep = cq->ci, i;
     srq_soft_cqe_t *cqe;
 
     for (i = cq->ci; i != cq->pi; ++i) {
         cqe = &cq->ring[i & mask];
-        if (cqe->wc.qp_num != qp->ibv.qp_num) {
+        if (cqe->wc.qp_num != qp_num) {
             if (keep != i) {
                 cq->ring[keep & mask] = *cqe;
             }
             ++keep;
         } else if (cqe->srq != NULL) {
-            srq_soft_srq_free_wqes(cqe->srq, &cqe->srq_idx, 1);
+            cq->dev->srq_free_wqes(cqe->srq, &cqe->srq_idx, 1);
         }
     }
     srq_soft_cq_store(&cq->pi, keep);
 }
 
 /* A QP is being destroyed: its completions stay, its queues are gone */
-void srq_soft_cq_forget_qp(srq_soft_cq_t *cq, srq_soft_qp_t *qp)
+void srq_soft_cq_forget_qp(srq_soft_cq_t *cq, const uint32_t *rq_ci_p,
+                           const uint32_t *sq_free_p)
 {
     srq_soft_cqe_t *cqe;
     uint32_t i;
 
     for (i = cq->ci; i != cq->pi; ++i) {
         cqe = &cq->ring[i & (cq->size - 1)];
-        if (cqe->rq_qp == qp) {
-            cqe->rq_qp = NULL;
+        if (cqe->rq_ci_p == rq_ci_p) {
+            cqe->rq_ci_p = NULL;
         }
-        if (cqe->sq_qp == qp) {
-            cqe->sq_qp = NULL;
+        if (cqe->sq_free_p == sq_free_p) {
+            cqe->sq_free_p = NULL;
         }
     }
 }
@@ -530,6 +485,7 @@ int srq_soft_cq_pop(srq_soft_cq_t *cq, int num, struct ibv_wc *wc)
     uint32_t ci = cq->ci;
     int n = 0;
 
+    frees.dev = cq->dev;
     frees.srq = NULL; /* (idx needs no zeroing: an idle poll is common) */
     frees.n   = 0;
     while ((n < num) && (ci != cq->pi)) {

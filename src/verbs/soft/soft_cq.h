@@ -4,7 +4,7 @@
 #ifndef SRQ_SOFT_CQ_H_
 #define SRQ_SOFT_CQ_H_
 
-#include "../srq_verbs.h"
+#include "../dev/srq_verbs_types.h"
 #include "soft_list.h"
 
 #include <stdatomic.h>
@@ -12,9 +12,7 @@
 #include <stdint.h>
 
 typedef struct srq_soft_dev     srq_soft_dev_t;
-typedef struct srq_soft_qp      srq_soft_qp_t;
 typedef struct srq_soft_srq     srq_soft_srq_t;
-typedef struct srq_soft_swqe    srq_soft_swqe_t;
 typedef struct srq_soft_cq      srq_soft_cq_t;
 typedef struct srq_soft_channel srq_soft_channel_t;
 
@@ -24,8 +22,9 @@ typedef struct srq_soft_channel srq_soft_channel_t;
 typedef struct srq_soft_cqe {
     struct ibv_wc    wc;
     srq_soft_srq_t  *srq;      /* SRQ WQE to free on poll, or NULL */
-    srq_soft_qp_t   *rq_qp;    /* RQ slot to free on poll, or NULL */
-    srq_soft_qp_t   *sq_qp;    /* SQ slots to free on poll, or NULL */
+    /* a QP's counters, which the CQ advances knowing nothing of the QP */
+    uint32_t        *rq_ci_p;  /* RQ slot to free on poll: ++*, or NULL */
+    uint32_t        *sq_free_p;/* SQ slots to free on poll, or NULL: */
     uint32_t         sq_free;  /* ... all before this index */
     uint16_t         srq_idx;
 } srq_soft_cqe_t;
@@ -114,18 +113,16 @@ void srq_soft_ack_cq_events(srq_verbs_dev_t *dev, struct ibv_cq *cq,
 int  srq_soft_cq_arm(srq_soft_cq_t *cq, int solicited_only);
 /* A slot for a new completion, NULL on overrun (the CQ is in error) */
 srq_soft_cqe_t *srq_soft_cq_push(srq_soft_cq_t *cq, bool solicited);
-/* The completion of the send WQE @wqe at the head of the queue (sq_ci),
- * if it makes one (errors always do) */
-void srq_soft_cq_send_cqe(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
-                          enum ibv_wc_status status);
 /* Take up to @num completions (what ibv_poll_cq returns) */
 int  srq_soft_cq_pop(srq_soft_cq_t *cq, int num, struct ibv_wc *wc);
 /* The channel's oldest event, or NULL */
 srq_soft_cq_t *srq_soft_channel_pop(srq_soft_channel_t *ch);
-/* A QP or SRQ is destroyed: its completions stay, its queue is gone */
-void srq_soft_cq_forget_qp(srq_soft_cq_t *cq, srq_soft_qp_t *qp);
-/* A QP is reset: its completions go */
-void srq_soft_cq_clean_qp(srq_soft_cq_t *cq, srq_soft_qp_t *qp);
+/* A QP or SRQ is destroyed: its completions stay, its queue is gone (a
+ * QP's: the counters its completions advance, @rq_ci_p and @sq_free_p) */
+void srq_soft_cq_forget_qp(srq_soft_cq_t *cq, const uint32_t *rq_ci_p,
+                           const uint32_t *sq_free_p);
+/* The QP @qp_num is reset: its completions go */
+void srq_soft_cq_clean_qp(srq_soft_cq_t *cq, uint32_t qp_num);
 void srq_soft_cqs_forget_srq(srq_soft_dev_t *dev, srq_soft_srq_t *srq);
 
 #endif

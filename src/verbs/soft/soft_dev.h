@@ -12,8 +12,7 @@
 #ifndef SRQ_SOFT_DEV_H_
 #define SRQ_SOFT_DEV_H_
 
-#include "../srq_verbs_dev.h"
-#include "soft_limit.h"
+#include "../dev/srq_verbs_dev.h"
 #include "soft_list.h"
 #include "soft_lock.h"
 #include "soft_peer.h"
@@ -61,8 +60,19 @@
 #define SRQ_SOFT_ACK_FLUSH_NS  100000000ull /* how long a QP's destroy tries
                                                to send the ACK it owes */
 
+/* The objects counted (srq_soft_dev_t's lim_count) */
+typedef enum {
+    SRQ_SOFT_LIM_PD,
+    SRQ_SOFT_LIM_CQ,
+    SRQ_SOFT_LIM_SRQ,
+    SRQ_SOFT_LIM_QP,
+    SRQ_SOFT_LIM_AH,
+    SRQ_SOFT_LIM_LAST
+} srq_soft_lim_t;
+
 typedef struct srq_soft_dev      srq_soft_dev_t;
 typedef struct srq_soft_qp       srq_soft_qp_t;
+typedef struct srq_soft_srq      srq_soft_srq_t;
 typedef struct srq_soft_async_ev srq_soft_async_ev_t;
 
 struct srq_soft_dev {
@@ -95,8 +105,8 @@ struct srq_soft_dev {
     srq_soft_peer_t     self;         /* loopback peer: our own segment */
 
     /* wakeups: a pipe peers poke when we asked (seg.hdr->wake_req) */
-    int                 fifo_fd;      /* read end */
-    int                 fifo_wfd;     /* write end: the read end never sees
+    int                 pipe_fd;      /* read end */
+    int                 pipe_wfd;     /* write end: the read end never sees
                                          EOF */
     bool                wake_armed;   /* we set wake_req, may need drain */
     int                 timer_fd;     /* timers while the user sleeps */
@@ -112,6 +122,12 @@ struct srq_soft_dev {
     uint32_t            mw_last;
     uint32_t            mw_bound;
     uint64_t            handle_salt;  /* srq_soft_handle */
+
+    /* gives the receive WQEs of an SRQ back when their completions are
+     * polled (soft_srq.c's, set at open): the CQ calls it, knowing nothing
+     * of the SRQ above it */
+    void              (*srq_free_wqes)(srq_soft_srq_t *srq,
+                                       const uint16_t *idx, unsigned n);
 
     /* QPs by index (qpn = gen << 16 | index, soft_qpn.c) */
     srq_soft_qp_t     **qps;
@@ -150,10 +166,6 @@ struct srq_soft_dev {
     int                 async_wfd;
     int                 async_nbfd;   /* the read end, non-blocking: to take
                                          events back (soft_async.c) */
-
-    /* srq_soft_test_fail_post: wr_index << 32 | (uint32_t)err, 0: none.
-     * Atomic, without dev->lock: the SRQ post path does not take it */
-    _Atomic uint64_t    fail_post;
 };
 
 static inline srq_soft_dev_t *srq_soft_dev(srq_verbs_dev_t *dev)
@@ -181,7 +193,7 @@ static inline bool srq_soft_owns(srq_soft_dev_t *dev, struct ibv_context *ctx)
     return ctx == &dev->vctx.context;
 }
 
-/* The word in our segment that asks producers to poke our wake FIFO */
+/* The word in our segment that asks producers to poke our wake pipe */
 static inline _Atomic uint32_t *srq_soft_wake_req(srq_soft_dev_t *dev)
 {
     return (_Atomic uint32_t*)&dev->seg.hdr->wake_req;

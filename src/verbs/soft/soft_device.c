@@ -9,10 +9,9 @@
 #include "soft_ah.h"
 #include "soft_clock.h"
 #include "soft_async.h"
-#include "soft_atomic.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
-#include "soft_fifo.h"
+#include "soft_pipe.h"
 #include "soft_lid.h"
 #include "soft_limit.h"
 #include "soft_list.h"
@@ -109,7 +108,7 @@ static void srq_soft_dev_init_self(srq_soft_dev_t *dev)
     self->is_self    = true;
     self->pid        = dev->pid;
     self->start_time = dev->start_time;
-    self->fifo_fd    = dev->fifo_wfd; /* ours: closed with the device */
+    self->pipe_fd    = dev->pipe_wfd; /* ours: closed with the device */
 }
 
 /* The context's device, mutex and libibverbs' own fields are its owner's
@@ -135,6 +134,7 @@ static void srq_soft_dev_init_ctx(srq_soft_dev_t *dev)
     dev->vctx.context.ops.alloc_mw      = srq_soft_alloc_mw;
     dev->vctx.context.ops.dealloc_mw    = srq_soft_dealloc_mw;
     dev->vctx.context.ops.bind_mw       = srq_soft_bind_mw;
+    dev->srq_free_wqes                  = srq_soft_srq_free_wqes;
 }
 
 /* A device object for ctx->device, so that ibv_get_device_name() works */
@@ -157,7 +157,7 @@ static void srq_soft_dev_free(srq_soft_dev_t *dev)
     srq_soft_lid_release(dev);
     srq_soft_peers_destroy(dev);
     srq_soft_shm_destroy(dev);
-    srq_soft_fifo_destroy(dev);
+    srq_soft_pipe_destroy(dev);
     if (dev->timer_fd >= 0) {
         close(dev->timer_fd);
     }
@@ -192,7 +192,7 @@ static int srq_soft_dev_setup(srq_soft_dev_t *dev)
         ret = srq_soft_qp_table_init(dev);
     }
     if (ret == 0) {
-        ret = srq_soft_fifo_create(dev);
+        ret = srq_soft_pipe_create(dev);
     }
     if (ret == 0) {
         ret = srq_soft_lid_claim(dev);
@@ -225,8 +225,8 @@ static srq_soft_dev_t *srq_soft_dev_alloc(const srq_soft_open_params_t *params)
         if (params != NULL) {
             dev->params = *params;
         }
-        dev->fifo_fd        = -1;
-        dev->fifo_wfd       = -1;
+        dev->pipe_fd        = -1;
+        dev->pipe_wfd       = -1;
         dev->tab_fd         = -1;
         dev->queue_fd       = -1;
         dev->timer_fd       = -1;

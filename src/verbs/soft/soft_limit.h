@@ -4,17 +4,7 @@
 #ifndef SRQ_SOFT_LIMIT_H_
 #define SRQ_SOFT_LIMIT_H_
 
-#include "../srq_verbs.h"
-
-/* The objects counted (srq_soft_dev_t's lim_count) */
-typedef enum {
-    SRQ_SOFT_LIM_PD,
-    SRQ_SOFT_LIM_CQ,
-    SRQ_SOFT_LIM_SRQ,
-    SRQ_SOFT_LIM_QP,
-    SRQ_SOFT_LIM_AH,
-    SRQ_SOFT_LIM_LAST
-} srq_soft_lim_t;
+#include "../dev/srq_verbs_types.h"
 
 /* The verbs that create and destroy the counted objects: the device's
  * own, behind a count (ENOMEM once the limit is reached, as the kernel

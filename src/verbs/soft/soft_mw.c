@@ -254,31 +254,6 @@ void srq_soft_mw_cleanup(srq_soft_dev_t *dev)
 
 /* ---- binding and invalidation ----------------------------------------- */
 
-int srq_soft_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
-                     struct ibv_mw_bind *mw_bind)
-{
-    srq_soft_dev_t *dev = srq_soft_ctx_dev(mw->context);
-    struct ibv_send_wr wr, *bad;
-    int ret;
-
-    if (!srq_soft_dev_has(dev, mw) || !srq_soft_dev_has(dev, qp)) {
-        errno = EINVAL;
-        return EINVAL;
-    }
-    memset(&wr, 0, sizeof(wr));
-    wr.wr_id             = mw_bind->wr_id;
-    wr.send_flags        = mw_bind->send_flags;
-    wr.opcode            = IBV_WR_BIND_MW;
-    wr.bind_mw.mw        = mw;
-    wr.bind_mw.rkey      = ibv_inc_rkey(mw->rkey);
-    wr.bind_mw.bind_info = mw_bind->bind_info;
-    ret = srq_soft_post_send(qp, &wr, &bad);
-    if (ret == 0) {
-        mw->rkey = wr.bind_mw.rkey; /* a failed bind's completion says so */
-    }
-    return ret;
-}
-
 /* May @wqe bind @mw on @qp? The window is in the QP's PD; a type 2 window
  * is not bound and keeps its slot's part of the rkey; the region is
  * registered in the PD, grants binds (and local write, for remote write or

@@ -6,7 +6,7 @@
 #ifndef SRQ_SOFT_MW_H_
 #define SRQ_SOFT_MW_H_
 
-#include "../srq_verbs.h"
+#include "../dev/srq_verbs_types.h"
 #include "soft_shm.h"
 
 #include <stdbool.h>
@@ -33,13 +33,9 @@ static inline bool srq_soft_mw_is_key(uint32_t key)
     return (key & SRQ_SOFT_MW_KEY_BIT) != 0;
 }
 
-/* The verbs (context->ops: alloc_mw, dealloc_mw, bind_mw) */
+/* The verbs (context->ops: alloc_mw, dealloc_mw; bind_mw is soft_post.c's) */
 struct ibv_mw *srq_soft_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int srq_soft_dealloc_mw(struct ibv_mw *mw);
-/* ibv_bind_mw (type 1): posts the bind as an IBV_WR_BIND_MW WR; the
- * window's rkey is the new one from now on */
-int srq_soft_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
-                     struct ibv_mw_bind *mw_bind);
 
 /* A BIND_MW or LOCAL_INV WQE at its turn in the send queue (device
  * locked): IBV_WC_SUCCESS, IBV_WC_MW_BIND_ERR (a bind the window, region,

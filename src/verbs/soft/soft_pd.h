@@ -6,7 +6,7 @@
 #ifndef SRQ_SOFT_PD_H_
 #define SRQ_SOFT_PD_H_
 
-#include "../srq_verbs_dev.h"
+#include "../dev/srq_verbs_dev.h"
 
 #include <stdatomic.h>
 #include <stdint.h>

@@ -45,7 +45,7 @@ static void srq_soft_peer_init(srq_soft_peer_t *peer, const uint8_t *instance)
     srq_soft_list_init(&peer->dying_link);
     srq_soft_list_init(&peer->qps);
     memcpy(peer->instance, instance, SRQ_SOFT_INST_LEN);
-    peer->fifo_fd = -1;
+    peer->pipe_fd = -1;
 }
 
 static void srq_soft_peer_free(srq_soft_peer_t *peer);
@@ -74,7 +74,7 @@ srq_soft_peer_t *srq_soft_peer_get(srq_soft_dev_t *dev,
         return NULL;
     }
     srq_soft_peer_init(peer, instance);
-    ret = srq_soft_shm_map_peer(instance, &peer->seg, &peer->fifo_fd);
+    ret = srq_soft_shm_map_peer(instance, &peer->seg, &peer->pipe_fd);
     if (ret != 0) {
         free(peer);
         errno = ret;
@@ -103,8 +103,8 @@ static void srq_soft_peer_free(srq_soft_peer_t *peer)
     if (srq_soft_list_linked(&peer->dying_link)) {
         srq_soft_list_del(&peer->dying_link);
     }
-    if (peer->fifo_fd >= 0) {
-        close(peer->fifo_fd);
+    if (peer->pipe_fd >= 0) {
+        close(peer->pipe_fd);
     }
     srq_soft_shm_unmap(&peer->seg);
     free(peer);

@@ -29,7 +29,7 @@ struct srq_soft_peer {
     pid_t            pid;
     uint64_t         start_time;
     int              refcnt;       /* RC QPs + AHs */
-    int              fifo_fd;      /* write end of its wake FIFO, or -1 */
+    int              pipe_fd;      /* write end of its wake pipe, or -1 */
     unsigned         busy_qps;     /* QPs with outstanding send work */
     uint32_t         nudge_gen;    /* its progress_gen at our last tick (low
                                       bits: it is only compared; both

@@ -28,7 +28,6 @@
 #include "soft_srq.h"
 
 #include <errno.h>
-#include <stdatomic.h>
 #include <string.h>
 
 static bool srq_soft_opcode_ok(const srq_soft_qp_t *qp,
@@ -264,45 +263,6 @@ int srq_soft_post_send_all(srq_soft_qp_t *qp, struct ibv_send_wr *wr,
     return ret;
 }
 
-/* Has the chain a WR number @index? */
-static bool srq_soft_chain_reaches(const struct ibv_recv_wr *wr,
-                                   unsigned index)
-{
-    for (; wr != NULL; wr = wr->next) {
-        if (index-- == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/*
- * Test hook (srq_soft_test_fail_post): does this receive post hit the armed
- * fault? If so it is disarmed (only one of racing posts wins it) and its
- * WR index and error are returned. One relaxed load when none is armed.
- */
-static bool srq_soft_post_fault(srq_soft_dev_t *dev,
-                                const struct ibv_recv_wr *wr,
-                                unsigned *index_p, int *err_p)
-{
-    uint64_t armed = atomic_load_explicit(&dev->fail_post,
-                                          memory_order_relaxed);
-
-    while (armed != 0) {
-        if (!srq_soft_chain_reaches(wr, (unsigned)(armed >> 32))) {
-            return false; /* too short: stays armed */
-        }
-        if (atomic_compare_exchange_weak_explicit(&dev->fail_post, &armed, 0,
-                                                  memory_order_relaxed,
-                                                  memory_order_relaxed)) {
-            *index_p = (unsigned)(armed >> 32);
-            *err_p   = (int)(uint32_t)armed;
-            return true;
-        }
-    }
-    return false;
-}
-
 static int srq_soft_check_recv_wr(srq_soft_qp_t *qp,
                                   const struct ibv_recv_wr *wr)
 {
@@ -337,14 +297,11 @@ int srq_soft_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 {
     srq_soft_qp_t *qp   = srq_soft_qp(ibqp);
     srq_soft_dev_t *dev = qp->dev;
-    unsigned fail_at    = 0, i;
-    int ret = 0, err    = 0;
-    bool fault;
+    int ret = 0;
 
-    fault = srq_soft_post_fault(dev, wr, &fail_at, &err);
     srq_soft_dev_lock(dev);
-    for (i = 0; wr != NULL; wr = wr->next, ++i) {
-        ret = (fault && (i == fail_at)) ? err : srq_soft_check_recv_wr(qp, wr);
+    for (; wr != NULL; wr = wr->next) {
+        ret = srq_soft_check_recv_wr(qp, wr);
         if (ret != 0) {
             *bad_wr = wr;
             errno   = ret;
@@ -359,44 +316,33 @@ int srq_soft_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
     return ret;
 }
 
-/*
- * Test hook (srq_soft_test_fail_post): post the WRs before @fail_at one at
- * a time, each a copy ending the chain - the queue code stays as it is and
- * the caller's list is never written - then fail as a post-time check
- * would.
- */
-static int srq_soft_post_srq_recv_fault(srq_soft_srq_t *srq,
-                                        struct ibv_recv_wr *wr,
-                                        struct ibv_recv_wr **bad_wr,
-                                        unsigned fail_at, int err)
-{
-    struct ibv_recv_wr one, *bad;
-    unsigned i;
-    int ret;
-
-    for (i = 0; i < fail_at; ++i, wr = wr->next) {
-        one      = *wr;
-        one.next = NULL;
-        ret      = srq_soft_srq_post(srq, &one, &bad);
-        if (ret != 0) {
-            *bad_wr = wr;
-            return ret;
-        }
-    }
-    *bad_wr = wr;
-    errno   = err;
-    return err;
-}
-
 int srq_soft_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
                            struct ibv_recv_wr **bad_wr)
 {
-    srq_soft_srq_t *srq = srq_soft_srq(ibsrq);
-    unsigned fail_at;
-    int err;
+    return srq_soft_srq_post(srq_soft_srq(ibsrq), wr, bad_wr);
+}
 
-    if (srq_soft_post_fault(srq->dev, wr, &fail_at, &err)) {
-        return srq_soft_post_srq_recv_fault(srq, wr, bad_wr, fail_at, err);
+int srq_soft_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+                     struct ibv_mw_bind *mw_bind)
+{
+    srq_soft_dev_t *dev = srq_soft_ctx_dev(mw->context);
+    struct ibv_send_wr wr, *bad;
+    int ret;
+
+    if (!srq_soft_dev_has(dev, mw) || !srq_soft_dev_has(dev, qp)) {
+        errno = EINVAL;
+        return EINVAL;
     }
-    return srq_soft_srq_post(srq, wr, bad_wr);
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id             = mw_bind->wr_id;
+    wr.send_flags        = mw_bind->send_flags;
+    wr.opcode            = IBV_WR_BIND_MW;
+    wr.bind_mw.mw        = mw;
+    wr.bind_mw.rkey      = ibv_inc_rkey(mw->rkey);
+    wr.bind_mw.bind_info = mw_bind->bind_info;
+    ret = srq_soft_post_send(qp, &wr, &bad);
+    if (ret == 0) {
+        mw->rkey = wr.bind_mw.rkey; /* a failed bind's completion says so */
+    }
+    return ret;
 }

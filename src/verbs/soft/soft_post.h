@@ -5,7 +5,7 @@
 #ifndef SRQ_SOFT_POST_H_
 #define SRQ_SOFT_POST_H_
 
-#include "../srq_verbs.h"
+#include "../dev/srq_verbs_types.h"
 
 int  srq_soft_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
                         struct ibv_send_wr **bad_wr);
@@ -18,5 +18,10 @@ int  srq_soft_post_send_all(srq_soft_qp_t *qp, struct ibv_send_wr *wr,
                             uint32_t n, struct ibv_send_wr **bad_wr);
 int  srq_soft_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
                             struct ibv_recv_wr **bad_wr);
+
+/* ibv_bind_mw (type 1): posts the bind as an IBV_WR_BIND_MW WR; the
+ * window's rkey is the new one from now on */
+int srq_soft_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+                     struct ibv_mw_bind *mw_bind);
 
 #endif

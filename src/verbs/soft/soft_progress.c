@@ -17,7 +17,7 @@
 #include "soft_comp.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
-#include "soft_fifo.h"
+#include "soft_pipe.h"
 #include "soft_list.h"
 #include "soft_peer.h"
 #include "soft_pkt.h"
@@ -200,7 +200,7 @@ static void srq_soft_progress_nudge(srq_soft_dev_t *dev,
     if (!peer->nudged) {
         peer->nudged = true;
         ++dev->stats.peer_nudges;
-        srq_soft_fifo_nudge(peer);
+        srq_soft_pipe_nudge(peer);
     }
 }
 
@@ -280,14 +280,14 @@ void srq_soft_progress(srq_soft_dev_t *dev)
 {
     /* read without the lock by an empty poll (srq_soft_poll_cq) */
     srq_soft_stat_inc_shared(&dev->stats.progress_calls);
-    /* a producer took our wake request: its byte must not keep the FIFO
+    /* a producer took our wake request: its byte must not keep the pipe
      * readable (and channel fds spinning) forever. With a progress thread
-     * the FIFO is the thread's alone (no channel holds it): the byte is
+     * the pipe is the thread's alone (no channel holds it): the byte is
      * what wakes the thread, which may be asleep while we poll */
     if (dev->wake_armed && !dev->thread_started &&
         (atomic_load_explicit(srq_soft_wake_req(dev),
                                                  memory_order_relaxed) == 0)) {
-        srq_soft_fd_drain(dev->fifo_fd);
+        srq_soft_fd_drain(dev->pipe_fd);
         dev->wake_armed = false;
     }
 

@@ -4,7 +4,7 @@
 #ifndef SRQ_SOFT_PROGRESS_H_
 #define SRQ_SOFT_PROGRESS_H_
 
-#include "../srq_verbs.h"
+#include "../dev/srq_verbs_types.h"
 
 typedef struct srq_soft_dev srq_soft_dev_t;
 

@@ -13,14 +13,12 @@
  */
 #include "soft_qp.h"
 #include "soft_async.h"
-#include "soft_atomic.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
 #include "soft_inflight.h"
 #include "soft_list.h"
 #include "soft_pd.h"
 #include "soft_peer.h"
-#include "soft_qp_ex.h"
 #include "soft_qpn.h"
 #include "soft_srq.h"
 
@@ -305,6 +303,65 @@ static int srq_soft_qp_alloc_queues(srq_soft_qp_t *qp)
     return ((qp->rq == NULL) || (qp->rq_sge == NULL)) ? ENOMEM : 0;
 }
 
+static enum ibv_wc_opcode srq_soft_wc_opcode(enum ibv_wr_opcode op)
+{
+    switch (op) {
+    case IBV_WR_RDMA_WRITE:
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+        return IBV_WC_RDMA_WRITE;
+    case IBV_WR_RDMA_READ:
+        return IBV_WC_RDMA_READ;
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+        return IBV_WC_COMP_SWAP;
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+        return IBV_WC_FETCH_ADD;
+    case IBV_WR_BIND_MW:
+        return IBV_WC_BIND_MW;
+    case IBV_WR_LOCAL_INV:
+        return IBV_WC_LOCAL_INV;
+    default:
+        return IBV_WC_SEND;
+    }
+}
+
+void srq_soft_qp_send_cqe(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
+                          enum ibv_wc_status status)
+{
+    srq_soft_cqe_t *cqe;
+
+    if ((status == IBV_WC_SUCCESS) && !wqe->signaled) {
+        return;
+    }
+    cqe = srq_soft_cq_push(srq_soft_cq(qp->ibv.send_cq),
+                           status != IBV_WC_SUCCESS);
+    if (cqe == NULL) {
+        return; /* CQ overrun: the CQ is in error */
+    }
+    cqe->wc.wr_id    = wqe->wr_id;
+    cqe->wc.status   = status;
+    cqe->wc.opcode   = srq_soft_wc_opcode(wqe->opcode);
+    cqe->wc.byte_len = wqe->length;
+    cqe->wc.qp_num   = qp->ibv.qp_num;
+    /* polling it frees this WQE's slot and those of the unsignaled WQEs
+     * before it */
+    cqe->sq_free_p   = &qp->sq_free;
+    cqe->sq_free     = qp->sq_ci + 1;
+}
+
+void srq_soft_qp_free_atomics(srq_soft_qp_t *qp)
+{
+    uint32_t i;
+
+    if (qp->atomic == NULL) {
+        return;
+    }
+    for (i = 0; i < SRQ_SOFT_MAX_RD_ATOMIC; ++i) {
+        free(qp->atomic->res[i].data);
+    }
+    free(qp->atomic);
+    qp->atomic = NULL;
+}
+
 static void srq_soft_qp_free(srq_soft_qp_t *qp)
 {
     free(qp->sq);
@@ -312,8 +369,10 @@ static void srq_soft_qp_free(srq_soft_qp_t *qp)
     free(qp->sq_inline);
     free(qp->rq);
     free(qp->rq_sge);
-    srq_soft_atomic_free(qp);
-    srq_soft_qp_ex_free(qp);
+    srq_soft_qp_free_atomics(qp);
+    if (qp->wr_batch_free != NULL) {
+        qp->wr_batch_free(qp);
+    }
     free(qp);
 }
 
@@ -438,8 +497,10 @@ int srq_soft_destroy_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp)
     srq_soft_qp_unpeer(qp);
     srq_soft_qp_table_del(dev, qp);
     srq_soft_qp_publish(qp); /* no QP there any more */
-    srq_soft_cq_forget_qp(srq_soft_cq(ibqp->recv_cq), qp);
-    srq_soft_cq_forget_qp(srq_soft_cq(ibqp->send_cq), qp);
+    srq_soft_cq_forget_qp(srq_soft_cq(ibqp->recv_cq), &qp->rq_ci,
+                          &qp->sq_free);
+    srq_soft_cq_forget_qp(srq_soft_cq(ibqp->send_cq), &qp->rq_ci,
+                          &qp->sq_free);
     --srq_soft_cq(ibqp->send_cq)->qp_refs;
     --srq_soft_cq(ibqp->recv_cq)->qp_refs;
     if (ibqp->srq != NULL) {

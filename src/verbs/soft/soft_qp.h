@@ -5,8 +5,7 @@
 #ifndef SRQ_SOFT_QP_H_
 #define SRQ_SOFT_QP_H_
 
-#include "../srq_verbs.h"
-#include "soft_atomic.h"
+#include "../dev/srq_verbs_types.h"
 #include "soft_list.h"
 #include "soft_shm.h"
 
@@ -17,6 +16,36 @@
 typedef struct srq_soft_dev  srq_soft_dev_t;
 typedef struct srq_soft_peer srq_soft_peer_t;
 typedef struct srq_soft_qp   srq_soft_qp_t;
+
+/* ---- the responder's per-QP results of atomics and READs: soft_atomic.c
+ * keeps them, the QP owns and frees them (as rxe's QP holds its
+ * responder's resources) ---- */
+
+/* Atomics in flight per QP (max_rd_atomic, max_dest_rd_atomic); also the
+ * depth of the responder's replay cache */
+#define SRQ_SOFT_MAX_RD_ATOMIC 16
+
+/* The result of one executed atomic, or of a READ, as the responder keeps
+ * it. A READ's data is kept only until it is sent (a duplicate READ is
+ * executed again, as IB allows): then the entry is no longer valid */
+typedef struct srq_soft_atomic_res {
+    uint64_t  orig;    /* the value before the operation */
+    bool      read;    /* a READ's answer, not an atomic's */
+    uint8_t  *data;    /* READ: a copy of the data read (malloc), or NULL:
+                          answered without data (F_PULL) */
+    uint32_t  len;     /* READ: its length */
+    uint32_t  psn;
+    bool      valid;
+} srq_soft_atomic_res_t;
+
+/* The responder's state: the last SRQ_SOFT_MAX_RD_ATOMIC results, of which
+ * [sent, next) are still to be sent (READs and atomics share the order of
+ * their PSNs). Zeroed: empty; srq_soft_qp_free_atomics ends it */
+typedef struct srq_soft_atomic_cache {
+    srq_soft_atomic_res_t  res[SRQ_SOFT_MAX_RD_ATOMIC];
+    uint32_t               next;
+    uint32_t               sent;
+} srq_soft_atomic_cache_t;
 
 /* A send WQE */
 typedef struct srq_soft_swqe {
@@ -80,6 +109,9 @@ struct srq_soft_qp {
     void                *ex_xrcd;      /* always NULL */
     struct srq_soft_wr_batch *wr_batch; /* the ibv_wr_* API's WRs, NULL
                                            unless created with it */
+    /* frees wr_batch when the QP goes: soft_qp_ex.c's, given here so
+     * that the QP needs nothing of the layer above it */
+    void               (*wr_batch_free)(srq_soft_qp_t *qp);
     srq_soft_dev_t      *dev;
     uint32_t             index;
     enum ibv_qp_state    state;      /* the device's; ibv.state is what
@@ -241,5 +273,13 @@ void srq_soft_qp_publish(srq_soft_qp_t *qp);
  * peer's): false when it has no such QP */
 bool srq_soft_qp_ent_get(const srq_soft_seg_t *seg, uint32_t qpn,
                          srq_soft_qp_ent_t *ent);
+
+/* The completion of the send WQE @wqe at the head of the queue (sq_ci),
+ * if it makes one (errors always do); polling it gives the slots up to it
+ * back (qp->sq_free) */
+void srq_soft_qp_send_cqe(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
+                          enum ibv_wc_status status);
+/* Free the QP's results of atomics and what they keep (reset, destroy) */
+void srq_soft_qp_free_atomics(srq_soft_qp_t *qp);
 
 #endif

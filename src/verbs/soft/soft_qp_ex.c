@@ -509,6 +509,22 @@ static int srq_soft_qp_ex_check(const struct ibv_qp_init_attr_ex *attr)
     return 0;
 }
 
+/* qp->wr_batch_free */
+static void srq_soft_qp_ex_free(srq_soft_qp_t *qp)
+{
+    srq_soft_wr_batch_t *b = qp->wr_batch;
+
+    if (b == NULL) {
+        return;
+    }
+    pthread_mutex_destroy(&b->lock);
+    free(b->wrs);
+    free(b->sges);
+    free(b->inl);
+    free(b);
+    qp->wr_batch = NULL;
+}
+
 static srq_soft_wr_batch_t *srq_soft_wr_batch_new(uint64_t ops)
 {
     srq_soft_wr_batch_t *b = calloc(1, sizeof(*b));
@@ -556,23 +572,9 @@ struct ibv_qp *srq_soft_create_qp_ex(srq_verbs_dev_t *dev,
     }
     qp           = srq_soft_qp(ibqp);
     b->nsge      = qp->cap.max_send_sge ? qp->cap.max_send_sge : 1;
-    qp->wr_batch = b;
+    qp->wr_batch      = b;
+    qp->wr_batch_free = srq_soft_qp_ex_free;
     srq_soft_qp_ex_set_ops(&qp->ibv_ex);
     qp->ex_comp_mask = SRQ_SOFT_VERBS_QP_EX;
     return ibqp;
-}
-
-void srq_soft_qp_ex_free(srq_soft_qp_t *qp)
-{
-    srq_soft_wr_batch_t *b = qp->wr_batch;
-
-    if (b == NULL) {
-        return;
-    }
-    pthread_mutex_destroy(&b->lock);
-    free(b->wrs);
-    free(b->sges);
-    free(b->inl);
-    free(b);
-    qp->wr_batch = NULL;
 }

@@ -5,7 +5,7 @@
 #ifndef SRQ_SOFT_QP_EX_H_
 #define SRQ_SOFT_QP_EX_H_
 
-#include "../srq_verbs.h"
+#include "../dev/srq_verbs_types.h"
 
 typedef struct srq_soft_qp srq_soft_qp_t;
 
@@ -24,7 +24,5 @@ struct ibv_qp *srq_soft_create_qp_ex(srq_verbs_dev_t *dev,
                                      struct ibv_qp *(*create)(
                                          srq_verbs_dev_t*, struct ibv_pd*,
                                          struct ibv_qp_init_attr*));
-/* What an extended QP holds for the ibv_wr_* API, freed with it */
-void srq_soft_qp_ex_free(srq_soft_qp_t *qp);
 
 #endif

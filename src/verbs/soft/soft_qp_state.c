@@ -14,7 +14,6 @@
 #include "soft_qp_state.h"
 #include "soft_ah.h"
 #include "soft_async.h"
-#include "soft_atomic.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
 #include "soft_list.h"
@@ -181,12 +180,12 @@ static void srq_soft_qp_reset(srq_soft_qp_t *qp)
     qp->sq_pi = qp->sq_tx = qp->sq_ci = qp->sq_free = 0;
     qp->rq_pi = qp->rq_hw = qp->rq_ci = 0;
     /* the responder's kept results belong to the old connection */
-    srq_soft_atomic_free(qp);
+    srq_soft_qp_free_atomics(qp);
     memset(&qp->attr, 0, sizeof(qp->attr));
     qp->attr_mask = 0;
     qp->comm_est  = false;
-    srq_soft_cq_clean_qp(srq_soft_cq(qp->ibv.recv_cq), qp);
-    srq_soft_cq_clean_qp(srq_soft_cq(qp->ibv.send_cq), qp);
+    srq_soft_cq_clean_qp(srq_soft_cq(qp->ibv.recv_cq), qp->ibv.qp_num);
+    srq_soft_cq_clean_qp(srq_soft_cq(qp->ibv.send_cq), qp->ibv.qp_num);
 }
 
 static void srq_soft_qp_flush_rq(srq_soft_qp_t *qp)
@@ -203,7 +202,7 @@ static void srq_soft_qp_flush_rq(srq_soft_qp_t *qp)
         cqe->wc.status = IBV_WC_WR_FLUSH_ERR;
         cqe->wc.opcode = IBV_WC_RECV;
         cqe->wc.qp_num = qp->ibv.qp_num;
-        cqe->rq_qp     = qp; /* the slot is free once this is polled */
+        cqe->rq_ci_p   = &qp->rq_ci; /* the slot is free once this is polled */
     }
 }
 
@@ -214,7 +213,7 @@ void srq_soft_qp_flush(srq_soft_qp_t *qp)
 
     for (; qp->sq_ci != qp->sq_pi; ++qp->sq_ci) {
         wqe = &qp->sq[qp->sq_ci & qp->sq_mask];
-        srq_soft_cq_send_cqe(qp, wqe, (wqe->state == SRQ_SOFT_SWQE_DONE) ?
+        srq_soft_qp_send_cqe(qp, wqe, (wqe->state == SRQ_SOFT_SWQE_DONE) ?
                                       wqe->status : IBV_WC_WR_FLUSH_ERR);
     }
     qp->sq_tx = qp->sq_ci;

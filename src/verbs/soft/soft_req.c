@@ -39,10 +39,11 @@
  */
 #define _GNU_SOURCE
 #include "soft_req.h"
+#include "soft_atomic.h"
 #include "soft_clock.h"
 #include "soft_comp.h"
 #include "soft_dev.h"
-#include "soft_fifo.h"
+#include "soft_pipe.h"
 #include "soft_inflight.h"
 #include "soft_iov.h"
 #include "soft_list.h"
@@ -509,7 +510,7 @@ static int srq_soft_req_full(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
     uint64_t gen  = atomic_load_explicit((_Atomic uint64_t*)&hdr->progress_gen,
                                          memory_order_acquire);
 
-    srq_soft_fifo_wake(peer);
+    srq_soft_pipe_wake(peer);
 
     if (!qp->full_seen || (head != qp->full_head)) {
         qp->full_seen       = true;

@@ -425,7 +425,7 @@ static void srq_soft_resp_cqe(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
     /* the buffer stays the device's until this completion is polled */
     cqe->srq     = v->srq;
     cqe->srq_idx = v->srq_idx;
-    cqe->rq_qp   = (v->srq == NULL) ? qp : NULL;
+    cqe->rq_ci_p = (v->srq == NULL) ? &qp->rq_ci : NULL;
 }
 
 static bool srq_soft_resp_is_atomic(const srq_soft_pkt_t *pkt)

@@ -31,7 +31,7 @@
 #include "soft_ring.h"
 #include "soft_clock.h"
 #include "soft_dev.h"
-#include "soft_fifo.h"
+#include "soft_pipe.h"
 #include "soft_peer.h"
 #include "soft_pkt.h"
 #include "soft_proc.h"
@@ -226,7 +226,7 @@ void srq_soft_ring_commit(srq_soft_dev_t *dev, srq_soft_tx_t *tx)
     srq_soft_store_rel(&tx->pkt->pos,
                        srq_soft_pos_tag(tx->end - tx->pkt->frame_len));
     ++dev->stats.tx_packets;
-    srq_soft_fifo_wake(tx->peer);
+    srq_soft_pipe_wake(tx->peer);
 }
 
 static bool srq_soft_frame_published(srq_soft_dev_t *dev, uint64_t head)

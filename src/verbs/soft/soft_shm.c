@@ -119,9 +119,9 @@ static void srq_soft_init_tab(srq_soft_dev_t *dev, srq_soft_tab_hdr_t *tab)
     tab->owner_start = dev->start_time;
     memcpy(tab->instance, dev->instance, SRQ_SOFT_INST_LEN);
     tab->queue_fd    = dev->queue_fd;
-    tab->wake_fd     = dev->fifo_wfd;
+    tab->wake_fd     = dev->pipe_wfd;
     srq_soft_shm_file_id(dev->queue_fd, &tab->queue_dev, &tab->queue_ino);
-    srq_soft_shm_file_id(dev->fifo_wfd, &tab->wake_dev, &tab->wake_ino);
+    srq_soft_shm_file_id(dev->pipe_wfd, &tab->wake_dev, &tab->wake_ino);
     atomic_store_explicit((_Atomic uint32_t*)&tab->state, SRQ_SOFT_SEG_ACTIVE,
                           memory_order_relaxed);
 }

@@ -285,3 +285,18 @@ void srq_soft_srq_consume(srq_soft_srq_t *srq)
         srq_soft_async_raise(srq->dev, IBV_EVENT_SRQ_LIMIT_REACHED, srq);
     }
 }
+
+void srq_soft_srq_free_wqes(srq_soft_srq_t *srq, const uint16_t *idx,
+                            unsigned n)
+{
+    srq_soft_srq_next_seg_t *tail;
+    unsigned i;
+
+    srq_soft_lock(&srq->lock);
+    for (i = 0; i < n; ++i) {
+        tail = srq_soft_srq_wqe(srq->buf, srq->stride, srq->tail);
+        tail->next_wqe_index = htobe16(idx[i]);
+        srq->tail = idx[i];
+    }
+    srq_soft_unlock(&srq->lock);
+}

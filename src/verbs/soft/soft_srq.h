@@ -7,7 +7,7 @@
 #ifndef SRQ_SOFT_SRQ_H_
 #define SRQ_SOFT_SRQ_H_
 
-#include "../srq_verbs.h"
+#include "../dev/srq_verbs_types.h"
 #include "soft_list.h"
 #include "soft_lock.h"
 #include "soft_srq_wqe.h"
@@ -51,21 +51,10 @@ static inline srq_soft_srq_t *srq_soft_srq(struct ibv_srq *srq)
 }
 
 /* Their completions were polled: the @n WQEs at @idx are free again, in
- * that order (one lock for a poll's batch, not one per completion) */
-static inline void srq_soft_srq_free_wqes(srq_soft_srq_t *srq,
-                                          const uint16_t *idx, unsigned n)
-{
-    srq_soft_srq_next_seg_t *tail;
-    unsigned i;
-
-    srq_soft_lock(&srq->lock);
-    for (i = 0; i < n; ++i) {
-        tail = srq_soft_srq_wqe(srq->buf, srq->stride, srq->tail);
-        tail->next_wqe_index = htobe16(idx[i]);
-        srq->tail = idx[i];
-    }
-    srq_soft_unlock(&srq->lock);
-}
+ * that order (one lock for a poll's batch, not one per completion). The
+ * device's srq_free_wqes, which the CQ calls */
+void srq_soft_srq_free_wqes(srq_soft_srq_t *srq, const uint16_t *idx,
+                            unsigned n);
 
 struct ibv_srq *srq_soft_create_srq(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                                     struct ibv_srq_init_attr *attr);

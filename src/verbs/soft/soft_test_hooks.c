@@ -6,9 +6,10 @@
  */
 #include "soft_test_hooks.h"
 #include "soft_dev.h"
-#include "soft_fifo.h"
+#include "soft_pipe.h"
 #include "soft_peer.h"
 #include "soft_pkt.h"
+#include "soft_post.h"
 #include "soft_proc.h"
 #include "soft_ring.h"
 #include "soft_shm.h"
@@ -16,6 +17,7 @@
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -146,7 +148,7 @@ static int srq_soft_inject_raw(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
         }
         srq_soft_inject_scribble(peer->seg.hdr, peer->seg.ring, buf, len);
         srq_soft_ring_unlock(peer->seg.hdr);
-        srq_soft_fifo_wake(peer);
+        srq_soft_pipe_wake(peer);
         return 0;
     }
 
@@ -201,13 +203,165 @@ int srq_soft_inject(srq_verbs_dev_t *from, const srq_verbs_port_addr_t *to,
     return ret;
 }
 
+/* ---- srq_soft_test_fail_post ------------------------------------------
+ *
+ * The product's receive posts know nothing of it: arming a fault puts the
+ * wrappers below in the device's context ops (what ibv_post_recv and
+ * ibv_post_srq_recv call), and they stay there, costing nothing disarmed.
+ * One fault per device: wr_index << 32 | (uint32_t)err, 0 when none.
+ */
+#define SRQ_SOFT_TEST_FAULT_DEVS 16
+
+static struct {
+    _Atomic(srq_soft_dev_t*) dev;
+    _Atomic uint64_t         armed;
+} srq_soft_test_faults[SRQ_SOFT_TEST_FAULT_DEVS];
+
+static _Atomic unsigned srq_soft_test_fault_next;
+
+/* @dev's fault word; with @add, a slot for it when it has none: the next
+ * in turn, whatever device held it (one that is gone, as a rule: a live
+ * one loses its armed fault only with more devices armed at once than the
+ * table holds). A device at a freed one's address finds that one's slot,
+ * which is harmless: only a device that armed a fault has the wrappers,
+ * and arming replaces the word. */
+static _Atomic uint64_t *srq_soft_test_fault_of(srq_soft_dev_t *dev, bool add)
+{
+    unsigned i;
+
+    for (i = 0; i < SRQ_SOFT_TEST_FAULT_DEVS; ++i) {
+        if (atomic_load(&srq_soft_test_faults[i].dev) == dev) {
+            return &srq_soft_test_faults[i].armed;
+        }
+    }
+    if (!add) {
+        return NULL;
+    }
+    i = atomic_fetch_add(&srq_soft_test_fault_next, 1) %
+        SRQ_SOFT_TEST_FAULT_DEVS;
+    atomic_store(&srq_soft_test_faults[i].armed, 0);
+    atomic_store(&srq_soft_test_faults[i].dev, dev);
+    return &srq_soft_test_faults[i].armed;
+}
+
+/* Has the chain a WR number @index? */
+static bool srq_soft_test_chain_reaches(const struct ibv_recv_wr *wr,
+                                        unsigned index)
+{
+    for (; wr != NULL; wr = wr->next) {
+        if (index-- == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Does this receive post hit @dev's armed fault? If so it is disarmed
+ * (only one of racing posts wins it) and its WR index and error returned */
+static bool srq_soft_test_post_fault(srq_soft_dev_t *dev,
+                                     const struct ibv_recv_wr *wr,
+                                     unsigned *index_p, int *err_p)
+{
+    _Atomic uint64_t *fault = srq_soft_test_fault_of(dev, false);
+    uint64_t armed = (fault == NULL) ? 0 : atomic_load(fault);
+
+    while (armed != 0) {
+        if (!srq_soft_test_chain_reaches(wr, (unsigned)(armed >> 32))) {
+            return false; /* too short: stays armed */
+        }
+        if (atomic_compare_exchange_weak(fault, &armed, 0)) {
+            *index_p = (unsigned)(armed >> 32);
+            *err_p   = (int)(uint32_t)armed;
+            return true;
+        }
+    }
+    return false;
+}
+
+typedef int (*srq_soft_test_post_fn_t)(void *queue, struct ibv_recv_wr *wr,
+                                       struct ibv_recv_wr **bad_wr);
+
+/* Post the WRs before @fail_at one at a time through the device's own
+ * post, each a copy ending the chain - the caller's list is never written
+ * - then fail as a post-time check would */
+static int srq_soft_test_post_faulty(srq_soft_test_post_fn_t post,
+                                     void *queue, struct ibv_recv_wr *wr,
+                                     struct ibv_recv_wr **bad_wr,
+                                     unsigned fail_at, int err)
+{
+    struct ibv_recv_wr one, *bad;
+    unsigned i;
+    int ret;
+
+    for (i = 0; i < fail_at; ++i, wr = wr->next) {
+        one      = *wr;
+        one.next = NULL;
+        ret      = post(queue, &one, &bad);
+        if (ret != 0) {
+            *bad_wr = wr;
+            return ret;
+        }
+    }
+    *bad_wr = wr;
+    errno   = err;
+    return err;
+}
+
+static int srq_soft_test_post_recv_one(void *qp, struct ibv_recv_wr *wr,
+                                       struct ibv_recv_wr **bad_wr)
+{
+    return srq_soft_post_recv(qp, wr, bad_wr);
+}
+
+static int srq_soft_test_post_srq_recv_one(void *srq, struct ibv_recv_wr *wr,
+                                           struct ibv_recv_wr **bad_wr)
+{
+    return srq_soft_post_srq_recv(srq, wr, bad_wr);
+}
+
+static int srq_soft_test_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+                                   struct ibv_recv_wr **bad_wr)
+{
+    unsigned fail_at;
+    int err;
+
+    if (srq_soft_test_post_fault(srq_soft_ctx_dev(qp->context), wr, &fail_at,
+                                 &err)) {
+        return srq_soft_test_post_faulty(srq_soft_test_post_recv_one, qp, wr,
+                                         bad_wr, fail_at, err);
+    }
+    return srq_soft_post_recv(qp, wr, bad_wr);
+}
+
+static int srq_soft_test_post_srq_recv(struct ibv_srq *srq,
+                                       struct ibv_recv_wr *wr,
+                                       struct ibv_recv_wr **bad_wr)
+{
+    unsigned fail_at;
+    int err;
+
+    if (srq_soft_test_post_fault(srq_soft_ctx_dev(srq->context), wr, &fail_at,
+                                 &err)) {
+        return srq_soft_test_post_faulty(srq_soft_test_post_srq_recv_one, srq,
+                                         wr, bad_wr, fail_at, err);
+    }
+    return srq_soft_post_srq_recv(srq, wr, bad_wr);
+}
+
 int srq_soft_test_fail_post(srq_verbs_dev_t *vdev, unsigned wr_index, int err)
 {
+    srq_soft_dev_t *dev;
+    _Atomic uint64_t *fault;
+
     if ((vdev == NULL) || (vdev->kind != SRQ_VERBS_DEV_SOFT) || (err == 0)) {
         return EINVAL;
     }
-    atomic_store_explicit(&srq_soft_dev(vdev)->fail_post,
-                          ((uint64_t)wr_index << 32) | (uint32_t)err,
-                          memory_order_relaxed);
+    dev   = srq_soft_dev(vdev);
+    fault = srq_soft_test_fault_of(dev, true);
+    __atomic_store_n(&dev->vctx.context.ops.post_recv,
+                     srq_soft_test_post_recv, __ATOMIC_RELEASE);
+    __atomic_store_n(&dev->vctx.context.ops.post_srq_recv,
+                     srq_soft_test_post_srq_recv, __ATOMIC_RELEASE);
+    atomic_store(fault, ((uint64_t)wr_index << 32) | (uint32_t)err);
     return 0;
 }

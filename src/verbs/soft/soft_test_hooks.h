@@ -7,7 +7,7 @@
 #ifndef SRQ_SOFT_TEST_HOOKS_H_
 #define SRQ_SOFT_TEST_HOOKS_H_
 
-#include "../srq_verbs.h"
+#include "../dev/srq_verbs_types.h"
 
 #include <stddef.h>
 
@@ -74,7 +74,10 @@ int srq_soft_test_thread_look(srq_verbs_dev_t *dev, unsigned ms);
  * posted, it and the ones after it are not. That post disarms the fault
  * even when one of its earlier WRs fails on its own; shorter chains leave
  * it armed. Arming again replaces an armed fault. Safe to call while other
- * threads post. EINVAL: not a soft device, or @err is 0.
+ * threads post. EINVAL: not a soft device, or @err is 0. The device's own
+ * post path knows nothing of it: arming puts this library's wrappers in
+ * the context's post_recv and post_srq_recv, which post the WRs before
+ * @wr_index one at a time.
  */
 int srq_soft_test_fail_post(srq_verbs_dev_t *dev, unsigned wr_index, int err);
 

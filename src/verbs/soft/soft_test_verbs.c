@@ -6,7 +6,7 @@
  * nothing of this is in the installed library.
  */
 #include "soft_test_hooks.h"
-#include "../srq_verbs_dev.h"
+#include "../dev/srq_verbs_dev.h"
 
 #include <errno.h>
 #include <limits.h>

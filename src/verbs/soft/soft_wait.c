@@ -3,7 +3,7 @@
  *
  * A thread about to sleep arms its CQ (ibv_req_notify_cq), and the device
  * then sets wake_req in our segment (srq_soft_wake_arm); the next producer
- * that queues a packet for us clears it and writes a byte to our FIFO,
+ * that queues a packet for us clears it and writes a byte to our pipe,
  * which is in every channel's epoll set. A timerfd in the same set covers
  * timed work (RNR waits, transport timeouts, peer liveness checks).
  * srq_verbs_get_cq_event runs progress on every wakeup.
@@ -12,7 +12,7 @@
 #include "soft_clock.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
-#include "soft_fifo.h"
+#include "soft_pipe.h"
 #include "soft_list.h"
 #include "soft_peer.h"
 #include "soft_progress.h"
@@ -48,14 +48,14 @@ static void srq_soft_wake_arm(srq_soft_dev_t *dev)
         srq_soft_ring_unlock(dev->seg.hdr);
     }
     if (!ordered || !srq_soft_ring_empty(dev)) {
-        ret = write(dev->fifo_fd, "w", 1);
+        ret = write(dev->pipe_fd, "w", 1);
         (void)ret;
     }
 }
 
 static void srq_soft_wake_drain(srq_soft_dev_t *dev)
 {
-    srq_soft_fd_drain(dev->fifo_fd);
+    srq_soft_fd_drain(dev->pipe_fd);
     srq_soft_fd_drain(dev->timer_fd);
     dev->wake_armed = (atomic_load(srq_soft_wake_req(dev)) != 0);
 }
@@ -256,7 +256,7 @@ bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
     }
 
     pfd[0].fd     = stop_fd;
-    pfd[1].fd     = dev->fifo_fd;
+    pfd[1].fd     = dev->pipe_fd;
     pfd[2].fd     = dev->timer_fd;
     pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
     pfd[0].revents = pfd[1].revents = pfd[2].revents = 0;

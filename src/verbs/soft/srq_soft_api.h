@@ -8,7 +8,7 @@
 #ifndef SRQ_SOFT_PUBLIC_H_
 #define SRQ_SOFT_PUBLIC_H_
 
-#include "../srq_verbs.h"
+#include "../dev/srq_verbs_types.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -8,7 +8,7 @@
 #include "srq_uct_fixture.h"
 
 #include <verbs/soft/srq_soft_api.h>
-#include <verbs/srq_verbs_dev.h>
+#include <verbs/dev/srq_verbs_dev.h>
 
 extern "C" {
 #include <ucs/debug/log_def.h>

@@ -1,11 +1,13 @@
 /*
  * ucx-srq verbs layer: the interface each device kind implements.
- * srq_verbs_device.c dispatches every control-path call through it.
+ * srq_verbs_device.c dispatches every control-path call through it; a
+ * kind (soft/, srq_verbs_rdma.c) fills it in. It sits below both, as the
+ * kernel's <rdma/ib_verbs.h> sits below its drivers.
  */
 #ifndef SRQ_VERBS_DEV_H_
 #define SRQ_VERBS_DEV_H_
 
-#include "srq_verbs.h"
+#include "srq_verbs_types.h"
 
 typedef struct srq_verbs_dev_ops {
     void (*close)(srq_verbs_dev_t *dev);

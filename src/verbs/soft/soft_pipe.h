@@ -6,22 +6,22 @@
  * The pipe is anonymous: a peer opens its write end through
  * /proc/<owner pid>/fd (soft_shm.c), so it has no name to leave behind.
  */
-#ifndef SRQ_SOFT_FIFO_H_
-#define SRQ_SOFT_FIFO_H_
+#ifndef SRQ_SOFT_PIPE_H_
+#define SRQ_SOFT_PIPE_H_
 
 typedef struct srq_soft_dev  srq_soft_dev_t;
 typedef struct srq_soft_peer srq_soft_peer_t;
 
-/* Our pipe (dev->fifo_fd: the read end, dev->fifo_wfd: the write end) */
-int  srq_soft_fifo_create(srq_soft_dev_t *dev);
-void srq_soft_fifo_destroy(srq_soft_dev_t *dev);
+/* Our pipe (dev->pipe_fd: the read end, dev->pipe_wfd: the write end) */
+int  srq_soft_pipe_create(srq_soft_dev_t *dev);
+void srq_soft_pipe_destroy(srq_soft_dev_t *dev);
 
 /* After publishing a packet to @peer: poke its pipe if it asked */
-void srq_soft_fifo_wake(srq_soft_peer_t *peer);
+void srq_soft_pipe_wake(srq_soft_peer_t *peer);
 
 /* Poke @peer's pipe whether or not it asked: its device stopped moving
  * while our packets wait in its queue (soft_progress.c) */
-void srq_soft_fifo_nudge(srq_soft_peer_t *peer);
+void srq_soft_pipe_nudge(srq_soft_peer_t *peer);
 
 /* Read everything a non-blocking wakeup fd (pipe, eventfd, timerfd) holds */
 void srq_soft_fd_drain(int fd);

@@ -1,9 +1,9 @@
 /*
- * ucx-srq soft device: the wake pipe (soft_fifo.h): ours, and the poke a
+ * ucx-srq soft device: the wake pipe (soft_pipe.h): ours, and the poke a
  * producer gives a peer's.
  */
 #define _GNU_SOURCE
-#include "soft_fifo.h"
+#include "soft_pipe.h"
 #include "soft_dev.h"
 #include "soft_peer.h"
 #include "soft_shm.h"
@@ -13,7 +13,7 @@
 #include <stdatomic.h>
 #include <unistd.h>
 
-int srq_soft_fifo_create(srq_soft_dev_t *dev)
+int srq_soft_pipe_create(srq_soft_dev_t *dev)
 {
     int fds[2];
 
@@ -22,25 +22,25 @@ int srq_soft_fifo_create(srq_soft_dev_t *dev)
     if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0) {
         return errno;
     }
-    dev->fifo_fd  = fds[0];
-    dev->fifo_wfd = fds[1];
+    dev->pipe_fd  = fds[0];
+    dev->pipe_wfd = fds[1];
     return 0;
 }
 
-void srq_soft_fifo_destroy(srq_soft_dev_t *dev)
+void srq_soft_pipe_destroy(srq_soft_dev_t *dev)
 {
-    if (dev->fifo_fd >= 0) {
-        close(dev->fifo_fd);
-        dev->fifo_fd = -1;
+    if (dev->pipe_fd >= 0) {
+        close(dev->pipe_fd);
+        dev->pipe_fd = -1;
     }
-    if (dev->fifo_wfd >= 0) {
-        close(dev->fifo_wfd);
-        dev->fifo_wfd = -1;
+    if (dev->pipe_wfd >= 0) {
+        close(dev->pipe_wfd);
+        dev->pipe_wfd = -1;
     }
 }
 
 /* Called after publishing a packet: the owner asked to be woken */
-void srq_soft_fifo_wake(srq_soft_peer_t *peer)
+void srq_soft_pipe_wake(srq_soft_peer_t *peer)
 {
     _Atomic uint32_t *req = (_Atomic uint32_t*)&peer->seg.hdr->wake_req;
 
@@ -50,18 +50,18 @@ void srq_soft_fifo_wake(srq_soft_peer_t *peer)
     if (atomic_exchange(req, 0) == 0) {
         return; /* another producer woke it */
     }
-    srq_soft_fifo_nudge(peer);
+    srq_soft_pipe_nudge(peer);
 }
 
-void srq_soft_fifo_nudge(srq_soft_peer_t *peer)
+void srq_soft_pipe_nudge(srq_soft_peer_t *peer)
 {
     ssize_t ret;
 
-    if (peer->fifo_fd < 0) {
+    if (peer->pipe_fd < 0) {
         return; /* ourselves: we are running */
     }
     /* EAGAIN: the pipe is full of wakeups already */
-    ret = write(peer->fifo_fd, "w", 1);
+    ret = write(peer->pipe_fd, "w", 1);
     (void)ret;
 }
 
