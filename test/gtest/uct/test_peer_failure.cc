@@ -171,6 +171,21 @@ struct err_count {
     }
 };
 
+/* Send @n active messages (id 1, counted in @sent) and flush them: the
+ * peer took them all */
+bool deliver(entity &self, uct_ep_h ep, uint64_t n, uint64_t *sent)
+{
+    return progress_until({&self}, [&] {
+               if (uct_ep_am_short(ep, 1, *sent, NULL, 0) == UCS_OK) {
+                   ++*sent;
+               }
+               return *sent >= n;
+           }) &&
+           progress_until({&self}, [&] {
+               return uct_ep_flush(ep, 0, NULL) == UCS_OK;
+           });
+}
+
 } // namespace
 
 TEST(rc_srq_peer, killed_peer_reported_within_bound)
@@ -189,15 +204,8 @@ TEST(rc_srq_peer, killed_peer_reported_within_bound)
      * is one that never answered, reported only after CONN_TIMEOUT (30 s,
      * the bound below) - not what this test is about */
     uint64_t sent = 0;
-    ASSERT_TRUE(progress_until({&self}, [&] {
-        if (uct_ep_am_short(ep, 1, sent, NULL, 0) == UCS_OK) {
-            ++sent;
-        }
-        return sent >= 100;
-    }));
-    ASSERT_TRUE(progress_until({&self}, [&] {
-        return uct_ep_flush(ep, 0, NULL) == UCS_OK;
-    })) << "the peer did not take the messages";
+    ASSERT_TRUE(deliver(self, ep, 100, &sent))
+        << "the peer did not take the messages";
     /* we map the peer's memory: its instance is the one we talk to */
     std::string shm = peer->shm_name();
     EXPECT_TRUE(maps_contain(shm)) << shm << " should be mapped while alive";
@@ -304,15 +312,8 @@ TEST(rc_srq_peer, stopped_peer_is_not_failed)
     ASSERT_EQ(UCS_OK, peer->connect(self, &ep));
 
     uint64_t sent = 0;
-    ASSERT_TRUE(progress_until({&self}, [&] {
-        if (uct_ep_am_short(ep, 1, sent, NULL, 0) == UCS_OK) {
-            ++sent;
-        }
-        return sent >= 100;
-    }));
-    ASSERT_TRUE(progress_until({&self}, [&] {
-        return uct_ep_flush(ep, 0, NULL) == UCS_OK;
-    })) << "the peer did not take the messages";
+    ASSERT_TRUE(deliver(self, ep, 100, &sent))
+        << "the peer did not take the messages";
 
     ASSERT_EQ(0, kill(peer->m_pid, SIGSTOP));
     ASSERT_TRUE(progress_until({&self}, [&] {
