@@ -93,6 +93,15 @@ uct/ib/test_ib_xfer.cc uct/ib/test_ib_pkey.cc uct/ib/test_ib_event.cc
 uct/ib/ud_base.cc uct/ib/test_ud.cc uct/ib/test_ud_timer.cc
 uct/ib/test_ud_pending.cc uct/ib/test_ud_ds.cc uct/ib/test_rc.cc"
 
+# UCX 1.14 and later install mlx5 as a module of its own, libuct_ib_mlx5,
+# which test_ib_event.cc calls into; UCX's gtest links it where HAVE_MLX5_DV
+# (1.13 has mlx5 inside libuct_ib: nothing to add, the flags unchanged)
+ib_module_libs() {
+    [ -e "$ucx_libdir/ucx/libuct_ib_mlx5.so" ] &&
+        grep -q '^#define HAVE_MLX5_DV 1' "$src/config.h" &&
+        printf -- '-luct_ib_mlx5 %s ' "$(ucx_var LIB_MLX5)"
+}
+
 build() {
     local ident src=$cache/src why
     # the copy is redone when the source tree or the change to it does
@@ -131,7 +140,7 @@ GTEST_CXXFLAGS=$(ucx_var GTEST_CXXFLAGS)
 PERF_CXXFLAGS=$(ucx_var PERF_LIB_CXXFLAGS)
 OPENMP_CFLAGS=$(ucx_var OPENMP_CFLAGS)
 LDFLAGS_DYNAMIC_LIST_DATA=$(ucx_var LDFLAGS_DYNAMIC_LIST_DATA)
-IBVERBS_LIBS=$(ucx_var IBVERBS_LDFLAGS)
+IBVERBS_LIBS=$(ib_module_libs)$(ucx_var IBVERBS_LDFLAGS)
 UCX_LIBDIR=$ucx_libdir
 UCX_MODDIR=$ucx_libdir/ucx
 GTEST_MK_MD5=$(md5sum <"$here/ucx_gtest.mk" | cut -d" " -f1)"

@@ -54,6 +54,7 @@ static void uct_srq_counters_fill(uct_srq_iface_t *iface,
     counters->tx_atomics      = iface->tx_stats.atomics;
     counters->tx_atomic_retries = iface->tx_stats.atomic_retries;
     counters->rx_queue_demand = iface->rx.stats.target;
+    counters->rx_periods      = iface->rx.stats.periods;
     counters->rx_saturated    = iface->rx.stats.starved_saturated;
     counters->tx_completions  = iface->tx_stats.completions;
 }

@@ -421,6 +421,103 @@ ucs_status_t uct_srq_ep_fence(uct_ep_h tl_ep, unsigned flags)
     return UCS_OK;
 }
 
+/* A check with a completion that waits for a send slot, among the
+ * endpoint's pending requests */
+typedef struct uct_srq_check_req {
+    uct_pending_req_t   super;
+    uct_srq_ep_t       *ep;
+    uct_completion_t   *comp;
+} uct_srq_check_req_t;
+
+/* Post a signaled probe that @comp waits for: the peer's device acks it
+ * (UCS_OK), or the connection fails and it completes in error */
+static ucs_status_t uct_srq_ep_check_post(uct_srq_iface_t *iface,
+                                          uct_srq_ep_t *ep,
+                                          uct_completion_t *comp)
+{
+    struct ibv_send_wr wr;
+    struct ibv_sge sge = {};
+    uct_srq_op_t *op;
+    ucs_status_t status;
+
+    status = uct_srq_ep_tx_check(iface, ep);
+    if (status != UCS_OK) {
+        return status;
+    }
+    op = ucs_mpool_get_inline(&iface->op_mp);
+    if (op == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    uct_srq_am_wr(&wr, UCT_SRQ_AM_ID_KEEPALIVE, &sge, 0, IBV_SEND_INLINE);
+    status = uct_srq_ep_post_op(iface, ep, &wr, op, uct_srq_op_done, comp);
+    if (status != UCS_OK) {
+        ucs_mpool_put_inline(op);
+    }
+    return status;
+}
+
+static ucs_status_t uct_srq_ep_check_progress(uct_pending_req_t *self)
+{
+    uct_srq_check_req_t *req = ucs_derived_of(self, uct_srq_check_req_t);
+    ucs_status_t status;
+
+    status = uct_srq_ep_check_post(uct_srq_ep_iface(req->ep), req->ep,
+                                   req->comp);
+    if (status == UCS_ERR_NO_RESOURCE) {
+        return status;
+    }
+    if (status != UCS_OK) {
+        uct_invoke_completion(req->comp, status);
+    }
+    ucs_free(req);
+    return UCS_OK;
+}
+
+/* A pending check that never went: its completion says why */
+static void uct_srq_ep_check_purge(uct_srq_ep_t *ep, uct_pending_req_t *self)
+{
+    uct_srq_check_req_t *req = ucs_derived_of(self, uct_srq_check_req_t);
+    int failed = (ep->conn == NULL) || !uct_srq_conn_accepts_tx(ep->conn);
+
+    uct_invoke_completion(req->comp, failed ? UCS_ERR_CONNECTION_RESET :
+                                              UCS_ERR_CANCELED);
+    ucs_free(req);
+}
+
+/* With a completion (UCX 1.22+): the peer's status is not known until a
+ * probe came back, so UCS_INPROGRESS, and @comp is called from the
+ * interface's progress, as an RC endpoint's flush completion is. A failed
+ * connection is known at once: its error. */
+static ucs_status_t uct_srq_ep_check_comp(uct_srq_iface_t *iface,
+                                          uct_srq_ep_t *ep,
+                                          uct_completion_t *comp)
+{
+    uct_srq_check_req_t *req;
+    ucs_status_t status;
+
+    status = uct_srq_ep_check_post(iface, ep, comp);
+    if (status == UCS_OK) {
+        return UCS_INPROGRESS;
+    } else if (status != UCS_ERR_NO_RESOURCE) {
+        return status;
+    }
+
+    /* every send slot is taken: the probe goes when one is free */
+    req = ucs_malloc(sizeof(*req), "srq ep check");
+    if (req == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    req->super.func = uct_srq_ep_check_progress;
+    req->ep         = ep;
+    req->comp       = comp;
+    status          = uct_srq_ep_pending_add(&ep->super.super, &req->super, 0);
+    if (status != UCS_OK) {
+        ucs_free(req); /* a slot came free meanwhile: not expected */
+        return UCS_ERR_NO_RESOURCE;
+    }
+    return UCS_INPROGRESS;
+}
+
 ucs_status_t uct_srq_ep_check(uct_ep_h tl_ep, unsigned flags,
                               uct_completion_t *comp)
 {
@@ -428,7 +525,13 @@ ucs_status_t uct_srq_ep_check(uct_ep_h tl_ep, unsigned flags,
     uct_srq_iface_t *iface = uct_srq_ep_iface(ep);
 
     UCT_CHECK_PARAM(flags == 0, "unsupported flags: %x", flags);
+#ifndef HAVE_UCX_EP_CHECK_COMP
+    /* before UCX 1.22 a check takes no completion, as UCX's own refuse */
     UCT_CHECK_PARAM(comp == NULL, "unsupported completion on ep_check");
+#endif
+    if (comp != NULL) {
+        return uct_srq_ep_check_comp(iface, ep, comp);
+    }
 
     /* A probe message reaches the peer's device: if the peer is gone, its
      * send completes in error and the error handler runs. With no send slot
@@ -523,9 +626,14 @@ static ucs_arbiter_cb_result_t uct_srq_ep_purge_cb(ucs_arbiter_t *arbiter,
                                                    void *arg)
 {
     uct_pending_req_t *req    = ucs_container_of(elem, uct_pending_req_t, priv);
+    uct_srq_ep_t *ep          = ucs_container_of(group, uct_srq_ep_t,
+                                                 arb_group);
     uct_purge_cb_args_t *args = arg;
 
-    if (args->cb != NULL) {
+    if (req->func == uct_srq_ep_check_progress) {
+        uct_srq_ep_check_purge(ep, req); /* the transport's own, not the
+                                            caller's */
+    } else if (args->cb != NULL) {
         args->cb(req, args->arg);
     }
     return UCS_ARBITER_CB_RESULT_REMOVE_ELEM;

@@ -5,6 +5,7 @@
  */
 #include "srq_iface.h"
 #include "srq_iface_progress.h"
+#include "srq_iface_reach.h"
 #include "srq_am.h"
 #include "srq_check.h"
 #include "srq_conn.h"
@@ -185,49 +186,6 @@ static ucs_status_t uct_srq_iface_get_address(uct_iface_h tl_iface,
     ((uct_srq_iface_addr_t*)addr)->ud_qpn = htole32(iface->hs.ud_qp->qp_num);
     return UCS_OK;
 }
-
-static int uct_srq_iface_is_reachable(const uct_iface_h tl_iface,
-                                      const uct_device_addr_t *dev_addr,
-                                      const uct_iface_addr_t *iface_addr)
-{
-    uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
-    struct ibv_ah_attr ah_attr;
-
-    if ((dev_addr == NULL) || (iface_addr == NULL)) {
-        return 0;
-    }
-    return srq_verbs_ah_attr(iface->dev, iface->port_num,
-                             (const srq_verbs_port_addr_t*)dev_addr,
-                             &ah_attr) == 0;
-}
-
-#ifdef HAVE_UCX_IFACE_IS_REACHABLE_V2
-/* UCP asks through the v2 call: the addresses it has, maybe a scope */
-static int
-uct_srq_iface_is_reachable_v2(const uct_iface_h tl_iface,
-                              const uct_iface_is_reachable_params_t *params)
-{
-    uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
-    const uct_device_addr_t *dev_addr =
-            (params->field_mask & UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR) ?
-            params->device_addr : NULL;
-    const uct_iface_addr_t *iface_addr =
-            (params->field_mask & UCT_IFACE_IS_REACHABLE_FIELD_IFACE_ADDR) ?
-            params->iface_addr : NULL;
-
-    if (!uct_srq_iface_is_reachable(tl_iface, dev_addr, iface_addr)) {
-        return 0;
-    }
-#ifdef HAVE_UCX_REACHABLE_SCOPE
-    /* scope "device": only an interface on this very port */
-    if ((params->field_mask & UCT_IFACE_IS_REACHABLE_FIELD_SCOPE) &&
-        (params->scope == UCT_IFACE_REACHABILITY_SCOPE_DEVICE)) {
-        return !memcmp(dev_addr, &iface->port_addr, sizeof(iface->port_addr));
-    }
-#endif
-    return 1;
-}
-#endif
 
 static ucs_status_t uct_srq_iface_query(uct_iface_h tl_iface,
                                         uct_iface_attr_t *iface_attr)

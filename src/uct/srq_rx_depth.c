@@ -488,6 +488,7 @@ void uct_srq_rx_tick(uct_srq_rx_t *rx, uct_srq_iface_t *iface)
 
     rx->adapt.last_tick = now;
     rx->adapt.next_tick = now + rx->config.interval;
+    ++rx->stats.periods;
     rnr                 = uct_srq_rx_read_rnr(rx, iface);
     if (rx->srq != NULL) {
         target = uct_srq_rx_target(rx, rx->adapt.drawdown);

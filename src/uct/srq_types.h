@@ -127,6 +127,7 @@ typedef struct uct_srq_rx {
         uint64_t          grows;
         uint64_t          shrinks;
         uint64_t          retired;    /* buffers consumed by retire sends */
+        uint64_t          periods;    /* adaptation periods ended */
         uint64_t          starved;    /* times the pool ran out */
         uint64_t          starved_saturated; /* ran dry, the receiver
                                                 saturated: not grown */

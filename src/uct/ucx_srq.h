@@ -72,6 +72,10 @@ typedef struct uct_srq_iface_counters {
     uint64_t  tx_completions;   /* send completions of the connections' WRs:
                                    each retires every WR of its connection
                                    up to its own (UCX_RC_SRQ_TX_CQ_MODERATION) */
+    uint64_t  rx_periods;       /* adaptation periods ended: the depth's
+                                   clock, which runs on progress calls (at
+                                   refills, or every 256 idle polls) once
+                                   RX_ADAPT_INTERVAL passed */
 } uct_srq_iface_counters_t;
 
 /*

@@ -172,7 +172,53 @@ void print(const char *what, const uct_srq_iface_counters_t &c)
               << ", shrinks " << c.rx_shrinks << ", retired " << c.rx_retired
               << ", demand " << c.rx_queue_demand << ", pressure while saturated "
               << c.rx_saturated
-              << ", " << c.rx_bytes_held << " bytes held" << std::endl;
+              << ", " << c.rx_bytes_held << " bytes held, periods "
+              << c.rx_periods << std::endl;
+}
+
+/*
+ * The adaptation periods a shrink needs at most, from the law
+ * (srq_rx_depth.c): the window opens at the first period whose target is
+ * low enough and the shrink comes at the first period RX_SHRINK_DELAY
+ * after it - a period lasts at least RX_ADAPT_INTERVAL, so at most
+ * delay/interval + 2 periods; then the retire cycle, which runs on
+ * completions, and the period after it, which trims the pool: 2 more.
+ * Twice that, for a margin.
+ *
+ * Periods, not seconds: the depth's clock runs on progress calls (a period
+ * ends at a refill or every 256 idle polls, once the interval passed), and
+ * a loaded host calls progress rarely - there a period lasts far longer
+ * than the interval, and a bound in seconds measured the host.
+ */
+uint64_t shrink_periods(unsigned delay_ms, unsigned interval_ms)
+{
+    return 2 * ((delay_ms + interval_ms - 1) / interval_ms + 2 + 2);
+}
+
+/*
+ * Progress @entities until @cond holds or @receiver ended @periods more
+ * adaptation periods; whether @cond held. The wall-clock limit only keeps
+ * a stopped clock (no progress at all) from hanging the test.
+ */
+bool progress_for_periods(entity &receiver,
+                          const std::vector<entity*> &entities,
+                          const std::function<bool()> &cond, uint64_t periods,
+                          uint64_t *took = NULL)
+{
+    const uint64_t start = receiver.counters().rx_periods;
+    uint64_t now         = start;
+    bool held            = progress_until(entities, [&] {
+        if (cond()) {
+            return true;
+        }
+        now = receiver.counters().rx_periods;
+        return now - start >= periods;
+    }, 600.0) && cond();
+
+    if (took != NULL) {
+        *took = now - start;
+    }
+    return held;
 }
 
 } // namespace
@@ -314,35 +360,38 @@ TEST(rc_srq_rx, shrink_never_drops_posted_buffers)
      * is a batch (a refill comes once a batch is missing), the demand twice
      * that, and the depth stays within the hysteresis band above it (a
      * depth shrinks once the demand is at or below half of it) */
+    const uint64_t periods = shrink_periods(30, 2);
     incast trickle(receiver, 1, 2);
     auto last  = std::chrono::steady_clock::now();
     auto until = last + std::chrono::milliseconds(300);
-    auto limit = last + std::chrono::seconds(3); /* a loaded host */
-    progress_until({&receiver, &flood.sender(0), &trickle.sender(0)}, [&] {
+    progress_for_periods(receiver, {&receiver, &flood.sender(0),
+                                    &trickle.sender(0)}, [&] {
         auto now = std::chrono::steady_clock::now();
         if (now - last > std::chrono::milliseconds(1)) {
             trickle.run(1, 1.0);
             last = now;
         }
-        return ((now >= until) && (receiver.counters().rx_retired > 0)) ||
-               (now >= limit);
-    }, 10.0);
+        /* a shrink of its own: on a slow host the flood may have had one */
+        return (now >= until) &&
+               (receiver.counters().rx_retired > grown.rx_retired);
+    }, periods);
     uct_srq_iface_counters_t c = receiver.counters();
     print("trickle", c);
     EXPECT_LE(c.rx_queue_demand, 2u * 16) << "the trickle's demand";
     EXPECT_LE(c.rx_queue_target, 2u * 2 * 16) << "above the band";
-    EXPECT_GT(c.rx_retired, 0u) << "shrunk while traffic went on";
+    EXPECT_GT(c.rx_retired, grown.rx_retired) << "shrunk while traffic went on";
 
     /* quiet: back to the floor, and to the floor's memory */
-    ASSERT_TRUE(progress_until({&receiver, &flood.sender(0),
-                                &trickle.sender(0)}, [&] {
+    uint64_t took;
+    ASSERT_TRUE(progress_for_periods(receiver, {&receiver, &flood.sender(0),
+                                                &trickle.sender(0)}, [&] {
         c = receiver.counters();
         return (c.rx_queue_target == 16) && (c.rx_queue_now <= 16) &&
                (c.rx_bytes_held == floor_bytes);
-    }, 10.0)) << "depth " << c.rx_queue_target << ", posted "
+    }, periods, &took)) << "depth " << c.rx_queue_target << ", posted "
               << c.rx_queue_now << ", held " << c.rx_bytes_held << " (the "
               << "floor's " << floor_bytes << ", grown " << grown.rx_bytes_held
-              << ")";
+              << ") after " << took << " periods of quiet";
     print("quiet", c);
     EXPECT_GE(c.rx_shrinks, 1u);
     expect_no_buffer_lost(c);
@@ -584,7 +633,8 @@ TEST(rc_srq_rx, alloc_methods_are_honoured)
  * its watermark, and the limit event (the signal that grows it here) has
  * 50 ms to come through UCX's async thread. A flood alone lasts about
  * 5 ms, and under srq-run --verbs the event came after its end in 1 run
- * in 100: nothing grew.
+ * in 100: nothing grew. The quiet is bounded in adaptation periods
+ * (shrink_periods): a bound of 5 s failed beside a stress loop.
  */
 TEST(rc_srq_rx, quiet_brings_a_small_growth_back_to_the_floor)
 {
@@ -604,12 +654,15 @@ TEST(rc_srq_rx, quiet_brings_a_small_growth_back_to_the_floor)
     print("grown", c);
     ASSERT_GT(c.rx_grows, 0u) << "the flood did not grow it";
 
-    EXPECT_TRUE(progress_until({&receiver}, [&] {
+    uint64_t took;
+    EXPECT_TRUE(progress_for_periods(receiver, {&receiver}, [&] {
         c = receiver.counters();
         return (c.rx_queue_target == floor_depth) &&
                (c.rx_bytes_held == floor_bytes);
-    }, 5.0)) << "depth " << c.rx_queue_target << ", held " << c.rx_bytes_held
-             << " (floor " << floor_bytes << ") after 5 s of quiet";
+    }, shrink_periods(50, 2), &took))
+        << "depth " << c.rx_queue_target << ", held " << c.rx_bytes_held
+        << " (floor " << floor_bytes << ") after " << took
+        << " periods of quiet";
     EXPECT_GT(c.rx_shrinks, 0u);
     print("quiet", c);
     expect_no_buffer_lost(c);
