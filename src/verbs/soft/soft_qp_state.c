@@ -126,15 +126,20 @@ static int srq_soft_qp_check_values(const struct ibv_qp_attr *a, int mask)
 
 static int srq_soft_qp_connect(srq_soft_qp_t *qp, const struct ibv_qp_attr *a)
 {
-    uint8_t inst[SRQ_SOFT_INST_LEN];
+    uint8_t addr[SRQ_SOFT_INST_LEN], inst[SRQ_SOFT_INST_LEN];
     srq_soft_peer_t *peer;
     int ret;
 
-    ret = srq_soft_ah_instance(qp->dev, &a->ah_attr, inst);
+    ret = srq_soft_ah_addr(&a->ah_attr, addr);
     if (ret != 0) {
         return ret;
     }
-    srq_soft_ah_route(qp->dev, inst, a->dest_qp_num);
+    /* a connection is to one QP: its instance, now. No live QP of that
+     * number at that port: unreachable (an HCA would connect, and time
+     * out sending) */
+    if (srq_soft_ah_route(addr, a->dest_qp_num, inst) != 0) {
+        return EHOSTUNREACH;
+    }
     peer = srq_soft_peer_get(qp->dev, inst);
     if (peer == NULL) {
         return errno;

@@ -555,7 +555,9 @@ static int srq_soft_req_ud(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
     if (srq_soft_req_check_lkeys(qp, wqe) != 0) {
         return srq_soft_req_fail(qp, wqe, IBV_WC_LOC_PROT_ERR);
     }
-    ret = srq_soft_req_transmit(qp, wqe, wqe->ud_peer);
+    /* no such QP at the AH's port: sent, and lost on the way */
+    ret = (wqe->ud_peer != NULL) ?
+          srq_soft_req_transmit(qp, wqe, wqe->ud_peer) : 0;
     if (ret == EFAULT) {
         return srq_soft_req_fail(qp, wqe, IBV_WC_LOC_PROT_ERR);
     }

@@ -44,6 +44,7 @@
 #include "soft_pd.h"
 #include "soft_peer.h"
 #include "soft_pkt.h"
+#include "soft_port.h"
 #include "soft_qp.h"
 #include "soft_qp_state.h"
 #include "soft_ring.h"
@@ -1055,9 +1056,9 @@ static void srq_soft_resp_grh(const srq_soft_dev_t *dev,
     grh[6] = 0x1b;                       /* next header: IB BTH */
     grh[7] = 64;                         /* hop limit */
     memcpy(grh + 8, SRQ_SOFT_ADDR_MAGIC, 4);
-    memcpy(grh + 12, pkt->src_inst, SRQ_SOFT_INST_LEN);
+    srq_soft_port_of(pkt->src_inst, grh + 12);
     memcpy(grh + 24, SRQ_SOFT_ADDR_MAGIC, 4);
-    memcpy(grh + 28, dev->instance, SRQ_SOFT_INST_LEN);
+    memcpy(grh + 28, dev->port_id, SRQ_SOFT_INST_LEN);
 }
 
 static void srq_soft_resp_ud(srq_soft_dev_t *dev, srq_soft_qp_t *qp,

@@ -62,9 +62,10 @@
  * rounds (progress_gen), which tells a peer's transport timer a slow
  * device from a lost packet; 7: a producer claims a frame under the lock
  * and fills it outside (soft_ring.c); 8: the memory window table, SEND
- * with invalidate (SRQ_SOFT_PKT_F_INV). An instance of another version is
+ * with invalidate (SRQ_SOFT_PKT_F_INV); 9: addresses are ports, routed by
+ * QP number (soft_port.h, soft_qpn.c). An instance of another version is
  * refused, not half understood */
-#define SRQ_SOFT_SHM_VERSION    8u
+#define SRQ_SOFT_SHM_VERSION    9u
 #define SRQ_SOFT_INST_LEN       12  /* bytes of an instance id */
 
 #define SRQ_SOFT_CELL           64u
