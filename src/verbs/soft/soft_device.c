@@ -529,6 +529,7 @@ static const srq_verbs_dev_ops_t srq_soft_ops = {
     .alloc_pd             = srq_soft_limit_alloc_pd,
     .dealloc_pd           = srq_soft_limit_dealloc_pd,
     .reg_mr               = srq_soft_reg_mr,
+    .reg_mr_iova          = srq_soft_reg_mr_iova,
     .dereg_mr             = srq_soft_dereg_mr,
     .rereg_mr             = srq_soft_rereg_mr,
     .create_comp_channel  = srq_soft_create_comp_channel,
