@@ -71,23 +71,38 @@ srq_soft_peer_t *srq_soft_ah_peer(srq_soft_dev_t *dev, srq_soft_ah_t *ah,
                                   uint32_t qpn)
 {
     uint8_t inst[SRQ_SOFT_INST_LEN];
-    int i;
+    srq_soft_peer_t *peer, **peers;
+    unsigned i, cap;
 
     if (srq_soft_ah_route(ah->addr, qpn, inst) != 0) {
         return NULL;
     }
-    for (i = 0; (i < SRQ_SOFT_AH_PEERS) && (ah->peers[i] != NULL); ++i) {
+    if ((ah->npeers > 0) &&
+        !memcmp(inst, ah->peers[ah->last]->instance, SRQ_SOFT_INST_LEN)) {
+        return ah->peers[ah->last];
+    }
+    for (i = 0; i < ah->npeers; ++i) {
         if (!memcmp(inst, ah->peers[i]->instance, SRQ_SOFT_INST_LEN)) {
+            ah->last = i;
             return ah->peers[i];
         }
     }
-    /* more instances than we hold, or one gone meanwhile: the datagram is
-     * lost */
-    if (i == SRQ_SOFT_AH_PEERS) {
-        return NULL;
+    if (ah->npeers == ah->peers_cap) {
+        cap   = (ah->peers_cap == 0) ? 4 : (2 * ah->peers_cap);
+        peers = realloc(ah->peers, cap * sizeof(*peers));
+        if (peers == NULL) {
+            return NULL; /* no memory: the datagram is lost */
+        }
+        ah->peers     = peers;
+        ah->peers_cap = cap;
     }
-    ah->peers[i] = srq_soft_peer_get(dev, inst);
-    return ah->peers[i];
+    /* an instance gone meanwhile: the datagram is lost */
+    peer = srq_soft_peer_get(dev, inst);
+    if (peer != NULL) {
+        ah->last              = ah->npeers;
+        ah->peers[ah->npeers++] = peer;
+    }
+    return peer;
 }
 
 struct ibv_ah *srq_soft_create_ah(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
@@ -126,17 +141,18 @@ int srq_soft_destroy_ah(srq_verbs_dev_t *vdev, struct ibv_ah *ibah)
 {
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_ah_t *ah;
-    int i;
+    unsigned i;
 
     if (srq_soft_dev_lock_obj(dev, ibah) != 0) {
         return EINVAL;
     }
     ah = srq_soft_container_of(ibah, srq_soft_ah_t, ibv);
-    for (i = 0; (i < SRQ_SOFT_AH_PEERS) && (ah->peers[i] != NULL); ++i) {
+    for (i = 0; i < ah->npeers; ++i) {
         srq_soft_peer_put(dev, ah->peers[i]);
     }
     srq_soft_dev_unlock(dev);
     srq_soft_pd_put(ibah->pd);
+    free(ah->peers);
     free(ah);
     return 0;
 }

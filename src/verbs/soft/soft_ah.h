@@ -14,16 +14,16 @@
 typedef struct srq_soft_peer srq_soft_peer_t;
 typedef struct srq_soft_dev  srq_soft_dev_t;
 
-/* Instances of its port one AH reaches (srq_soft_ah_peer) */
-#define SRQ_SOFT_AH_PEERS  16
-
 typedef struct srq_soft_ah {
     struct ibv_ah     ibv;
     uint8_t           addr[SRQ_SOFT_INST_LEN]; /* port (or instance) id */
     uint8_t           tclass;  /* the GRH's traffic class (0 without) */
     /* the instances datagrams went to (srq_soft_ah_route), held until
-     * the AH goes, since queued datagrams point at them */
-    srq_soft_peer_t  *peers[SRQ_SOFT_AH_PEERS];
+     * the AH goes, since queued datagrams point at them: as many as the
+     * port has contexts (UCX keeps one AH per address, for every
+     * interface behind it); the last one used first */
+    srq_soft_peer_t **peers;
+    unsigned          npeers, peers_cap, last;
 } srq_soft_ah_t;
 
 struct ibv_ah *srq_soft_create_ah(srq_verbs_dev_t *dev, struct ibv_pd *pd,

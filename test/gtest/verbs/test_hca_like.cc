@@ -32,6 +32,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <vector>
+
 using namespace srq_test;
 
 namespace {
@@ -797,6 +799,41 @@ TEST_P(hca_like_ud, one_ah_reaches_the_qps_of_every_context)
     EXPECT_EQ(0, memcmp(rbuf2 + 8, a->addr.gid, 16));
     EXPECT_EQ(0, memcmp(rbuf + 24, b->addr.gid, 16)) << "dgid";
     EXPECT_EQ(0, memcmp(rbuf2 + 24, a->addr.gid, 16)) << "dgid";
+}
+
+/* One AH reaches the QPs of as many contexts as the port has (UCX keeps
+ * one AH per address: every interface of a process on the port is behind
+ * it) */
+TEST_P(hca_like_ud, one_ah_reaches_many_contexts)
+{
+    const int n = 20;
+    ibv_ah *ah = ah_to_b(0);
+    std::vector<ibv_qp*> qps;
+    std::vector<ibv_cq*> cqs;
+    char *bufs = (char*)alloc(n * 256, 0);
+
+    for (int i = 0; i < n; ++i) {
+        tdev_t &d = open_dev();
+        ibv_cq *cq = make_cq(d);
+        ibv_qp *qp = make_qp(d, IBV_QPT_UD, cq, cq);
+        ibv_mr *mr = reg(d, bufs + i * 256, 256, IBV_ACCESS_LOCAL_WRITE);
+        ASSERT_NE(nullptr, qp);
+        ASSERT_NE(nullptr, mr);
+        ud_to_rts(d, qp, kQkey);
+        ASSERT_EQ(0, post_recv(qp, bufs + i * 256, 256, mr->lkey, i));
+        qps.push_back(qp);
+        cqs.push_back(cq);
+    }
+    for (int i = 0; i < n; ++i) {
+        qb = qps[i]; /* send() sends to qb */
+        send(ah, 8 + i, 100 + i);
+    }
+    for (int i = 0; i < n; ++i) {
+        ibv_wc wc = poll1(cqs[i]);
+        EXPECT_EQ(IBV_WC_SUCCESS, wc.status) << "context " << i;
+        EXPECT_EQ((uint64_t)i, wc.wr_id);
+        EXPECT_EQ(40u + 8u + i, wc.byte_len);
+    }
 }
 
 SRQ_INSTANTIATE(hca_like_ud);
