@@ -28,7 +28,10 @@
 #define SRQ_SOFT_NUM_PORTS     1
 
 /* Device limits, as ibv_query_device reports them */
-#define SRQ_SOFT_MAX_QP        65536
+/* per context; the QP numbers of all the user's contexts on the host come
+ * from one space of 65536 (soft_qpn.c): a context reaches its limit while
+ * the others hold fewer than the rest, as an HCA's QPs are one pool */
+#define SRQ_SOFT_MAX_QP        16384
 #define SRQ_SOFT_MAX_PD        65536
 #define SRQ_SOFT_MAX_AH        65536
 #define SRQ_SOFT_MAX_QP_WR     16384
