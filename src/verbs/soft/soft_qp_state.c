@@ -13,6 +13,8 @@
  */
 #include "soft_qp_state.h"
 #include "soft_ah.h"
+#include "soft_port.h"
+#include "soft_qpn.h"
 #include "soft_async.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
@@ -135,9 +137,11 @@ static int srq_soft_qp_connect(srq_soft_qp_t *qp, const struct ibv_qp_attr *a)
         return ret;
     }
     /* a connection is to one QP: its instance, now. No live QP of that
-     * number at that port: unreachable (an HCA would connect, and time
-     * out sending) */
-    if (srq_soft_ah_route(addr, a->dest_qp_num, inst) != 0) {
+     * number at that port: any instance of the port, which drops what is
+     * sent (the requester times out, as on an HCA); a port with no QP at
+     * all is unreachable */
+    if ((srq_soft_ah_route(addr, a->dest_qp_num, inst) != 0) &&
+        (srq_soft_qpn_any_owner(addr, SRQ_SOFT_PORT_SERIAL_OFF, inst) != 0)) {
         return EHOSTUNREACH;
     }
     peer = srq_soft_peer_get(qp->dev, inst);

@@ -158,3 +158,20 @@ int srq_soft_qpn_owner(uint32_t qpn, uint8_t *instance)
             (atomic_load((_Atomic uint32_t*)&e->gen) == (qpn >> 16))) ?
            0 : ENOENT;
 }
+
+int srq_soft_qpn_any_owner(const uint8_t *prefix, size_t len,
+                           uint8_t *instance)
+{
+    srq_soft_qpn_ent_t *tab = srq_soft_qpn_map();
+    uint32_t idx, gen;
+
+    for (idx = 0; (tab != NULL) && (idx < SRQ_SOFT_QPN_MAX); ++idx) {
+        gen = atomic_load((_Atomic uint32_t*)&tab[idx].gen);
+        if ((gen != 0) &&
+            (srq_soft_qpn_owner((gen << 16) | idx, instance) == 0) &&
+            (memcmp(instance, prefix, len) == 0)) {
+            return 0;
+        }
+    }
+    return ENOENT;
+}

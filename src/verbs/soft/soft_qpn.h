@@ -9,6 +9,7 @@
 #ifndef SRQ_SOFT_QPN_H_
 #define SRQ_SOFT_QPN_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* A new QP number owned by @instance of process @owner (srq_soft_proc_id),
@@ -19,6 +20,11 @@ int  srq_soft_qpn_alloc(const uint8_t *instance, uint64_t owner,
 void srq_soft_qpn_free(uint32_t qpn, uint64_t owner);
 /* The instance that owns the live QP number @qpn: 0, or ENOENT */
 int  srq_soft_qpn_owner(uint32_t qpn, uint8_t *instance);
+/* An instance whose id begins with the @len bytes of @prefix and that
+ * owns a live QP (a scan of the table: the slow path), into @instance:
+ * 0, or ENOENT */
+int  srq_soft_qpn_any_owner(const uint8_t *prefix, size_t len,
+                            uint8_t *instance);
 
 /* The index of a QP number in its owner's table */
 static inline uint32_t srq_soft_qpn_index(uint32_t qpn)
