@@ -103,6 +103,11 @@ int srq_verbs_dealloc_pd(srq_verbs_dev_t *dev, struct ibv_pd *pd);
 
 struct ibv_mr *srq_verbs_reg_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                                 void *addr, size_t length, int access);
+/* ibv_reg_mr_iova2: remote accesses address the region from @iova on
+ * (local SGEs by @addr, as always) */
+struct ibv_mr *srq_verbs_reg_mr_iova(srq_verbs_dev_t *dev, struct ibv_pd *pd,
+                                     void *addr, size_t length, uint64_t iova,
+                                     int access);
 int srq_verbs_dereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr);
 /* ibv_rereg_mr: what @flags (IBV_REREG_MR_CHANGE_*) name changes; 0 or an
  * errno value (the region unchanged). The keys may change (soft: they do

@@ -206,6 +206,13 @@ struct ibv_mr *srq_verbs_reg_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
     return dev->ops->reg_mr(dev, pd, addr, length, access);
 }
 
+struct ibv_mr *srq_verbs_reg_mr_iova(srq_verbs_dev_t *dev, struct ibv_pd *pd,
+                                     void *addr, size_t length, uint64_t iova,
+                                     int access)
+{
+    return dev->ops->reg_mr_iova(dev, pd, addr, length, iova, access);
+}
+
 int srq_verbs_dereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr)
 {
     return srq_verbs_errno(dev->ops->dereg_mr(dev, mr));

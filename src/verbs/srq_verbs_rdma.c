@@ -209,6 +209,14 @@ static struct ibv_mr *srq_verbs_rdma_reg_mr(srq_verbs_dev_t *dev,
     return ibv_reg_mr(pd, addr, length, access);
 }
 
+static struct ibv_mr *srq_verbs_rdma_reg_mr_iova(srq_verbs_dev_t *dev,
+                                                 struct ibv_pd *pd, void *addr,
+                                                 size_t length, uint64_t iova,
+                                                 int access)
+{
+    return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned)access);
+}
+
 static int srq_verbs_rdma_dereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr)
 {
     return srq_verbs_rdma_ret(ibv_dereg_mr(mr));
@@ -384,6 +392,7 @@ static const srq_verbs_dev_ops_t srq_verbs_rdma_ops = {
     .alloc_pd             = srq_verbs_rdma_alloc_pd,
     .dealloc_pd           = srq_verbs_rdma_dealloc_pd,
     .reg_mr               = srq_verbs_rdma_reg_mr,
+    .reg_mr_iova          = srq_verbs_rdma_reg_mr_iova,
     .dereg_mr             = srq_verbs_rdma_dereg_mr,
     .rereg_mr             = srq_verbs_rdma_rereg_mr,
     .create_comp_channel  = srq_verbs_rdma_create_comp_channel,

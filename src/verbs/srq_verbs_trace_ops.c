@@ -233,6 +233,17 @@ static struct ibv_mr *srq_verbs_trace_reg_mr(srq_verbs_dev_t *dev,
                                pd, addr, length, access);
 }
 
+static struct ibv_mr *srq_verbs_trace_reg_mr_iova(srq_verbs_dev_t *dev,
+                                                  struct ibv_pd *pd, void *addr,
+                                                  size_t length, uint64_t iova,
+                                                  int access)
+{
+    return SRQ_VERBS_TRACE_OBJ(ibv_reg_mr_iova,
+                               REAL(dev)->reg_mr_iova(dev, pd, addr, length,
+                                                      iova, access),
+                               pd, addr, length, iova, access);
+}
+
 static int srq_verbs_trace_dereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr)
 {
     return SRQ_VERBS_TRACE_INT(ibv_dereg_mr, REAL(dev)->dereg_mr(dev, mr), mr);
@@ -451,6 +462,7 @@ static const srq_verbs_dev_ops_t srq_verbs_trace_ops = {
     .alloc_pd             = srq_verbs_trace_alloc_pd,
     .dealloc_pd           = srq_verbs_trace_dealloc_pd,
     .reg_mr               = srq_verbs_trace_reg_mr,
+    .reg_mr_iova          = srq_verbs_trace_reg_mr_iova,
     .dereg_mr             = srq_verbs_trace_dereg_mr,
     .rereg_mr             = srq_verbs_trace_rereg_mr,
     .create_comp_channel  = srq_verbs_trace_create_comp_channel,

@@ -439,9 +439,9 @@ static void ff_frame(fuzz_in_t *in, ff_dev_t *from, ff_dev_t *to)
     pkt->nsge    = fuzz_pick(in, 4) ? fuzz_pick(in, 18) : fuzz_u16(in);
     pkt->src_lid = fuzz_u16(in);
     switch (fuzz_pick(in, 4)) {
-    case 0:  memcpy(pkt->src_inst, to->addr.gid + 4, SRQ_SOFT_INST_LEN); break;
+    case 0:  srq_soft_test_instance(to->dev, pkt->src_inst);            break;
     case 1:  fuzz_fill(in, pkt->src_inst, SRQ_SOFT_INST_LEN);           break;
-    default: memcpy(pkt->src_inst, from->addr.gid + 4, SRQ_SOFT_INST_LEN);
+    default: srq_soft_test_instance(from->dev, pkt->src_inst);
     }
     len = ff_payload(in, pkt, f.bytes + sizeof(*pkt),
                      sizeof(f.bytes) - sizeof(*pkt), from, to);
@@ -452,7 +452,7 @@ static void ff_frame(fuzz_in_t *in, ff_dev_t *from, ff_dev_t *to)
     /* a frame through the producer protocol (the queue's framing is
      * kept), once in a long while raw bytes at the tail */
     scribble = !fuzz_pick(in, 64) && !fuzz_pick(in, 8);
-    FF_CHECK(srq_soft_inject(from->dev, &to->addr, f.bytes, len ? len : 1,
+    FF_CHECK(srq_soft_inject(from->dev, to->dev, f.bytes, len ? len : 1,
                              scribble ? SRQ_SOFT_INJECT_SCRIBBLE :
                                         SRQ_SOFT_INJECT_FRAME) == 0);
     /* the consumer finds broken framing only after a while without a

@@ -60,7 +60,7 @@ typedef struct fh_msg {
 } __attribute__((packed)) fh_msg_t;
 
 typedef srq_verbs_dev_t *(*fh_md_dev_t)(uct_md_h);
-typedef int (*fh_inject_t)(srq_verbs_dev_t*, const srq_verbs_port_addr_t*,
+typedef int (*fh_inject_t)(srq_verbs_dev_t*, srq_verbs_dev_t*,
                            const void*, size_t, int);
 
 typedef struct fh_iface {
@@ -302,7 +302,7 @@ static void fh_datagram(fuzz_in_t *in)
     f.h.length  = (uint32_t)dlen;
     f.h.src_lid = fh.p.dev_addr.lid;
     memcpy(f.h.src_inst, fh.p.dev_addr.gid + 4, SRQ_SOFT_INST_LEN);
-    fh.inject(fh.dev, &fh.t.dev_addr, f.bytes, sizeof(f.h) + dlen,
+    fh.inject(fh.dev, fh.dev, f.bytes, sizeof(f.h) + dlen,
               0 /* SRQ_SOFT_INJECT_FRAME */);
 }
 

@@ -69,6 +69,10 @@ SCENARIO = [
     ("ReregMR", "mr=mr0 flags=IBV_REREG_MR_CHANGE_ACCESS "
                 "access=IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_WRITE|IBV_ACCESS_REMOTE_READ|"
                 "IBV_ACCESS_MW_BIND"),
+    # a region remote accesses address from an IOVA of its own
+    ("RegMRIova", "pd=pd0 mr=mr9 addr=bufs length=4096 iova=0x1000 "
+                  "access=IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_WRITE"),
+    ("DeregMR", "mr=mr9"),
     ("CreateSRQ", "pd=pd0 srq=srq0 srq_init_attr.attr.max_wr=8 srq_init_attr.attr.max_sge=1"),
     ("QuerySRQ", "srq=srq0"),
     ("CreateQP", "pd=pd0 qp=qp0 qp_init_attr.send_cq=cq1 qp_init_attr.recv_cq=cq0 qp_init_attr.srq=srq0 "
@@ -152,6 +156,7 @@ AFTER = {
     "PostSend": "CHECK(ret_post_send_qp1 == 0, \"two sends posted\");",
     "GetCQEvent": "CHECK(ret_get_cq_event_ch0 == 0 && ev_cq == cq0, \"completion event of cq0\");",
     "CreateAH": "CHECK(ah0 != NULL, \"AH created\");",
+    "RegMRIova": "CHECK(mr9 != NULL, \"a region at an IOVA\");",
     "AllocMW": "CHECK(mw0 != NULL && mw0->type == IBV_MW_TYPE_1, \"type 1 window allocated\");",
     "CreateQPEx": "CHECK(qp2 != NULL && ibv_qp_to_qp_ex(qp2) != NULL,"
                   " \"an extended QP, with the ibv_wr_* API\");",

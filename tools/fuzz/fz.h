@@ -210,6 +210,9 @@ typedef struct fz {
     uint8_t            *buf;        /* FZ_NUM_SLOTS receive slots + send area */
     uint8_t            *sbuf;
     struct ibv_mr      *mr, *smr;
+    /* mr zero-based (IBV_ACCESS_ZERO_BASED): remote accesses address it
+     * by offset, receives by virtual address as ever (fz_mr_raddr) */
+    bool                mr_zero_based;
     uint32_t            dead_lkey;  /* of an MR deregistered: no MR's */
     bool                slot_busy[FZ_NUM_SLOTS];
     struct ibv_cq      *scq, *rcq_srq, *rcq_rq, *ucq;
@@ -311,5 +314,11 @@ void fz_fill_payload(uint8_t *p, uint32_t len, uint32_t seq);
 /* ---- fz_ops.c -------------------------------------------------------------- */
 void fz_random_op(fz_t *fz);
 void fz_teardown_in_use(fz_t *fz);
+
+/* Where remote accesses address the start of the receive region */
+static inline uint64_t fz_mr_raddr(const fz_t *fz)
+{
+    return fz->mr_zero_based ? 0 : (uintptr_t)fz->buf;
+}
 
 #endif

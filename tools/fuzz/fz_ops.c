@@ -203,7 +203,7 @@ static void op_send_unsupported(fz_t *fz)
         wr.opcode                = fz_chance(&fz->rnd, 50) ? IBV_WR_ATOMIC_CMP_AND_SWP :
                                                              IBV_WR_ATOMIC_FETCH_AND_ADD;
         sge.length               = 4;
-        wr.wr.atomic.remote_addr = (uintptr_t)fz->buf;
+        wr.wr.atomic.remote_addr = fz_mr_raddr(fz);
         wr.wr.atomic.rkey        = fz->mr->rkey;
         fz_send_refused(fz, &fz->a, &wr, FZ_F(ibv_post_send, atomic_malformed));
     } else if ((fz->a.state == IBV_QPS_RTS) && (fz->a.sq_num < fz->a.cap.max_send_wr) &&

@@ -241,8 +241,18 @@ int fz_scene_create(fz_t *fz)
     if ((fz->buf == NULL) || (fz->sbuf == NULL)) {
         return -1;
     }
+    /* the receive region zero-based half the time, where the device
+     * has zero-based regions */
+    fz->mr_zero_based = fz_chance(&fz->rnd, 50);
     fz->mr  = FZ_BE(fz, reg_mr, fz->pd, fz->buf,
-                    (size_t)FZ_NUM_SLOTS * FZ_SLOT_SIZE, IBV_ACCESS_LOCAL_WRITE);
+                    (size_t)FZ_NUM_SLOTS * FZ_SLOT_SIZE, IBV_ACCESS_LOCAL_WRITE |
+                    (fz->mr_zero_based ? IBV_ACCESS_ZERO_BASED : 0));
+    if ((fz->mr == NULL) && fz->mr_zero_based && (errno == EOPNOTSUPP)) {
+        fz->mr_zero_based = false;
+        fz->mr = FZ_BE(fz, reg_mr, fz->pd, fz->buf,
+                       (size_t)FZ_NUM_SLOTS * FZ_SLOT_SIZE,
+                       IBV_ACCESS_LOCAL_WRITE);
+    }
     fz->smr = FZ_BE(fz, reg_mr, fz->pd, fz->sbuf, FZ_SEND_AREA,
                     IBV_ACCESS_LOCAL_WRITE);
     dead    = FZ_BE(fz, reg_mr, fz->pd, fz->sbuf, 4096, 0);

@@ -228,7 +228,7 @@ bool fz_send_rdma_denied(fz_t *fz, fz_qp_t *q)
     wr.sg_list             = &sge;
     wr.num_sge             = 1;
     /* the receive buffer: registered for local write only */
-    wr.wr.rdma.remote_addr = (uintptr_t)fz->buf;
+    wr.wr.rdma.remote_addr = fz_mr_raddr(fz);
     wr.wr.rdma.rkey        = fz->mr->rkey;
     if (!fz_post(fz, FZ_P(ibv_post_send, chain_prefix_posted),
                  fz_post_send(fz, q, &wr, &bad) == 0,

@@ -24,6 +24,9 @@ typedef struct srq_verbs_dev_ops {
     int  (*dealloc_pd)(srq_verbs_dev_t *dev, struct ibv_pd *pd);
     struct ibv_mr *(*reg_mr)(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                              void *addr, size_t length, int access);
+    struct ibv_mr *(*reg_mr_iova)(srq_verbs_dev_t *dev, struct ibv_pd *pd,
+                                  void *addr, size_t length, uint64_t iova,
+                                  int access);
     int  (*dereg_mr)(srq_verbs_dev_t *dev, struct ibv_mr *mr);
     int  (*rereg_mr)(srq_verbs_dev_t *dev, struct ibv_mr *mr, int flags,
                      struct ibv_pd *pd, void *addr, size_t length,

@@ -215,18 +215,20 @@ static struct ibv_mr *srq_ibv_reg_mr(struct ibv_pd *pd, void *addr,
 {
     srq_ibv_mr_t *mr;
 
-    if (hca_va != (uintptr_t)addr) {
-        errno = EOPNOTSUPP; /* an IOVA other than the address */
-        return NULL;
-    }
     mr = calloc(1, sizeof(*mr));
     if (mr == NULL) {
         errno = ENOMEM;
         return NULL;
     }
-    /* optional access bits are hints a device may ignore */
-    mr->soft = srq_verbs_reg_mr(srq_ibv_dev(pd->context), pd, addr, length,
-                                access & ~IBV_ACCESS_OPTIONAL_RANGE);
+    /* optional access bits are hints a device may ignore; hca_va: where
+     * remote accesses address it, the address itself for ibv_reg_mr (the
+     * verb it then is, for the trace) */
+    mr->soft = (hca_va == (uintptr_t)addr) ?
+               srq_verbs_reg_mr(srq_ibv_dev(pd->context), pd, addr, length,
+                                access & ~IBV_ACCESS_OPTIONAL_RANGE) :
+               srq_verbs_reg_mr_iova(srq_ibv_dev(pd->context), pd, addr,
+                                     length, hca_va,
+                                     access & ~IBV_ACCESS_OPTIONAL_RANGE);
     if (mr->soft == NULL) {
         free(mr);
         return NULL;

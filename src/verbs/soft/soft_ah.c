@@ -1,80 +1,107 @@
 /*
- * ucx-srq soft device: address handles. An AH holds a reference on the
- * peer it points at, so that UD sends find its queue without a lookup.
+ * ucx-srq soft device: address handles. An AH holds the port it points
+ * at and a reference on each instance of it its datagrams went to, so
+ * that UD sends find a queue without mapping it again.
  */
 #include "soft_ah.h"
 #include "soft_dev.h"
-#include "soft_lid.h"
 #include "soft_pd.h"
 #include "soft_peer.h"
+#include "soft_port.h"
 #include "soft_qpn.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-int srq_soft_ah_instance(srq_soft_dev_t *dev, const struct ibv_ah_attr *ah,
-                         uint8_t *instance)
+int srq_soft_ah_addr(const struct ibv_ah_attr *ah, uint8_t *addr)
 {
     if (ah->port_num != 1) {
         return EINVAL;
     }
     if (!ah->is_global) {
-        return srq_soft_lid_lookup(dev, ah->dlid, instance);
+        return srq_soft_port_by_lid(ah->dlid, addr);
     }
     if (memcmp(ah->grh.dgid.raw, SRQ_SOFT_ADDR_MAGIC, 4)) {
         return EINVAL;
     }
-    memcpy(instance, ah->grh.dgid.raw + 4, SRQ_SOFT_INST_LEN);
+    memcpy(addr, ah->grh.dgid.raw + 4, SRQ_SOFT_INST_LEN);
     return 0;
 }
 
-/* Is @instance one of this process's? (domain and pid: the first 8 bytes
- * of an instance id, soft_device.c) */
-static bool srq_soft_ah_is_local(srq_soft_dev_t *dev, const uint8_t *instance)
+int srq_soft_ah_route(const uint8_t *addr, uint32_t qpn, uint8_t *instance)
 {
-    return memcmp(instance, dev->instance, 8) == 0;
+    if (!srq_soft_port_is_port(addr)) {
+        memcpy(instance, addr, SRQ_SOFT_INST_LEN);
+        return 0;
+    }
+    if ((srq_soft_qpn_owner(qpn, instance) != 0) ||
+        !srq_soft_port_has(addr, instance)) {
+        return ENOENT;
+    }
+    return 0;
 }
 
-void srq_soft_ah_route(srq_soft_dev_t *dev, uint8_t *instance, uint32_t qpn)
+/* A port whose process is gone is unreachable, as an instance that is
+ * gone is (its id holds the pid, soft_port.h) */
+static int srq_soft_ah_reachable(srq_soft_dev_t *dev, const uint8_t *addr)
 {
-    uint8_t owner[SRQ_SOFT_INST_LEN];
+    srq_soft_peer_t *peer;
+    pid_t pid;
 
-    if (srq_soft_ah_is_local(dev, instance) &&
-        (srq_soft_qpn_owner(qpn, owner) == 0)) {
-        memcpy(instance, owner, SRQ_SOFT_INST_LEN);
+    if (!srq_soft_port_is_port(addr)) {
+        peer = srq_soft_peer_get(dev, addr);
+        if (peer == NULL) {
+            return errno;
+        }
+        srq_soft_peer_put(dev, peer);
+        return 0;
     }
+    memcpy(&pid, addr + sizeof(uint32_t), sizeof(pid));
+    if (memcmp(addr, dev->port_id, sizeof(uint32_t)) || (pid <= 0) ||
+        ((kill(pid, 0) != 0) && (errno != EPERM))) {
+        return EHOSTUNREACH;
+    }
+    return 0;
 }
 
 srq_soft_peer_t *srq_soft_ah_peer(srq_soft_dev_t *dev, srq_soft_ah_t *ah,
                                   uint32_t qpn)
 {
     uint8_t inst[SRQ_SOFT_INST_LEN];
-    srq_soft_peer_t *peer;
-    int i;
+    srq_soft_peer_t *peer, **peers;
+    unsigned i, cap;
 
-    if (!srq_soft_ah_is_local(dev, ah->peer->instance)) {
-        return ah->peer;
+    if (srq_soft_ah_route(ah->addr, qpn, inst) != 0) {
+        return NULL;
     }
-    memcpy(inst, ah->peer->instance, SRQ_SOFT_INST_LEN);
-    srq_soft_ah_route(dev, inst, qpn);
-    if (!memcmp(inst, ah->peer->instance, SRQ_SOFT_INST_LEN)) {
-        return ah->peer;
+    if ((ah->npeers > 0) &&
+        !memcmp(inst, ah->peers[ah->last]->instance, SRQ_SOFT_INST_LEN)) {
+        return ah->peers[ah->last];
     }
-    for (i = 0; (i < SRQ_SOFT_AH_LOCAL_PEERS) && (ah->local_peers[i] != NULL);
-         ++i) {
-        if (!memcmp(inst, ah->local_peers[i]->instance, SRQ_SOFT_INST_LEN)) {
-            return ah->local_peers[i];
+    for (i = 0; i < ah->npeers; ++i) {
+        if (!memcmp(inst, ah->peers[i]->instance, SRQ_SOFT_INST_LEN)) {
+            ah->last = i;
+            return ah->peers[i];
         }
     }
-    /* more instances than we hold, or one gone meanwhile: the datagram
-     * goes to the AH's own instance, which has no such QP and drops it */
-    peer = (i < SRQ_SOFT_AH_LOCAL_PEERS) ? srq_soft_peer_get(dev, inst) : NULL;
-    if (peer == NULL) {
-        return ah->peer;
+    if (ah->npeers == ah->peers_cap) {
+        cap   = (ah->peers_cap == 0) ? 4 : (2 * ah->peers_cap);
+        peers = realloc(ah->peers, cap * sizeof(*peers));
+        if (peers == NULL) {
+            return NULL; /* no memory: the datagram is lost */
+        }
+        ah->peers     = peers;
+        ah->peers_cap = cap;
     }
-    ah->local_peers[i] = peer;
+    /* an instance gone meanwhile: the datagram is lost */
+    peer = srq_soft_peer_get(dev, inst);
+    if (peer != NULL) {
+        ah->last              = ah->npeers;
+        ah->peers[ah->npeers++] = peer;
+    }
     return peer;
 }
 
@@ -82,12 +109,16 @@ struct ibv_ah *srq_soft_create_ah(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
                                   struct ibv_ah_attr *attr)
 {
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
-    uint8_t inst[SRQ_SOFT_INST_LEN];
+    uint8_t addr[SRQ_SOFT_INST_LEN];
     srq_soft_ah_t *ah;
     int ret;
 
-    ret = srq_soft_dev_has(dev, pd) ? srq_soft_ah_instance(dev, attr, inst) :
-                                      EINVAL;
+    ret = srq_soft_dev_has(dev, pd) ? srq_soft_ah_addr(attr, addr) : EINVAL;
+    if (ret == 0) {
+        srq_soft_dev_lock(dev);
+        ret = srq_soft_ah_reachable(dev, addr);
+        srq_soft_dev_unlock(dev);
+    }
     if (ret != 0) {
         errno = ret;
         return NULL;
@@ -97,13 +128,7 @@ struct ibv_ah *srq_soft_create_ah(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
         errno = ENOMEM;
         return NULL;
     }
-    srq_soft_dev_lock(dev);
-    ah->peer = srq_soft_peer_get(dev, inst);
-    srq_soft_dev_unlock(dev);
-    if (ah->peer == NULL) {
-        free(ah);
-        return NULL; /* errno from peer_get */
-    }
+    memcpy(ah->addr, addr, SRQ_SOFT_INST_LEN);
     ah->ibv.context = &dev->vctx.context;
     ah->ibv.handle  = srq_soft_handle(dev, &ah->ibv);
     ah->ibv.pd      = pd;
@@ -116,19 +141,18 @@ int srq_soft_destroy_ah(srq_verbs_dev_t *vdev, struct ibv_ah *ibah)
 {
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_ah_t *ah;
-    int i;
+    unsigned i;
 
     if (srq_soft_dev_lock_obj(dev, ibah) != 0) {
         return EINVAL;
     }
     ah = srq_soft_container_of(ibah, srq_soft_ah_t, ibv);
-    srq_soft_peer_put(dev, ah->peer);
-    for (i = 0; (i < SRQ_SOFT_AH_LOCAL_PEERS) && (ah->local_peers[i] != NULL);
-         ++i) {
-        srq_soft_peer_put(dev, ah->local_peers[i]);
+    for (i = 0; i < ah->npeers; ++i) {
+        srq_soft_peer_put(dev, ah->peers[i]);
     }
     srq_soft_dev_unlock(dev);
     srq_soft_pd_put(ibah->pd);
+    free(ah->peers);
     free(ah);
     return 0;
 }

@@ -31,7 +31,7 @@ uint8_t srq_soft_atomic_execute(srq_soft_qp_t *qp, uint8_t opcode,
                                 const srq_soft_pkt_atomic_t *req,
                                 uint64_t *orig)
 {
-    uint64_t *target, expected;
+    uint64_t *target, expected, va;
 
     if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC)) {
         return SRQ_SOFT_NAK_INV_REQ;
@@ -39,13 +39,14 @@ uint8_t srq_soft_atomic_execute(srq_soft_qp_t *qp, uint8_t opcode,
     if (srq_soft_mr_check_remote(&qp->dev->seg, qp->attr.qp_access_flags,
                                  srq_soft_pd_id(qp->ibv.pd), qp->ibv.qp_num,
                                  req->rkey, req->addr, sizeof(uint64_t),
-                                 IBV_ACCESS_REMOTE_ATOMIC) != 0) {
+                                 IBV_ACCESS_REMOTE_ATOMIC, &va) != 0) {
         return SRQ_SOFT_NAK_REM_ACCESS;
     }
-    if (req->addr & (sizeof(uint64_t) - 1)) {
+    /* aligned as the requester addressed it and as it lands */
+    if ((req->addr | va) & (sizeof(uint64_t) - 1)) {
         return SRQ_SOFT_NAK_INV_REQ;
     }
-    target = (uint64_t*)(uintptr_t)req->addr;
+    target = (uint64_t*)(uintptr_t)va;
     if (opcode == SRQ_SOFT_OP_FETCH_ADD) {
         *orig = __atomic_fetch_add(target, req->compare_add, __ATOMIC_SEQ_CST);
         return 0;

@@ -28,7 +28,10 @@
 #define SRQ_SOFT_NUM_PORTS     1
 
 /* Device limits, as ibv_query_device reports them */
-#define SRQ_SOFT_MAX_QP        65536
+/* per context; the QP numbers of all the user's contexts on the host come
+ * from one space of 65536 (soft_qpn.c): a context reaches its limit while
+ * the others hold fewer than the rest, as an HCA's QPs are one pool */
+#define SRQ_SOFT_MAX_QP        16384
 #define SRQ_SOFT_MAX_PD        65536
 #define SRQ_SOFT_MAX_AH        65536
 #define SRQ_SOFT_MAX_QP_WR     16384
@@ -47,8 +50,9 @@
 #define SRQ_SOFT_MAX_MSG       (1u << 31)
 
 /* The first four bytes of every soft GID: a link-local prefix, followed by
- * the instance id (domain | pid | random), so that the subnet prefix (the
- * first 8 bytes) is the same for all instances of one sharing domain */
+ * the port id (domain | pid | tag | 0, soft_port.h), so that the subnet
+ * prefix (the first 8 bytes) is the same for all ports of one sharing
+ * domain */
 #define SRQ_SOFT_ADDR_MAGIC    "\xfe\x80\x00\x00"
 
 /* Progress tuning */
@@ -87,8 +91,11 @@ struct srq_soft_dev {
     pid_t               pid;
     uint64_t            start_time;
     uint64_t            lock_id;      /* what we write in a queue's lock */
-    uint16_t            lid;          /* host-unique (soft_lid.c) */
-    void               *lid_tab;      /* the LID registry, mapped */
+    /* the port, shared by every instance of the process (soft_port.h):
+     * its id (the GID's last 12 bytes) and its LID, host-unique */
+    uint8_t             port_id[SRQ_SOFT_INST_LEN];
+    uint16_t            lid;
+    bool                port_joined;
 
     /* everything below is under lock, unless said otherwise. A spinlock
      * that yields (soft_lock.h): it is taken on every poll, and never held

@@ -12,12 +12,12 @@
 #include "soft_cq.h"
 #include "soft_dev.h"
 #include "soft_pipe.h"
-#include "soft_lid.h"
 #include "soft_limit.h"
 #include "soft_list.h"
 #include "soft_mr.h"
 #include "soft_mw.h"
 #include "soft_pd.h"
+#include "soft_port.h"
 #include "soft_peer.h"
 #include "soft_post.h"
 #include "soft_proc.h"
@@ -73,27 +73,23 @@ static void srq_soft_dev_init_lists(srq_soft_dev_t *dev)
     srq_soft_list_init(&dev->sched_qps);
 }
 
-/* pid + sharing domain + random: unique among the live instances of this
- * host, and telling which instances are reachable */
+/* The instance's id and its port (soft_port.h): unique among the live
+ * instances of this host, and telling which instances are reachable */
 static int srq_soft_dev_identity(srq_soft_dev_t *dev)
 {
-    uint32_t domain = srq_soft_domain_id();
-    pid_t pid       = getpid();
     int ret;
 
-    /* domain first: it is the GID's subnet prefix (SRQ_SOFT_ADDR_MAGIC) */
-    memcpy(dev->instance, &domain, sizeof(domain));
-    memcpy(dev->instance + sizeof(domain), &pid, sizeof(pid));
-    if (getrandom(dev->instance + sizeof(pid) + sizeof(domain),
-                  sizeof(dev->instance) - sizeof(pid) - sizeof(domain), 0) < 0) {
+    dev->pid = getpid();
+    ret = srq_soft_proc_start_time(dev->pid, &dev->start_time);
+    if (ret != 0) {
+        return ret;
+    }
+    dev->lock_id = srq_soft_proc_id(dev->pid, dev->start_time);
+    /* no two instances give an object the same handle */
+    if (getrandom(&dev->handle_salt, sizeof(dev->handle_salt), 0) < 0) {
         return errno;
     }
-    dev->pid = pid;
-    /* the random part: no two instances give an object the same handle */
-    memcpy(&dev->handle_salt, dev->instance + 4, sizeof(dev->handle_salt));
-    ret = srq_soft_proc_start_time(pid, &dev->start_time);
-    dev->lock_id = srq_soft_proc_id(pid, dev->start_time);
-    return ret;
+    return srq_soft_port_join(dev);
 }
 
 static void srq_soft_dev_init_self(srq_soft_dev_t *dev)
@@ -154,7 +150,7 @@ static struct ibv_device *srq_soft_fake_device(void)
 static void srq_soft_dev_free(srq_soft_dev_t *dev)
 {
     srq_soft_thread_stop(dev);
-    srq_soft_lid_release(dev);
+    srq_soft_port_leave(dev);
     srq_soft_peers_destroy(dev);
     srq_soft_shm_destroy(dev);
     srq_soft_pipe_destroy(dev);
@@ -193,9 +189,6 @@ static int srq_soft_dev_setup(srq_soft_dev_t *dev)
     }
     if (ret == 0) {
         ret = srq_soft_pipe_create(dev);
-    }
-    if (ret == 0) {
-        ret = srq_soft_lid_claim(dev);
     }
     if (ret != 0) {
         return ret;
@@ -371,8 +364,8 @@ static int srq_soft_port_addr(srq_verbs_dev_t *dev, uint8_t port_num,
     addr->kind     = SRQ_VERBS_DEV_SOFT;
     addr->port_num = port_num;
     memcpy(addr->gid, SRQ_SOFT_ADDR_MAGIC, 4);
-    memcpy(addr->gid + 4, srq_soft_dev(dev)->instance,
-           sizeof(srq_soft_dev(dev)->instance));
+    memcpy(addr->gid + 4, srq_soft_dev(dev)->port_id,
+           sizeof(srq_soft_dev(dev)->port_id));
     addr->lid      = htons(srq_soft_dev(dev)->lid);
     return 0;
 }
@@ -392,7 +385,7 @@ static int srq_soft_ah_attr(srq_verbs_dev_t *dev, uint8_t port_num,
     memset(ah_attr, 0, sizeof(*ah_attr));
     ah_attr->port_num  = port_num;
     ah_attr->dlid      = ntohs(addr->lid);
-    ah_attr->is_global = 1; /* the instance id routes, as a GID would */
+    ah_attr->is_global = 1; /* the port id routes, as a GID would */
     memcpy(ah_attr->grh.dgid.raw, addr->gid, sizeof(addr->gid));
     return 0;
 }
@@ -536,6 +529,7 @@ static const srq_verbs_dev_ops_t srq_soft_ops = {
     .alloc_pd             = srq_soft_limit_alloc_pd,
     .dealloc_pd           = srq_soft_limit_dealloc_pd,
     .reg_mr               = srq_soft_reg_mr,
+    .reg_mr_iova          = srq_soft_reg_mr_iova,
     .dereg_mr             = srq_soft_dereg_mr,
     .rereg_mr             = srq_soft_rereg_mr,
     .create_comp_channel  = srq_soft_create_comp_channel,

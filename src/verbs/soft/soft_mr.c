@@ -21,6 +21,12 @@
  *
  * A zero-length region is allowed (the IB spec's zero-length accesses
  * need no memory): every access of a byte or more through it fails.
+ *
+ * Remote accesses address a region by its IOVA (the entry's iova, the
+ * start of the region as peers see it): its address, 0 when zero-based
+ * (IBV_ACCESS_ZERO_BASED: by offset), or what ibv_reg_mr_iova said.
+ * Local SGEs address it by virtual address, as before. ibv_rereg_mr with a
+ * new translation puts the IOVA at the new address (0 when zero-based).
  */
 #include "soft_mr.h"
 #include "soft_dev.h"
@@ -42,12 +48,11 @@
                                   IBV_ACCESS_REMOTE_READ | \
                                   IBV_ACCESS_REMOTE_ATOMIC | \
                                   IBV_ACCESS_MW_BIND | \
+                                  IBV_ACCESS_ZERO_BASED | \
                                   IBV_ACCESS_RELAXED_ORDERING)
 /* Access flags verbs defines that the device does not implement:
- * zero-based MRs (every access is by virtual address), on-demand paging,
- * huge-page hints */
-#define SRQ_SOFT_MR_ACCESS_UNSUPPORTED (IBV_ACCESS_ZERO_BASED | \
-                                        IBV_ACCESS_ON_DEMAND | \
+ * on-demand paging, huge-page hints */
+#define SRQ_SOFT_MR_ACCESS_UNSUPPORTED (IBV_ACCESS_ON_DEMAND | \
                                         IBV_ACCESS_HUGETLB)
 
 static uint32_t srq_soft_mr_slot(uint32_t key)
@@ -55,14 +60,23 @@ static uint32_t srq_soft_mr_slot(uint32_t key)
     return key & (SRQ_SOFT_MR_TABLE_SIZE - 1);
 }
 
+/* Where remote accesses address a region registered with @access at
+ * @iova */
+static uint64_t srq_soft_mr_iova(uint64_t iova, int access)
+{
+    return (access & IBV_ACCESS_ZERO_BASED) ? 0 : iova;
+}
+
 static int srq_soft_mr_check_args(srq_soft_dev_t *dev, struct ibv_pd *pd,
-                                  void *addr, size_t length, int access)
+                                  void *addr, size_t length, uint64_t iova,
+                                  int access)
 {
     if (!srq_soft_dev_has(dev, pd)) {
         return EINVAL;
     }
     if ((length > SRQ_SOFT_MAX_MR_SIZE) ||
-        ((uintptr_t)addr + length < (uintptr_t)addr)) {
+        ((uintptr_t)addr + length < (uintptr_t)addr) ||
+        (iova + length < iova)) {
         return EINVAL;
     }
     if (access & SRQ_SOFT_MR_ACCESS_UNSUPPORTED) {
@@ -80,11 +94,12 @@ static int srq_soft_mr_check_args(srq_soft_dev_t *dev, struct ibv_pd *pd,
 }
 
 static void srq_soft_mr_publish(srq_soft_mr_ent_t *ent, uint32_t key,
-                                uint64_t addr, uint64_t length, int access,
-                                uint32_t pd)
+                                uint64_t addr, uint64_t length, uint64_t iova,
+                                int access, uint32_t pd)
 {
     /* peers read these while the key is not theirs to match yet */
     __atomic_store_n(&ent->addr, addr, __ATOMIC_RELAXED);
+    __atomic_store_n(&ent->iova, iova, __ATOMIC_RELAXED);
     __atomic_store_n(&ent->length, length, __ATOMIC_RELAXED);
     __atomic_store_n(&ent->access, (uint32_t)access, __ATOMIC_RELAXED);
     __atomic_store_n(&ent->pd, pd, __ATOMIC_RELAXED);
@@ -130,12 +145,21 @@ static bool srq_soft_mr_windows(srq_soft_dev_t *dev, uint32_t key)
 struct ibv_mr *srq_soft_reg_mr(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
                                void *addr, size_t length, int access)
 {
+    return srq_soft_reg_mr_iova(vdev, pd, addr, length, (uintptr_t)addr,
+                                access);
+}
+
+struct ibv_mr *srq_soft_reg_mr_iova(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
+                                    void *addr, size_t length, uint64_t iova,
+                                    int access)
+{
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_mr_t *mr;
     uint32_t key;
     int ret;
 
-    ret = srq_soft_mr_check_args(dev, pd, addr, length, access);
+    iova = srq_soft_mr_iova(iova, access);
+    ret  = srq_soft_mr_check_args(dev, pd, addr, length, iova, access);
     if (ret != 0) {
         errno = ret;
         return NULL;
@@ -156,11 +180,13 @@ struct ibv_mr *srq_soft_reg_mr(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     key = srq_soft_mr_next_key(dev);
     ++dev->mr_count;
     srq_soft_mr_publish(&dev->seg.mrs[srq_soft_mr_slot(key)], key,
-                        (uintptr_t)addr, length, access, srq_soft_pd_id(pd));
+                        (uintptr_t)addr, length, iova, access,
+                        srq_soft_pd_id(pd));
     srq_soft_dev_unlock(dev);
 
     mr->index       = srq_soft_mr_slot(key);
     mr->access      = access;
+    mr->iova        = iova;
     mr->ibv.context = &dev->vctx.context;
     mr->ibv.pd      = pd;
     srq_soft_pd_get(pd);
@@ -236,6 +262,7 @@ int srq_soft_rereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr, int flags,
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_mr_t *mr   = srq_soft_container_of(ibmr, srq_soft_mr_t, ibv);
     struct ibv_pd *old_pd;
+    uint64_t iova;
     int ret;
 
     if (!srq_soft_dev_has(dev, ibmr) || (flags == 0) ||
@@ -252,7 +279,12 @@ int srq_soft_rereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr, int flags,
     if (!(flags & IBV_REREG_MR_CHANGE_ACCESS)) {
         access = mr->access;
     }
-    ret = srq_soft_mr_check_args(dev, pd, addr, length, access);
+    /* a new translation, or no longer zero-based: at the address */
+    iova = ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) ||
+            (mr->access & IBV_ACCESS_ZERO_BASED)) ? (uintptr_t)addr :
+                                                     mr->iova;
+    iova = srq_soft_mr_iova(iova, access);
+    ret  = srq_soft_mr_check_args(dev, pd, addr, length, iova, access);
     if (ret != 0) {
         return ret;
     }
@@ -265,8 +297,10 @@ int srq_soft_rereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr, int flags,
     /* no access under the key runs now, and none starts before this: the
      * key comes back with what the region is now */
     srq_soft_mr_publish(&dev->seg.mrs[mr->index], ibmr->lkey,
-                        (uintptr_t)addr, length, access, srq_soft_pd_id(pd));
+                        (uintptr_t)addr, length, iova, access,
+                        srq_soft_pd_id(pd));
     srq_soft_dev_unlock(dev);
+    mr->iova     = iova;
 
     old_pd       = ibmr->pd;
     srq_soft_pd_get(pd);
@@ -278,52 +312,89 @@ int srq_soft_rereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr, int flags,
     return 0;
 }
 
-/*
- * Local read is always granted; a zero-length access checks nothing (IB
- * spec). The entry is read between two loads of its key: a key that did
- * not change (keys do not repeat) means the fields are that region's.
- */
+/* A consistent copy of the entry of @key in @seg: false if it is not a
+ * live region's. The entry is read between two loads of its key: a key
+ * that did not change (keys do not repeat) means the fields are that
+ * region's */
+static bool srq_soft_mr_ent_get(const srq_soft_seg_t *seg, uint32_t key,
+                                srq_soft_mr_ent_t *v)
+{
+    const srq_soft_mr_ent_t *ent = &seg->mrs[srq_soft_mr_slot(key)];
+    _Atomic uint32_t *kp         = (_Atomic uint32_t*)&ent->key;
+
+    if ((key == 0) || (atomic_load_explicit(kp, memory_order_seq_cst) != key)) {
+        return false;
+    }
+    v->addr   = __atomic_load_n(&ent->addr, __ATOMIC_RELAXED);
+    v->iova   = __atomic_load_n(&ent->iova, __ATOMIC_RELAXED);
+    v->length = __atomic_load_n(&ent->length, __ATOMIC_RELAXED);
+    v->access = __atomic_load_n(&ent->access, __ATOMIC_RELAXED);
+    v->pd     = __atomic_load_n(&ent->pd, __ATOMIC_RELAXED);
+    /* the region may have been deregistered while we read it */
+    atomic_thread_fence(memory_order_acquire);
+    return atomic_load_explicit(kp, memory_order_relaxed) == key;
+}
+
+/* Does region @e grant @access to [start, start + len), @start counted
+ * from @base (its address or its IOVA)? */
+static int srq_soft_mr_grants(const srq_soft_mr_ent_t *e, uint64_t base,
+                              uint64_t start, uint64_t len, int access,
+                              uint32_t pd)
+{
+    if ((e->pd != pd) || (start < base) || (start - base > e->length) ||
+        (len > e->length - (start - base))) {
+        return EACCES;
+    }
+    return ((uint32_t)access & ~e->access) ? EACCES : 0;
+}
+
+/* Local read is always granted; a zero-length access checks nothing (IB
+ * spec) */
 int srq_soft_mr_check(const srq_soft_seg_t *seg, uint32_t key, uint64_t addr,
                       uint64_t len, int access, uint32_t pd)
 {
-    const srq_soft_mr_ent_t *ent;
-    _Atomic uint32_t *kp;
-    uint64_t mr_addr, mr_len;
-    uint32_t mr_access, mr_pd;
+    srq_soft_mr_ent_t e;
 
     if (len == 0) {
         return 0;
     }
-    ent = &seg->mrs[srq_soft_mr_slot(key)];
-    kp  = (_Atomic uint32_t*)&ent->key;
-    if ((key == 0) || (atomic_load_explicit(kp, memory_order_seq_cst) != key)) {
+    if (!srq_soft_mr_ent_get(seg, key, &e)) {
         return EACCES;
     }
-    mr_addr   = __atomic_load_n(&ent->addr, __ATOMIC_RELAXED);
-    mr_len    = __atomic_load_n(&ent->length, __ATOMIC_RELAXED);
-    mr_access = __atomic_load_n(&ent->access, __ATOMIC_RELAXED);
-    mr_pd     = __atomic_load_n(&ent->pd, __ATOMIC_RELAXED);
-    /* the region may have been deregistered while we read it */
-    atomic_thread_fence(memory_order_acquire);
-    if (atomic_load_explicit(kp, memory_order_relaxed) != key) {
+    return srq_soft_mr_grants(&e, e.addr, addr, len, access, pd);
+}
+
+int srq_soft_mr_check_iova(const srq_soft_seg_t *seg, uint32_t key,
+                           uint64_t iova, uint64_t len, int access,
+                           uint32_t pd, uint64_t *va)
+{
+    srq_soft_mr_ent_t e;
+    int ret;
+
+    *va = iova;
+    if (len == 0) {
+        return 0;
+    }
+    if (!srq_soft_mr_ent_get(seg, key, &e)) {
         return EACCES;
     }
-    if ((mr_pd != pd) || (addr < mr_addr) || (addr - mr_addr > mr_len) ||
-        (len > mr_len - (addr - mr_addr))) {
-        return EACCES;
+    ret = srq_soft_mr_grants(&e, e.iova, iova, len, access, pd);
+    if (ret == 0) {
+        *va = e.addr + (iova - e.iova);
     }
-    return ((uint32_t)access & ~mr_access) ? EACCES : 0;
+    return ret;
 }
 
 int srq_soft_mr_check_remote(const srq_soft_seg_t *seg, uint32_t qp_access,
                              uint32_t pd, uint32_t qpn, uint32_t rkey,
-                             uint64_t addr, uint64_t len, int access)
+                             uint64_t addr, uint64_t len, int access,
+                             uint64_t *va)
 {
     if (!(qp_access & (uint32_t)access)) {
         return EACCES;
     }
     if (srq_soft_mw_is_key(rkey)) {
-        return srq_soft_mw_check(seg, qpn, pd, rkey, addr, len, access);
+        return srq_soft_mw_check(seg, qpn, pd, rkey, addr, len, access, va);
     }
-    return srq_soft_mr_check(seg, rkey, addr, len, access, pd);
+    return srq_soft_mr_check_iova(seg, rkey, addr, len, access, pd, va);
 }

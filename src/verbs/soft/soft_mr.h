@@ -16,28 +16,42 @@ typedef struct srq_soft_mr {
     struct ibv_mr  ibv;
     uint32_t       index;
     int            access;   /* as registered (ibv_rereg_mr keeps it) */
+    uint64_t       iova;     /* where remote accesses address it */
 } srq_soft_mr_t;
 
 struct ibv_mr *srq_soft_reg_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                                void *addr, size_t length, int access);
+/* A region that remote accesses address from @iova on; zero-based
+ * (IBV_ACCESS_ZERO_BASED): from 0, whatever @iova */
+struct ibv_mr *srq_soft_reg_mr_iova(srq_verbs_dev_t *dev, struct ibv_pd *pd,
+                                    void *addr, size_t length, uint64_t iova,
+                                    int access);
 int  srq_soft_dereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr);
 /* ibv_rereg_mr: 0 (@mr changed, its keys kept), or an errno and @mr
  * unchanged */
 int  srq_soft_rereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr, int flags,
                        struct ibv_pd *pd, void *addr, size_t length,
                        int access);
-/* Does @key grant @access to [addr, addr + len) to a QP (or SRQ) of the
- * protection domain @pd (its handle), in the table of @seg (ours for an
- * lkey, the target's for an rkey)? 0 or EACCES */
+/* Does @key grant @access to [addr, addr + len) (virtual addresses: an
+ * lkey's SGE) to a QP (or SRQ) of the protection domain @pd (its handle),
+ * in the table of @seg? 0 or EACCES */
 int  srq_soft_mr_check(const srq_soft_seg_t *seg, uint32_t key, uint64_t addr,
                        uint64_t len, int access, uint32_t pd);
+/* The same for [iova, iova + len) as remote accesses address the region
+ * (its IOVA, soft_shm.h); where that is in its owner's memory in *va */
+int  srq_soft_mr_check_iova(const srq_soft_seg_t *seg, uint32_t key,
+                            uint64_t iova, uint64_t len, int access,
+                            uint32_t pd, uint64_t *va);
 /* The check an RDMA responder makes, wherever it runs (the requester's
  * one-sided copy, the target's responder): does the QP @qpn, granting
  * @qp_access (its qp_access_flags) in the protection domain @pd, serve
  * @access through @rkey (a region's or a memory window's, soft_mw.h) to
- * [addr, addr + len), per the tables of @seg (the target's)? 0 or EACCES */
+ * the remote address [addr, addr + len), per the tables of @seg (the
+ * target's)? 0 or EACCES; where the access goes in the target's memory
+ * in *va */
 int  srq_soft_mr_check_remote(const srq_soft_seg_t *seg, uint32_t qp_access,
                               uint32_t pd, uint32_t qpn, uint32_t rkey,
-                              uint64_t addr, uint64_t len, int access);
+                              uint64_t addr, uint64_t len, int access,
+                              uint64_t *va);
 
 #endif

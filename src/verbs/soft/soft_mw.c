@@ -20,6 +20,10 @@
  * waits for a peer's copy under the rkey that may still run
  * (soft_inflight.c): once it is done, nothing lands through the window.
  * ibv_dereg_mr of a region with a window bound to it is refused (EBUSY).
+ *
+ * A window's range is given in its region's remote addresses (its IOVA,
+ * soft_mr.c), as in the kernel's rxe; a window bound with
+ * IBV_ACCESS_ZERO_BASED is addressed by offset from its start.
  */
 #include "soft_mw.h"
 #include "soft_dev.h"
@@ -40,7 +44,8 @@
 #define SRQ_SOFT_MW_BIND_ACCESS (IBV_ACCESS_LOCAL_WRITE | \
                                  IBV_ACCESS_REMOTE_WRITE | \
                                  IBV_ACCESS_REMOTE_READ | \
-                                 IBV_ACCESS_REMOTE_ATOMIC)
+                                 IBV_ACCESS_REMOTE_ATOMIC | \
+                                 IBV_ACCESS_ZERO_BASED)
 
 typedef struct srq_soft_mw {
     struct ibv_mw  ibv;
@@ -113,10 +118,12 @@ static bool srq_soft_mw_ent_get(const srq_soft_seg_t *seg, uint32_t slot,
 }
 
 int srq_soft_mw_check(const srq_soft_seg_t *seg, uint32_t qpn, uint32_t pd,
-                      uint32_t rkey, uint64_t addr, uint64_t len, int access)
+                      uint32_t rkey, uint64_t addr, uint64_t len, int access,
+                      uint64_t *va)
 {
     srq_soft_mw_ent_t e;
 
+    *va = addr;
     if (len == 0) {
         return 0; /* a zero-length access checks nothing (IB spec) */
     }
@@ -125,12 +132,19 @@ int srq_soft_mw_check(const srq_soft_seg_t *seg, uint32_t qpn, uint32_t pd,
         (e.pd != pd) || ((uint32_t)access & ~e.access)) {
         return EACCES;
     }
+    /* zero-based: an offset into the window, in the region's IOVAs then */
+    if (e.access & IBV_ACCESS_ZERO_BASED) {
+        if (addr > e.length) {
+            return EACCES;
+        }
+        addr += e.addr;
+    }
     if ((addr < e.addr) || (addr - e.addr > e.length) ||
         (len > e.length - (addr - e.addr))) {
         return EACCES;
     }
     /* the region under it: still registered (local read: always granted) */
-    return srq_soft_mr_check(seg, e.mr_key, addr, len, 0, pd);
+    return srq_soft_mr_check_iova(seg, e.mr_key, addr, len, 0, pd, va);
 }
 
 /* ---- allocation ------------------------------------------------------- */
@@ -263,6 +277,7 @@ static bool srq_soft_mw_bind_ok(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
 {
     const struct ibv_mw_bind_info *bi = &wqe->bind;
     int need = IBV_ACCESS_MW_BIND;
+    uint64_t va;
 
     if ((mw->ibv.pd != qp->ibv.pd) ||
         ((wqe->rkey & ~0xffu) != (mw->ibv.rkey & ~0xffu)) ||
@@ -285,9 +300,10 @@ static bool srq_soft_mw_bind_ok(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
                                IBV_ACCESS_REMOTE_ATOMIC)) {
         need |= IBV_ACCESS_LOCAL_WRITE;
     }
-    return srq_soft_mr_check(&qp->dev->seg, bi->mr->lkey, bi->addr,
-                             bi->length, need, srq_soft_pd_id(qp->ibv.pd)) ==
-           0;
+    /* the range in the region's remote addresses (its IOVA) */
+    return srq_soft_mr_check_iova(&qp->dev->seg, bi->mr->lkey, bi->addr,
+                                  bi->length, need,
+                                  srq_soft_pd_id(qp->ibv.pd), &va) == 0;
 }
 
 static int srq_soft_mw_bind(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)

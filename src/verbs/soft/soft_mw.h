@@ -50,9 +50,10 @@ int srq_soft_mw_remote_inv(srq_soft_qp_t *qp, uint32_t rkey);
 /* The check a responder makes of a window's rkey (srq_soft_mr_check_remote
  * for an rkey with SRQ_SOFT_MW_KEY_BIT): bound, to QP @qpn if type 2, in
  * @pd, granting @access to [addr, addr + len), over a region that is still
- * registered. 0 or EACCES */
+ * registered. 0 or EACCES; where it lands in the target's memory in *va */
 int srq_soft_mw_check(const srq_soft_seg_t *seg, uint32_t qpn, uint32_t pd,
-                      uint32_t rkey, uint64_t addr, uint64_t len, int access);
+                      uint32_t rkey, uint64_t addr, uint64_t len, int access,
+                      uint64_t *va);
 
 /* Is any window of @dev bound? (without the device lock) */
 bool srq_soft_mw_any_bound(srq_soft_dev_t *dev);

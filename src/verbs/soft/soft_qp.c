@@ -76,12 +76,12 @@ static uint32_t srq_soft_qp_table_add(srq_soft_dev_t *dev, srq_soft_qp_t *qp)
 {
     uint32_t qpn, idx;
 
-    if (srq_soft_qpn_alloc(dev->instance, &qpn) != 0) {
+    if (srq_soft_qpn_alloc(dev->instance, dev->lock_id, &qpn) != 0) {
         return 0;
     }
     idx = srq_soft_qpn_index(qpn);
     if (srq_soft_qp_table_cover(dev, idx) != 0) {
-        srq_soft_qpn_free(qpn);
+        srq_soft_qpn_free(qpn, dev->lock_id);
         return 0;
     }
     dev->qps[idx] = qp;
@@ -92,7 +92,7 @@ static uint32_t srq_soft_qp_table_add(srq_soft_dev_t *dev, srq_soft_qp_t *qp)
 static void srq_soft_qp_table_del(srq_soft_dev_t *dev, srq_soft_qp_t *qp)
 {
     dev->qps[qp->index] = NULL;
-    srq_soft_qpn_free(qp->ibv.qp_num);
+    srq_soft_qpn_free(qp->ibv.qp_num, dev->lock_id);
 }
 
 srq_soft_qp_t *srq_soft_qp_lookup(srq_soft_dev_t *dev, uint32_t qpn)

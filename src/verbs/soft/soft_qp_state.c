@@ -13,6 +13,8 @@
  */
 #include "soft_qp_state.h"
 #include "soft_ah.h"
+#include "soft_port.h"
+#include "soft_qpn.h"
 #include "soft_async.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
@@ -126,15 +128,22 @@ static int srq_soft_qp_check_values(const struct ibv_qp_attr *a, int mask)
 
 static int srq_soft_qp_connect(srq_soft_qp_t *qp, const struct ibv_qp_attr *a)
 {
-    uint8_t inst[SRQ_SOFT_INST_LEN];
+    uint8_t addr[SRQ_SOFT_INST_LEN], inst[SRQ_SOFT_INST_LEN];
     srq_soft_peer_t *peer;
     int ret;
 
-    ret = srq_soft_ah_instance(qp->dev, &a->ah_attr, inst);
+    ret = srq_soft_ah_addr(&a->ah_attr, addr);
     if (ret != 0) {
         return ret;
     }
-    srq_soft_ah_route(qp->dev, inst, a->dest_qp_num);
+    /* a connection is to one QP: its instance, now. No live QP of that
+     * number at that port: any instance of the port, which drops what is
+     * sent (the requester times out, as on an HCA); a port with no QP at
+     * all is unreachable */
+    if ((srq_soft_ah_route(addr, a->dest_qp_num, inst) != 0) &&
+        (srq_soft_qpn_any_owner(addr, SRQ_SOFT_PORT_SERIAL_OFF, inst) != 0)) {
+        return EHOSTUNREACH;
+    }
     peer = srq_soft_peer_get(qp->dev, inst);
     if (peer == NULL) {
         return errno;

@@ -1,112 +1,177 @@
 /*
- * ucx-srq soft device: the QP numbers of the process.
+ * ucx-srq soft device: QP numbers (soft_qpn.h).
  *
- * A QP number is (generation << 16 | index). The index is unique in the
- * process (all instances share one allocator, under one mutex: creating and
- * destroying QPs is the slow path), so an instance's own table is indexed
- * by it directly; the generation makes a packet for a destroyed QP miss the
- * QP that reuses the index. The allocator also records which instance owns
- * each index: a peer that addresses this process by the address of one of
- * its instances reaches the QP it names in any of them (soft_ah.c), as a
- * QP number on one HCA port names one QP whichever context created it.
+ * A QP number is (generation << 16 | index). The table
+ * ("/dev/shm/srq-<uid>/qpn-<domain>", beside the LID registry) has an
+ * entry per index: free (owner 0), or its holder's process
+ * (srq_soft_proc_id) and instance and the generation of the number it
+ * holds. An entry whose holder died is taken over, as a LID is. The
+ * generation grows with every take, so that a packet for a destroyed QP
+ * misses the QP that reuses the index. A holder writes generation and
+ * instance, then sets ready (release); a reader that sees ready (acquire)
+ * checks owner and generation again after copying.
+ *
+ * The index is unique on the host, so an instance's own tables are
+ * indexed by it directly (and the limit is 65536 live QPs per user and
+ * domain).
  */
 #include "soft_qpn.h"
+#include "soft_lid.h"
+#include "soft_proc.h"
 #include "soft_shm.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SRQ_SOFT_QPN_MAX  65536u
 
 typedef struct srq_soft_qpn_ent {
-    uint8_t  gen;
-    uint8_t  live;
-    uint8_t  owner[SRQ_SOFT_INST_LEN];
+    uint64_t  owner;                        /* atomic: 0 or a process id */
+    uint32_t  ready;                        /* atomic: gen, instance valid */
+    uint32_t  gen;                          /* atomic: 1..255 */
+    uint8_t   instance[SRQ_SOFT_INST_LEN];
+    uint32_t  reserved;
 } srq_soft_qpn_ent_t;
 
-static pthread_mutex_t      srq_soft_qpn_lock = PTHREAD_MUTEX_INITIALIZER;
-static srq_soft_qpn_ent_t  *srq_soft_qpn_tab;    /* SRQ_SOFT_QPN_MAX, lazily */
-static uint32_t            *srq_soft_qpn_free_idx;
-static uint32_t             srq_soft_qpn_free_cnt;
-static uint32_t             srq_soft_qpn_next;
+#define SRQ_SOFT_QPN_TABLE_SIZE  (SRQ_SOFT_QPN_MAX * sizeof(srq_soft_qpn_ent_t))
 
-static int srq_soft_qpn_init(void)
+/* The process's mapping (made once, kept: every instance uses it) and
+ * where its next search starts */
+static pthread_mutex_t     srq_soft_qpn_lock = PTHREAD_MUTEX_INITIALIZER;
+static srq_soft_qpn_ent_t *_Atomic srq_soft_qpn_tab;
+static uint32_t            srq_soft_qpn_next;
+
+static srq_soft_qpn_ent_t *srq_soft_qpn_map(void)
 {
-    if (srq_soft_qpn_tab != NULL) {
+    srq_soft_qpn_ent_t *tab = atomic_load(&srq_soft_qpn_tab);
+    void *p;
+
+    if (tab != NULL) {
+        return tab;
+    }
+    pthread_mutex_lock(&srq_soft_qpn_lock);
+    tab = atomic_load(&srq_soft_qpn_tab);
+    if ((tab == NULL) &&
+        (srq_soft_lid_map_file("qpn", SRQ_SOFT_QPN_TABLE_SIZE, &p) == 0)) {
+        tab = p;
+        /* start where the pid points: processes spread out */
+        srq_soft_qpn_next = ((uint32_t)getpid() * 2654435761u) %
+                            SRQ_SOFT_QPN_MAX;
+        atomic_store(&srq_soft_qpn_tab, tab);
+    }
+    pthread_mutex_unlock(&srq_soft_qpn_lock);
+    return tab;
+}
+
+/* Take entry @e for @instance if it is free or its holder is dead: its
+ * new generation, or 0 */
+static uint32_t srq_soft_qpn_take(srq_soft_qpn_ent_t *e, uint64_t me,
+                                  const uint8_t *instance)
+{
+    _Atomic uint64_t *owner = (_Atomic uint64_t*)&e->owner;
+    uint64_t cur = atomic_load(owner);
+    uint32_t gen;
+
+    /* our own live entries need no look at /proc */
+    if ((cur != 0) && ((cur == me) || !srq_soft_proc_id_dead(cur))) {
         return 0;
     }
-    srq_soft_qpn_tab      = calloc(SRQ_SOFT_QPN_MAX, sizeof(*srq_soft_qpn_tab));
-    srq_soft_qpn_free_idx = calloc(SRQ_SOFT_QPN_MAX,
-                                   sizeof(*srq_soft_qpn_free_idx));
-    if ((srq_soft_qpn_tab == NULL) || (srq_soft_qpn_free_idx == NULL)) {
-        free(srq_soft_qpn_tab);
-        free(srq_soft_qpn_free_idx);
-        srq_soft_qpn_tab      = NULL;
-        srq_soft_qpn_free_idx = NULL;
-        return ENOMEM;
+    if (!atomic_compare_exchange_strong(owner, &cur, me)) {
+        return 0;
     }
-    return 0;
+    atomic_store_explicit((_Atomic uint32_t*)&e->ready, 0,
+                          memory_order_relaxed);
+    gen = (atomic_load((_Atomic uint32_t*)&e->gen) % 255u) + 1u;
+    atomic_store((_Atomic uint32_t*)&e->gen, gen);
+    memcpy(e->instance, instance, SRQ_SOFT_INST_LEN);
+    atomic_store_explicit((_Atomic uint32_t*)&e->ready, 1,
+                          memory_order_release);
+    return gen;
 }
 
-int srq_soft_qpn_alloc(const uint8_t *instance, uint32_t *qpn_p)
+int srq_soft_qpn_alloc(const uint8_t *instance, uint64_t owner,
+                       uint32_t *qpn_p)
 {
-    srq_soft_qpn_ent_t *e;
-    uint32_t idx;
-    int ret;
+    srq_soft_qpn_ent_t *tab = srq_soft_qpn_map();
+    uint32_t i, idx, gen;
+    int ret = ENOMEM;
 
+    if (tab == NULL) {
+        return (errno != 0) ? errno : ENOMEM;
+    }
     pthread_mutex_lock(&srq_soft_qpn_lock);
-    ret = srq_soft_qpn_init();
-    if (ret != 0) {
-        goto out;
-    }
-    if (srq_soft_qpn_free_cnt > 0) {
-        idx = srq_soft_qpn_free_idx[--srq_soft_qpn_free_cnt];
-    } else if (srq_soft_qpn_next < SRQ_SOFT_QPN_MAX) {
-        idx = srq_soft_qpn_next++;
-    } else {
-        ret = ENOMEM;
-        goto out;
-    }
-    e = &srq_soft_qpn_tab[idx];
-    if (++e->gen == 0) {
-        e->gen = 1; /* qpn 0 is never a QP's */
-    }
-    e->live = 1;
-    memcpy(e->owner, instance, SRQ_SOFT_INST_LEN);
-    *qpn_p = ((uint32_t)e->gen << 16) | idx;
-out:
-    pthread_mutex_unlock(&srq_soft_qpn_lock);
-    return ret;
-}
-
-void srq_soft_qpn_free(uint32_t qpn)
-{
-    uint32_t idx = srq_soft_qpn_index(qpn);
-
-    pthread_mutex_lock(&srq_soft_qpn_lock);
-    if ((srq_soft_qpn_tab != NULL) && srq_soft_qpn_tab[idx].live) {
-        srq_soft_qpn_tab[idx].live = 0;
-        srq_soft_qpn_free_idx[srq_soft_qpn_free_cnt++] = idx;
-    }
-    pthread_mutex_unlock(&srq_soft_qpn_lock);
-}
-
-int srq_soft_qpn_owner(uint32_t qpn, uint8_t *instance)
-{
-    uint32_t idx = srq_soft_qpn_index(qpn);
-    srq_soft_qpn_ent_t *e;
-    int ret = ENOENT;
-
-    pthread_mutex_lock(&srq_soft_qpn_lock);
-    if ((srq_soft_qpn_tab != NULL) && (qpn >> 24) == 0) {
-        e = &srq_soft_qpn_tab[idx];
-        if (e->live && (e->gen == (qpn >> 16))) {
-            memcpy(instance, e->owner, SRQ_SOFT_INST_LEN);
-            ret = 0;
+    for (i = 0; i < SRQ_SOFT_QPN_MAX; ++i) {
+        idx = (srq_soft_qpn_next + i) % SRQ_SOFT_QPN_MAX;
+        gen = srq_soft_qpn_take(&tab[idx], owner, instance);
+        if (gen != 0) {
+            srq_soft_qpn_next = (idx + 1) % SRQ_SOFT_QPN_MAX;
+            *qpn_p            = (gen << 16) | idx;
+            ret               = 0;
+            break;
         }
     }
     pthread_mutex_unlock(&srq_soft_qpn_lock);
     return ret;
+}
+
+void srq_soft_qpn_free(uint32_t qpn, uint64_t owner)
+{
+    srq_soft_qpn_ent_t *tab = atomic_load(&srq_soft_qpn_tab);
+    srq_soft_qpn_ent_t *e;
+
+    /* only a number this very process holds: a forked child's inherited
+     * QPs are its parent's (a process id holds the pid in its low half) */
+    if ((tab == NULL) || ((pid_t)(owner & 0xffffffffu) != getpid())) {
+        return;
+    }
+    e = &tab[srq_soft_qpn_index(qpn)];
+    if ((atomic_load((_Atomic uint64_t*)&e->owner) == owner) &&
+        (atomic_load((_Atomic uint32_t*)&e->gen) == (qpn >> 16))) {
+        atomic_store((_Atomic uint32_t*)&e->ready, 0);
+        atomic_store((_Atomic uint64_t*)&e->owner, 0);
+    }
+}
+
+int srq_soft_qpn_owner(uint32_t qpn, uint8_t *instance)
+{
+    srq_soft_qpn_ent_t *tab = srq_soft_qpn_map();
+    srq_soft_qpn_ent_t *e;
+    uint64_t owner;
+
+    if ((tab == NULL) || ((qpn >> 24) != 0)) {
+        return ENOENT;
+    }
+    e     = &tab[srq_soft_qpn_index(qpn)];
+    owner = atomic_load((_Atomic uint64_t*)&e->owner);
+    if ((owner == 0) ||
+        !atomic_load_explicit((_Atomic uint32_t*)&e->ready,
+                              memory_order_acquire) ||
+        (atomic_load((_Atomic uint32_t*)&e->gen) != (qpn >> 16))) {
+        return ENOENT;
+    }
+    memcpy(instance, e->instance, SRQ_SOFT_INST_LEN);
+    /* freed or taken over while we copied: the id may be torn */
+    return ((atomic_load((_Atomic uint64_t*)&e->owner) == owner) &&
+            (atomic_load((_Atomic uint32_t*)&e->gen) == (qpn >> 16))) ?
+           0 : ENOENT;
+}
+
+int srq_soft_qpn_any_owner(const uint8_t *prefix, size_t len,
+                           uint8_t *instance)
+{
+    srq_soft_qpn_ent_t *tab = srq_soft_qpn_map();
+    uint32_t idx, gen;
+
+    for (idx = 0; (tab != NULL) && (idx < SRQ_SOFT_QPN_MAX); ++idx) {
+        gen = atomic_load((_Atomic uint32_t*)&tab[idx].gen);
+        if ((gen != 0) &&
+            (srq_soft_qpn_owner((gen << 16) | idx, instance) == 0) &&
+            (memcmp(instance, prefix, len) == 0)) {
+            return 0;
+        }
+    }
+    return ENOENT;
 }

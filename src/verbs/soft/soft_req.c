@@ -152,7 +152,8 @@ static int srq_soft_req_local_iov(srq_soft_qp_t *qp,
  * a responder drops such a request). Our access is announced already.
  */
 static int srq_soft_req_rdma_check(srq_soft_qp_t *qp,
-                                   const srq_soft_swqe_t *wqe, int access)
+                                   const srq_soft_swqe_t *wqe, int access,
+                                   uint64_t *va)
 {
     srq_soft_peer_t *peer = qp->peer;
     srq_soft_qp_ent_t ent;
@@ -164,17 +165,18 @@ static int srq_soft_req_rdma_check(srq_soft_qp_t *qp,
     }
     if (srq_soft_mr_check_remote(&peer->seg, ent.access, ent.pd, ent.qpn,
                                  wqe->rkey, wqe->remote_addr, wqe->length,
-                                 access) != 0) {
+                                 access, va) != 0) {
         return IBV_WC_REM_ACCESS_ERR;
     }
     return IBV_WC_SUCCESS;
 }
 
-/* Copy [off, off + len) of the WQE: 0 or an IBV_WC_* status */
+/* Copy [off, off + len) of the WQE, whose remote start is at @va in the
+ * target's memory: 0 or an IBV_WC_* status */
 static int srq_soft_req_rdma_chunk(srq_soft_qp_t *qp,
                                    const srq_soft_swqe_t *wqe,
                                    const struct iovec *local, int n,
-                                   size_t off, size_t len)
+                                   uint64_t va, size_t off, size_t len)
 {
     struct iovec part[SRQ_SOFT_MAX_SGE], remote;
     bool read = (wqe->opcode == IBV_WR_RDMA_READ);
@@ -183,7 +185,7 @@ static int srq_soft_req_rdma_chunk(srq_soft_qp_t *qp,
     int m;
 
     m               = srq_soft_iov_slice(local, n, off, len, part);
-    remote.iov_base = (void*)(uintptr_t)(wqe->remote_addr + off);
+    remote.iov_base = (void*)(uintptr_t)(va + off);
     remote.iov_len  = len;
     done = read ? process_vm_readv(pid, part, m, &remote, 1, 0) :
                   process_vm_writev(pid, part, m, &remote, 1, 0);
@@ -211,6 +213,7 @@ static int srq_soft_req_rdma(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
                                                      IBV_ACCESS_REMOTE_WRITE;
     struct iovec local[SRQ_SOFT_MAX_SGE];
     size_t off = 0, len;
+    uint64_t va;
     int n, status;
 
     n = srq_soft_req_local_iov(qp, wqe, local);
@@ -219,7 +222,9 @@ static int srq_soft_req_rdma(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
         len = (len < SRQ_SOFT_INFLIGHT_CHUNK) ? len : SRQ_SOFT_INFLIGHT_CHUNK;
         srq_soft_inflight_begin(dev, qp->peer->instance, wqe->rkey,
                                 qp->attr.dest_qp_num);
-        status = srq_soft_req_rdma_check(qp, wqe, access);
+        /* the remote address as the target's memory has it (its
+         * region's IOVA translated) */
+        status = srq_soft_req_rdma_check(qp, wqe, access, &va);
         if ((status == IBV_WC_SUCCESS) && (off > 0) &&
             (srq_soft_req_check_lkeys(qp, wqe) != 0)) {
             /* our own region, deregistered since the last chunk (its
@@ -227,7 +232,7 @@ static int srq_soft_req_rdma(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
             status = IBV_WC_LOC_PROT_ERR;
         }
         if ((status == IBV_WC_SUCCESS) && (len > 0)) {
-            status = srq_soft_req_rdma_chunk(qp, wqe, local, n, off, len);
+            status = srq_soft_req_rdma_chunk(qp, wqe, local, n, va, off, len);
         }
         srq_soft_inflight_end(dev);
         off += len;
@@ -555,7 +560,9 @@ static int srq_soft_req_ud(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
     if (srq_soft_req_check_lkeys(qp, wqe) != 0) {
         return srq_soft_req_fail(qp, wqe, IBV_WC_LOC_PROT_ERR);
     }
-    ret = srq_soft_req_transmit(qp, wqe, wqe->ud_peer);
+    /* no such QP at the AH's port: sent, and lost on the way */
+    ret = (wqe->ud_peer != NULL) ?
+          srq_soft_req_transmit(qp, wqe, wqe->ud_peer) : 0;
     if (ret == EFAULT) {
         return srq_soft_req_fail(qp, wqe, IBV_WC_LOC_PROT_ERR);
     }

@@ -44,6 +44,7 @@
 #include "soft_pd.h"
 #include "soft_peer.h"
 #include "soft_pkt.h"
+#include "soft_port.h"
 #include "soft_qp.h"
 #include "soft_qp_state.h"
 #include "soft_ring.h"
@@ -571,15 +572,16 @@ static void srq_soft_resp_done(srq_soft_qp_t *qp)
 }
 
 /* What the requester checks before it does RDMA one-sided, on our own
- * tables: 0 or the NAK that refuses it */
+ * tables: 0 or the NAK that refuses it; where @req lands in our memory
+ * in *va (its region's IOVA translated) */
 static uint8_t srq_soft_resp_rdma_check(srq_soft_qp_t *qp,
                                         const srq_soft_pkt_rdma_t *req,
-                                        uint32_t len, int access)
+                                        uint32_t len, int access, uint64_t *va)
 {
     return (srq_soft_mr_check_remote(&qp->dev->seg, qp->attr.qp_access_flags,
                                      srq_soft_pd_id(qp->ibv.pd),
                                      qp->ibv.qp_num, req->rkey, req->addr,
-                                     len, access) != 0) ?
+                                     len, access, va) != 0) ?
            SRQ_SOFT_NAK_REM_ACCESS : 0;
 }
 
@@ -614,6 +616,7 @@ static uint8_t srq_soft_resp_write_pull(srq_soft_qp_t *qp,
     struct iovec remote[SRQ_SOFT_MAX_SGE], part[SRQ_SOFT_MAX_SGE], local;
     srq_soft_pkt_rdma_t at = *req;
     size_t off, chunk;
+    uint64_t va;
     uint8_t nak;
     int i, m;
 
@@ -630,12 +633,12 @@ static uint8_t srq_soft_resp_write_pull(srq_soft_qp_t *qp,
         }
         at.addr = req->addr + off;
         nak     = srq_soft_resp_rdma_check(qp, &at, (uint32_t)chunk,
-                                           IBV_ACCESS_REMOTE_WRITE);
+                                           IBV_ACCESS_REMOTE_WRITE, &va);
         if (nak != 0) {
             return nak;
         }
         m              = srq_soft_iov_slice(remote, nsge, off, chunk, part);
-        local.iov_base = (void*)(uintptr_t)at.addr;
+        local.iov_base = (void*)(uintptr_t)va;
         local.iov_len  = chunk;
         if (process_vm_readv(qp->peer->pid, &local, 1, part, m, 0) !=
             (ssize_t)chunk) {
@@ -679,6 +682,7 @@ typedef struct srq_soft_resp_req {
     const uint8_t           *payload; /* past the RDMA header, if any */
     const struct srq_soft_resp_op *op;
     srq_soft_pkt_rdma_t      rdma;    /* WRITE, READ: where, its rkey */
+    uint64_t                 va;      /* where that is in our memory */
     srq_soft_rview_t         wqe;     /* the receive WQE, if it takes one */
     bool                     has_wqe;
     int                      status;  /* the receive completion's */
@@ -786,7 +790,7 @@ static srq_soft_resp_state_t srq_soft_resp_chk_rkey(srq_soft_resp_req_t *r)
 {
     if (r->op->flags & SRQ_SOFT_RESP_F_RDMA) {
         r->nak = srq_soft_resp_rdma_check(r->qp, &r->rdma, r->pkt->length,
-                                          r->op->access);
+                                          r->op->access, &r->va);
         if (r->nak != 0) {
             return SRQ_SOFT_RESP_ERR_FAIL;
         }
@@ -831,7 +835,7 @@ static srq_soft_resp_state_t srq_soft_resp_exec_write(srq_soft_resp_req_t *r)
 
     r->status = IBV_WC_SUCCESS;
     if (!(r->pkt->flags & SRQ_SOFT_PKT_F_PULL)) {
-        v.sge[0].addr   = r->rdma.addr;
+        v.sge[0].addr   = r->va;
         v.sge[0].length = r->pkt->length;
         srq_soft_rview_copy(&v, 0, r->payload, r->pkt->length);
         return SRQ_SOFT_RESP_COMPLETE;
@@ -858,7 +862,7 @@ static srq_soft_resp_state_t srq_soft_resp_exec_read(srq_soft_resp_req_t *r)
 {
     srq_soft_qp_t *qp = r->qp;
     const void *data  = (r->pkt->flags & SRQ_SOFT_PKT_F_PULL) ? NULL :
-                        (const void*)(uintptr_t)r->rdma.addr;
+                        (const void*)(uintptr_t)r->va;
 
     qp->epsn = srq_soft_psn_add(qp->epsn, 1);
     if ((srq_soft_atomic_unsent(qp) != NULL) ||
@@ -899,12 +903,14 @@ static srq_soft_resp_state_t srq_soft_resp_exec_atomic(srq_soft_resp_req_t *r)
  * older waits); else dropped, and the requester asks again */
 static void srq_soft_resp_dup_read(srq_soft_resp_req_t *r)
 {
-    const void *data = (r->pkt->flags & SRQ_SOFT_PKT_F_PULL) ? NULL :
-                       (const void*)(uintptr_t)r->rdma.addr;
+    const void *data;
+    uint64_t va;
 
     if ((srq_soft_resp_rdma_check(r->qp, &r->rdma, r->pkt->length,
-                                  IBV_ACCESS_REMOTE_READ) == 0) &&
+                                  IBV_ACCESS_REMOTE_READ, &va) == 0) &&
         (srq_soft_atomic_unsent(r->qp) == NULL)) {
+        data = (r->pkt->flags & SRQ_SOFT_PKT_F_PULL) ? NULL :
+               (const void*)(uintptr_t)va;
         srq_soft_resp_read_resp(r->qp, r->pkt->psn, data, r->pkt->length);
     }
 }
@@ -1055,9 +1061,9 @@ static void srq_soft_resp_grh(const srq_soft_dev_t *dev,
     grh[6] = 0x1b;                       /* next header: IB BTH */
     grh[7] = 64;                         /* hop limit */
     memcpy(grh + 8, SRQ_SOFT_ADDR_MAGIC, 4);
-    memcpy(grh + 12, pkt->src_inst, SRQ_SOFT_INST_LEN);
+    srq_soft_port_of(pkt->src_inst, grh + 12);
     memcpy(grh + 24, SRQ_SOFT_ADDR_MAGIC, 4);
-    memcpy(grh + 28, dev->instance, SRQ_SOFT_INST_LEN);
+    memcpy(grh + 28, dev->port_id, SRQ_SOFT_INST_LEN);
 }
 
 static void srq_soft_resp_ud(srq_soft_dev_t *dev, srq_soft_qp_t *qp,

@@ -62,9 +62,11 @@
  * rounds (progress_gen), which tells a peer's transport timer a slow
  * device from a lost packet; 7: a producer claims a frame under the lock
  * and fills it outside (soft_ring.c); 8: the memory window table, SEND
- * with invalidate (SRQ_SOFT_PKT_F_INV). An instance of another version is
- * refused, not half understood */
-#define SRQ_SOFT_SHM_VERSION    8u
+ * with invalidate (SRQ_SOFT_PKT_F_INV); 9: addresses are ports, routed by
+ * QP number (soft_port.h, soft_qpn.c); 10: an MR's IOVA, a window's
+ * zero-based flag. An instance of another version is refused, not half
+ * understood */
+#define SRQ_SOFT_SHM_VERSION    10u
 #define SRQ_SOFT_INST_LEN       12  /* bytes of an instance id */
 
 #define SRQ_SOFT_CELL           64u
@@ -149,7 +151,10 @@ typedef struct srq_soft_tab_hdr {
 
 /* An MR table entry. key == 0: free. The owner writes the fields, then
  * publishes key; a peer reads key, the fields, and key again (keys do not
- * repeat, soft_mr.c). pd: the handle of its protection domain. */
+ * repeat, soft_mr.c). pd: the handle of its protection domain. addr is
+ * where the region is in its owner's memory (local SGEs address it so),
+ * iova where remote accesses address it: addr, 0 for a zero-based region,
+ * or what ibv_reg_mr_iova gave. */
 typedef struct srq_soft_mr_ent {
     uint32_t  key;
     uint32_t  access;
@@ -157,6 +162,7 @@ typedef struct srq_soft_mr_ent {
     uint64_t  length;
     uint32_t  pd;
     uint32_t  reserved;
+    uint64_t  iova;
 } srq_soft_mr_ent_t;
 
 /* A QP table entry, by the QP number's index (soft_qp.c publishes it, a

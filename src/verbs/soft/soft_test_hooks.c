@@ -176,7 +176,16 @@ static int srq_soft_inject_raw(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
     return 0;
 }
 
-int srq_soft_inject(srq_verbs_dev_t *from, const srq_verbs_port_addr_t *to,
+int srq_soft_test_instance(srq_verbs_dev_t *dev, uint8_t *id)
+{
+    if ((dev == NULL) || (dev->kind != SRQ_VERBS_DEV_SOFT)) {
+        return EINVAL;
+    }
+    memcpy(id, srq_soft_dev(dev)->instance, SRQ_SOFT_INST_LEN);
+    return 0;
+}
+
+int srq_soft_inject(srq_verbs_dev_t *from, srq_verbs_dev_t *to,
                     const void *buf, size_t len, int mode)
 {
     srq_soft_dev_t *dev;
@@ -184,13 +193,13 @@ int srq_soft_inject(srq_verbs_dev_t *from, const srq_verbs_port_addr_t *to,
     int ret;
 
     if ((from == NULL) || (from->kind != SRQ_VERBS_DEV_SOFT) ||
-        (to->kind != SRQ_VERBS_DEV_SOFT) ||
-        memcmp(to->gid, SRQ_SOFT_ADDR_MAGIC, 4)) {
+        (to == NULL) || (to->kind != SRQ_VERBS_DEV_SOFT)) {
         return EINVAL;
     }
     dev = srq_soft_dev(from);
     srq_soft_dev_lock(dev);
-    peer = srq_soft_peer_get(dev, to->gid + 4);
+    /* the instance, not its port: two of one process share the port */
+    peer = srq_soft_peer_get(dev, srq_soft_dev(to)->instance);
     if (peer == NULL) {
         ret = errno;
     } else {

@@ -29,10 +29,16 @@ enum {
     SRQ_SOFT_INJECT_PUBLISH = 3
 };
 
-/* Put @len raw bytes into the inbound queue of the instance at
- * @to, as a (misbehaving) peer would. */
-int srq_soft_inject(srq_verbs_dev_t *from, const srq_verbs_port_addr_t *to,
+/* Put @len raw bytes into the inbound queue of instance @to (opened in
+ * this process, or in a parent before fork), as a (misbehaving) peer
+ * would. */
+int srq_soft_inject(srq_verbs_dev_t *from, srq_verbs_dev_t *to,
                     const void *buf, size_t len, int mode);
+
+/* The instance id of @dev (SRQ_SOFT_INST_LEN bytes into @id: what its
+ * packets carry as src_inst; its address is its port's, shared with the
+ * other instances of the process) */
+int srq_soft_test_instance(srq_verbs_dev_t *dev, uint8_t *id);
 
 /* In a child forked after @dev was opened (whose mapping of @dev's queue
  * it shares), take the queue's producer lock as this process and never

@@ -8,6 +8,7 @@
 #include <verbs/srq_verbs.h>
 
 #include <cerrno>
+#include <arpa/inet.h>
 #include <cstring>
 #include <ctime>
 #include <vector>
@@ -406,9 +407,12 @@ TEST(rc_srq_handshake, datagram_naming_another_source_is_dropped)
 
     expect_dropped(receiver, raw, ud_qpn, req, "a request naming another QP");
 
-    /* another port address: the receiver's own (another instance) */
-    std::vector<char> own = receiver.dev_addr();
-    std::memcpy(&req.dev, own.data(), sizeof(req.dev));
+    /* another port address (the receiver's own is the raw sender's too:
+     * the contexts of a process share their port): one whose GID and LID
+     * are not the sender's */
+    req.dev = raw.port_addr();
+    req.dev.gid[15] ^= 0x01;
+    req.dev.lid      = htons(ntohs(req.dev.lid) ^ 0x1);
     req.ud_qpn = htole32(raw.qpn());
     expect_dropped(receiver, raw, ud_qpn, req,
                    "a request naming another port address");

@@ -125,14 +125,15 @@ public:
         return uct_ep_create(&params, ep_p);
     }
 
-    /* the name of the soft device's shared memory (memfds) of the peer's
-     * instance */
+    /* what the name of the soft device's shared memory (memfds) of the
+     * peer's instance begins with: its port's id without the serial (the
+     * peer has one instance; soft_port.h) */
     std::string shm_name() const
     {
         char hex[3];
         std::string name = "srq-soft-";
-        /* the port address: kind, port, lid(2), "soft", 12-byte instance */
-        for (size_t i = 8; i < 20 && i < m_dev.size(); ++i) {
+        /* the port address: kind, port, lid(2), "soft", 12-byte port id */
+        for (size_t i = 8; i < 18 && i < m_dev.size(); ++i) {
             snprintf(hex, sizeof(hex), "%02x", (unsigned char)m_dev[i]);
             name += hex;
         }

@@ -9,6 +9,8 @@ extern "C" {
 }
 
 #include <arpa/inet.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -133,10 +135,11 @@ TEST_P(verbs_device, protection_domain)
     EXPECT_EQ(0, srq_verbs_dealloc_pd(m_dev, pd));
 }
 
-/* The soft device's address names the open instance: two opens differ in
- * GID and LID, and share the subnet prefix (the GID's first 8 bytes), as
- * ports of one subnet do */
-TEST(verbs_soft, instances_have_distinct_addresses)
+/* The soft device's address names the port of the process, as an HCA
+ * port's: two opens share GID and LID; the subnet prefix (the GID's first
+ * 8 bytes) is the one of every port of the sharing domain; a child
+ * process has a port of its own */
+TEST(verbs_soft, instances_share_the_port_address)
 {
     srq_verbs_dev_t *a, *b;
     srq_verbs_port_addr_t aa, ba;
@@ -147,13 +150,36 @@ TEST(verbs_soft, instances_have_distinct_addresses)
     ASSERT_EQ(0, srq_verbs_port_addr(a, 1, &aa));
     ASSERT_EQ(0, srq_verbs_port_addr(b, 1, &ba));
     EXPECT_EQ(0, memcmp(aa.gid, "\xfe\x80\x00\x00", 4));
-    EXPECT_EQ(0, memcmp(aa.gid, ba.gid, 8));
-    EXPECT_NE(0, memcmp(aa.gid, ba.gid, sizeof(aa.gid)));
+    EXPECT_EQ(0, memcmp(aa.gid, ba.gid, sizeof(aa.gid)));
     ASSERT_EQ(0, srq_verbs_query_port(a, 1, &pa));
     ASSERT_EQ(0, srq_verbs_query_port(b, 1, &pb));
     EXPECT_NE(0, pa.lid);
-    EXPECT_NE(pa.lid, pb.lid);
+    EXPECT_EQ(pa.lid, pb.lid);
     EXPECT_EQ(htons(pa.lid), aa.lid);
+
+    /* a child's port: its own LID and GID, the same subnet prefix */
+    int fds[2];
+    ASSERT_EQ(0, pipe(fds));
+    pid_t pid = fork();
+    if (pid == 0) {
+        srq_verbs_dev_t *c;
+        srq_verbs_port_addr_t ca{};
+        if (srq_verbs_open("soft0", &c) == 0) {
+            srq_verbs_port_addr(c, 1, &ca);
+        }
+        _exit(write(fds[1], &ca, sizeof(ca)) == sizeof(ca) ? 0 : 1);
+    }
+    ASSERT_GT(pid, 0);
+    srq_verbs_port_addr_t ca{};
+    close(fds[1]);
+    EXPECT_EQ((ssize_t)sizeof(ca), read(fds[0], &ca, sizeof(ca)));
+    close(fds[0]);
+    int status = -1;
+    waitpid(pid, &status, 0);
+    EXPECT_EQ(0, memcmp(aa.gid, ca.gid, 8));
+    EXPECT_NE(0, memcmp(aa.gid, ca.gid, sizeof(aa.gid)));
+    EXPECT_NE(0, ca.lid);
+    EXPECT_NE(aa.lid, ca.lid);
     srq_verbs_close(a);
     srq_verbs_close(b);
 }

@@ -6,7 +6,8 @@
  *     ibv_query_qp, never when the QP fails on its own;
  *   - rdma-core's calls that programs use answer for soft0 as they answer
  *     for an HCA (ibv_query_gid_type); one node GUID for every context,
- *     the device list's;
+ *     the device list's; every context of a process shares the port's
+ *     LID and GID, and the QP number picks the QP behind that address;
  *   - every failing verb sets errno (on an HCA a failing control verb is
  *     a failing system call); a CQ is armed as an HCA arms it;
  *   - UD as on an HCA: a receive too small for a datagram completes with
@@ -30,6 +31,8 @@
 #include <poll.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <vector>
 
 using namespace srq_test;
 
@@ -84,6 +87,15 @@ protected:
             pump_once();
         }
         return false;
+    }
+
+    /* The port's LID, as a's context reports it */
+    uint16_t pa_lid()
+    {
+        ibv_port_attr pa = {};
+
+        EXPECT_EQ(0, srq_verbs_query_port(a->dev, 1, &pa));
+        return pa.lid;
     }
 
     ibv_qp *qa = nullptr, *qb = nullptr;
@@ -213,6 +225,80 @@ TEST_P(hca_like, one_node_guid_for_every_context)
         ibv_context *ctx = srq_verbs_context(a->dev);
         EXPECT_EQ(ibv_get_device_guid(ctx->device), da.node_guid)
             << "the device list's GUID differs";
+    }
+}
+
+/* Every context of a port shares its LID and GID, as on an HCA (UCX's
+ * ud_verbs test_ud_ds.if_addr opens two interfaces on one port and
+ * expects one address), while their QP numbers stay distinct */
+TEST_P(hca_like, contexts_share_the_ports_lid_and_gid)
+{
+    ibv_port_attr pa = {}, pb = {};
+
+    ASSERT_EQ(0, srq_verbs_query_port(a->dev, 1, &pa));
+    ASSERT_EQ(0, srq_verbs_query_port(b->dev, 1, &pb));
+    EXPECT_NE(0, pa.lid);
+    EXPECT_EQ(pa.lid, pb.lid) << "two contexts, two LIDs";
+    EXPECT_EQ(0, memcmp(a->addr.gid, b->addr.gid, sizeof(a->addr.gid)))
+        << "two contexts, two GIDs";
+    EXPECT_EQ(a->addr.lid, b->addr.lid);
+
+    /* a context opened later, and one opened while another closed,
+     * find the same port */
+    tdev_t &c = open_dev();
+    EXPECT_EQ(0, memcmp(a->addr.gid, c.addr.gid, sizeof(a->addr.gid)));
+    EXPECT_EQ(a->addr.lid, c.addr.lid);
+
+    ibv_qp *q1 = make_qp(*a, IBV_QPT_RC, scqa, rcqa);
+    ibv_qp *q2 = make_qp(*b, IBV_QPT_RC, scqb, rcqb);
+    ibv_cq *cqc = make_cq(c);
+    ibv_qp *q3  = make_qp(c, IBV_QPT_UD, cqc, cqc);
+    EXPECT_NE(q1->qp_num, q2->qp_num);
+    EXPECT_NE(q1->qp_num, q3->qp_num);
+    EXPECT_NE(q2->qp_num, q3->qp_num);
+}
+
+/* One address, two contexts: RC connections made to the shared address
+ * reach the QP their QP number names, by GID and by LID */
+TEST_P(hca_like, shared_address_reaches_the_named_qp)
+{
+    for (bool lid_only : {false, true}) {
+        conn_opts_t o;
+        o.lid_only = lid_only;
+        /* a's QP talks to b's, a second QP of a to a third of a */
+        ibv_qp *x = make_qp(*a, IBV_QPT_RC, scqa, rcqa);
+        ibv_qp *y = make_qp(*b, IBV_QPT_RC, scqb, rcqb);
+        ibv_qp *z = make_qp(*a, IBV_QPT_RC, scqa, rcqa);
+        ibv_qp *w = make_qp(*a, IBV_QPT_RC, scqa, rcqa);
+        rc_to_rts(*a, x, a->addr, y->qp_num, o); /* a's address: the port */
+        rc_to_rts(*b, y, b->addr, x->qp_num, o);
+        rc_to_rts(*a, z, b->addr, w->qp_num, o); /* b's: the same port */
+        rc_to_rts(*a, w, a->addr, z->qp_num, o);
+
+        char *buf = (char*)alloc(2 * kLen, 'x');
+        ibv_mr *mra = reg(*a, buf, 2 * kLen, IBV_ACCESS_LOCAL_WRITE);
+        ibv_mr *mrb = reg(*b, buf, 2 * kLen, IBV_ACCESS_LOCAL_WRITE);
+        ASSERT_EQ(0, post_recv(y, buf + kLen, 64, mrb->lkey, 21));
+        ASSERT_EQ(0, post_recv(w, buf + kLen + 64, 64, mra->lkey, 22));
+        ASSERT_EQ(0, post_send(x, IBV_WR_SEND, buf, 8, mra->lkey, 11));
+        ASSERT_EQ(0, post_send(z, IBV_WR_SEND, buf, 16, mra->lkey, 12));
+        ibv_wc wc[2];
+        ASSERT_EQ(2, poll(scqa, 2, wc)) << "lid_only " << lid_only;
+        EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+        EXPECT_EQ(IBV_WC_SUCCESS, wc[1].status);
+        /* each message at the QP its number names */
+        wc[0] = poll1(rcqb);
+        wc[1] = poll1(rcqa);
+        EXPECT_EQ(21u, wc[0].wr_id);
+        EXPECT_EQ(y->qp_num, wc[0].qp_num);
+        EXPECT_EQ(8u, wc[0].byte_len);
+        EXPECT_EQ(22u, wc[1].wr_id);
+        EXPECT_EQ(w->qp_num, wc[1].qp_num);
+        EXPECT_EQ(16u, wc[1].byte_len);
+        for (int i = 0; i < 2; ++i) {
+            EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+            EXPECT_EQ(pa_lid(), wc[i].slid) << "the port's LID";
+        }
     }
 }
 
@@ -682,6 +768,72 @@ TEST_P(hca_like_ud, traffic_class_arrives_in_the_grh)
     uint8_t *grh = (uint8_t*)rbuf;
     EXPECT_EQ(6, grh[0] >> 4) << "IP version";
     EXPECT_EQ(0xb8, ((grh[0] & 0xf) << 4) | (grh[1] >> 4));
+}
+
+/* One AH to the port reaches a UD QP of either context, the QP number
+ * picking it; the GRH names the sender's port */
+TEST_P(hca_like_ud, one_ah_reaches_the_qps_of_every_context)
+{
+    ibv_qp *qa2 = make_qp(*a, IBV_QPT_UD, scqa, rcqa);
+    char *rbuf2 = (char*)alloc(512, 0);
+    ibv_mr *rmr2 = reg(*a, rbuf2, 512, IBV_ACCESS_LOCAL_WRITE);
+    ibv_ah *ah = ah_to_b(0); /* b's address: a's too */
+
+    ud_to_rts(*a, qa2, kQkey);
+    ASSERT_EQ(0, post_recv(qb, rbuf, 256, rmr->lkey, 1));
+    ASSERT_EQ(0, post_recv(qa2, rbuf2, 256, rmr2->lkey, 2));
+    send(ah, 8, 10);
+    qb = qa2; /* send() sends to qb */
+    send(ah, 12, 11);
+    ibv_wc wc[2] = { poll1(rcqb), poll1(rcqa) };
+    EXPECT_EQ(1u, wc[0].wr_id);
+    EXPECT_EQ(40u + 8u, wc[0].byte_len);
+    EXPECT_EQ(2u, wc[1].wr_id);
+    EXPECT_EQ(40u + 12u, wc[1].byte_len) << "at the other context's QP";
+    for (int i = 0; i < 2; ++i) {
+        EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+        EXPECT_EQ(qa->qp_num, wc[i].src_qp);
+    }
+    /* sgid: the sender's port, as its own query gives it */
+    EXPECT_EQ(0, memcmp(rbuf + 8, a->addr.gid, 16));
+    EXPECT_EQ(0, memcmp(rbuf2 + 8, a->addr.gid, 16));
+    EXPECT_EQ(0, memcmp(rbuf + 24, b->addr.gid, 16)) << "dgid";
+    EXPECT_EQ(0, memcmp(rbuf2 + 24, a->addr.gid, 16)) << "dgid";
+}
+
+/* One AH reaches the QPs of as many contexts as the port has (UCX keeps
+ * one AH per address: every interface of a process on the port is behind
+ * it) */
+TEST_P(hca_like_ud, one_ah_reaches_many_contexts)
+{
+    const int n = 20;
+    ibv_ah *ah = ah_to_b(0);
+    std::vector<ibv_qp*> qps;
+    std::vector<ibv_cq*> cqs;
+    char *bufs = (char*)alloc(n * 256, 0);
+
+    for (int i = 0; i < n; ++i) {
+        tdev_t &d = open_dev();
+        ibv_cq *cq = make_cq(d);
+        ibv_qp *qp = make_qp(d, IBV_QPT_UD, cq, cq);
+        ibv_mr *mr = reg(d, bufs + i * 256, 256, IBV_ACCESS_LOCAL_WRITE);
+        ASSERT_NE(nullptr, qp);
+        ASSERT_NE(nullptr, mr);
+        ud_to_rts(d, qp, kQkey);
+        ASSERT_EQ(0, post_recv(qp, bufs + i * 256, 256, mr->lkey, i));
+        qps.push_back(qp);
+        cqs.push_back(cq);
+    }
+    for (int i = 0; i < n; ++i) {
+        qb = qps[i]; /* send() sends to qb */
+        send(ah, 8 + i, 100 + i);
+    }
+    for (int i = 0; i < n; ++i) {
+        ibv_wc wc = poll1(cqs[i]);
+        EXPECT_EQ(IBV_WC_SUCCESS, wc.status) << "context " << i;
+        EXPECT_EQ((uint64_t)i, wc.wr_id);
+        EXPECT_EQ(40u + 8u + i, wc.byte_len);
+    }
 }
 
 SRQ_INSTANTIATE(hca_like_ud);

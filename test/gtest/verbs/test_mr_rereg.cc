@@ -181,19 +181,4 @@ TEST_P(mr_rereg, zero_length_region)
     EXPECT_EQ('z', buf[0]);
 }
 
-/* Zero-based regions (every address an offset into the region) are not
- * implemented: refused as such, never registered as something else */
-TEST_P(mr_rereg, zero_based_refused_as_unsupported)
-{
-    char *buf = (char*)alloc(kLen, 'z');
-    errno = 0;
-    ibv_mr *mr = srq_verbs_reg_mr(b->dev, b->pd, buf, kLen,
-                                  kRemote | IBV_ACCESS_ZERO_BASED);
-    if (mr != nullptr) {
-        srq_verbs_dereg_mr(b->dev, mr);
-    }
-    EXPECT_EQ(nullptr, mr);
-    EXPECT_EQ(EOPNOTSUPP, errno);
-}
-
 SRQ_INSTANTIATE(mr_rereg);

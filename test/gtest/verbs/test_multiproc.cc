@@ -223,7 +223,7 @@ std::vector<std::string> new_fds(const std::map<int, std::string> &before)
 }
 
 /*
- * What remains of instance @hex (the hex of its GID's last 12 bytes) on
+ * What remains of instance @hex (instance_hex(): its id's first bytes) on
  * the host: every process of this user that still has its tables or its
  * queue (memfds "srq-soft-<hex>", "srq-softq-<hex>") open or mapped - the
  * kernel frees them with the last one - and any name carrying the id in
@@ -284,7 +284,7 @@ std::vector<std::string> remains(const std::string &hex)
     return found;
 }
 
-/* Where process @pid maps the memfd called @name writable (its owner's
+/* Where process @pid maps the memfd whose name begins with @name writable (its owner's
  * own mapping: what a same-user attacker finds in /proc/PID/maps), or 0 */
 uint64_t writable_mapping(pid_t pid, const std::string &name)
 {
@@ -294,7 +294,7 @@ uint64_t writable_mapping(pid_t pid, const std::string &name)
     unsigned long start = 0, found = 0;
 
     while ((maps != nullptr) && !found && fgets(line, sizeof(line), maps)) {
-        if ((strstr(line, ("/memfd:" + name + " ").c_str()) != nullptr) &&
+        if ((strstr(line, ("/memfd:" + name).c_str()) != nullptr) &&
             (sscanf(line, "%lx-%*x %7s", &start, perms) == 2) &&
             (strcmp(perms, "rw-s") == 0)) {
             found = start;
@@ -324,10 +324,13 @@ std::string first_of(const std::vector<std::string> &v)
     return v.empty() ? std::string("nothing") : v[0];
 }
 
+/* The hex every instance id of the process at @addr begins with: its
+ * port's id without the serial (soft_port.h). The tests' processes open
+ * one instance each */
 std::string instance_hex(const srq_verbs_port_addr_t &addr)
 {
     char hex[32];
-    for (int i = 0; i < 12; ++i) {
+    for (int i = 0; i < 10; ++i) {
         snprintf(hex + 2 * i, 3, "%02x", addr.gid[4 + i]);
     }
     return hex;
@@ -773,11 +776,11 @@ TEST_P(multiproc, producer_dies_filling_its_frame)
     ASSERT_EQ(0, srq_soft_query_stats(b.dev, &st));
     uint64_t dropped = st.rx_dropped;
     srq_verbs_dev_t *adev = a.dev;
-    srq_verbs_port_addr_t baddr = b.addr;
-    pid_t pid = fork_child([adev, baddr]() {
+    srq_verbs_dev_t *bdev = b.dev;
+    pid_t pid = fork_child([adev, bdev]() {
         srq_soft_pkt_t pad{};
         pad.opcode = SRQ_SOFT_OP_PAD;
-        return srq_soft_inject(adev, &baddr, &pad, sizeof(pad),
+        return srq_soft_inject(adev, bdev, &pad, sizeof(pad),
                                SRQ_SOFT_INJECT_CLAIM);
     });
     EXPECT_EQ(0, wait_child(pid));

@@ -56,7 +56,7 @@ protected:
          * taken frames before it stopped) */
         for (len = pad.size(); len >= SRQ_SOFT_CELL; len /= 2) {
             for (i = 0, ret = 0; (i < 64) && (ret == 0); ++i) {
-                ret = srq_soft_inject(b->dev, &a->addr, pad.data(), len,
+                ret = srq_soft_inject(b->dev, a->dev, pad.data(), len,
                                       SRQ_SOFT_INJECT_FRAME);
             }
             ASSERT_EQ(EAGAIN, ret);
@@ -1612,7 +1612,7 @@ TEST_P(rc, slow_requester_does_not_exhaust_its_retries)
 
     ((srq_soft_pkt_t*)junk)->opcode = 0x7f; /* a drops them, one by one */
     while (ret == 0) {
-        ret = srq_soft_inject(b->dev, &a->addr, junk, sizeof(junk),
+        ret = srq_soft_inject(b->dev, a->dev, junk, sizeof(junk),
                               SRQ_SOFT_INJECT_FRAME);
     }
     ASSERT_EQ(EAGAIN, ret);

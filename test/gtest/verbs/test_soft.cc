@@ -129,7 +129,7 @@ TEST_P(soft, fuzz_frames_dropped_and_counted)
         for (auto &c : pkt) {
             c = (uint8_t)rng();
         }
-        ASSERT_EQ(0, srq_soft_inject(a.dev, &b.addr, pkt, len,
+        ASSERT_EQ(0, srq_soft_inject(a.dev, b.dev, pkt, len,
                                      SRQ_SOFT_INJECT_FRAME));
         /* every frame is dropped, but padding, which is skipped */
         const size_t op = offsetof(srq_soft_pkt_t, opcode);
@@ -150,7 +150,7 @@ TEST_P(soft, fuzz_frames_dropped_and_counted)
         for (auto &c : pkt) {
             c = (uint8_t)rng();
         }
-        ASSERT_EQ(0, srq_soft_inject(a.dev, &b.addr, pkt, len,
+        ASSERT_EQ(0, srq_soft_inject(a.dev, b.dev, pkt, len,
                                      SRQ_SOFT_INJECT_SCRIBBLE));
         ibv_poll_cq(cqb, 1, &wc);
     }
@@ -175,14 +175,14 @@ TEST_P(soft, claimed_frame_waits_for_its_live_producer)
 
     pad.opcode = SRQ_SOFT_OP_PAD;
     uint64_t before = stats(b).rx_dropped;
-    ASSERT_EQ(0, srq_soft_inject(a.dev, &b.addr, &pad, sizeof(pad),
+    ASSERT_EQ(0, srq_soft_inject(a.dev, b.dev, &pad, sizeof(pad),
                                  SRQ_SOFT_INJECT_CLAIM));
     /* b looks at the claim now and then, and leaves it alone */
     for (int i = 0; i < 4096; ++i) {
         ibv_poll_cq(cqb, 1, &wc);
     }
     EXPECT_EQ(before, stats(b).rx_dropped);
-    ASSERT_EQ(0, srq_soft_inject(a.dev, &b.addr, nullptr, 0,
+    ASSERT_EQ(0, srq_soft_inject(a.dev, b.dev, nullptr, 0,
                                  SRQ_SOFT_INJECT_PUBLISH));
     check_traffic_flows(a, b, 10);
     EXPECT_EQ(before, stats(b).rx_dropped);
@@ -210,23 +210,24 @@ TEST_P(soft, foreign_connection_packets_dropped)
     pkt.h.dst_qpn = qb->qp_num;
     pkt.h.src_qpn = qa->qp_num;
     pkt.h.length  = 8;
-    memcpy(pkt.h.src_inst, b.addr.gid + 4, 12); /* not the peer's instance */
+    /* not the peer's instance */
+    ASSERT_EQ(0, srq_soft_test_instance(b.dev, pkt.h.src_inst));
     uint64_t before = stats(b).rx_dropped;
-    ASSERT_EQ(0, srq_soft_inject(a.dev, &b.addr, &pkt, sizeof(pkt),
+    ASSERT_EQ(0, srq_soft_inject(a.dev, b.dev, &pkt, sizeof(pkt),
                                  SRQ_SOFT_INJECT_FRAME));
     ibv_wc wc;
     EXPECT_EQ(0, poll(cqb, 1, &wc, 50));
     EXPECT_EQ(before + 1, stats(b).rx_dropped);
 
     pkt.h.src_qpn = qa->qp_num + 1; /* right instance, wrong QP */
-    memcpy(pkt.h.src_inst, a.addr.gid + 4, 12);
-    ASSERT_EQ(0, srq_soft_inject(a.dev, &b.addr, &pkt, sizeof(pkt),
+    ASSERT_EQ(0, srq_soft_test_instance(a.dev, pkt.h.src_inst));
+    ASSERT_EQ(0, srq_soft_inject(a.dev, b.dev, &pkt, sizeof(pkt),
                                  SRQ_SOFT_INJECT_FRAME));
     EXPECT_EQ(0, poll(cqb, 1, &wc, 50));
     EXPECT_EQ(before + 2, stats(b).rx_dropped);
 
     pkt.h.src_qpn = qa->qp_num; /* genuine: accepted */
-    ASSERT_EQ(0, srq_soft_inject(a.dev, &b.addr, &pkt, sizeof(pkt),
+    ASSERT_EQ(0, srq_soft_inject(a.dev, b.dev, &pkt, sizeof(pkt),
                                  SRQ_SOFT_INJECT_FRAME));
     EXPECT_EQ(IBV_WC_SUCCESS, poll1(cqb).status);
 }

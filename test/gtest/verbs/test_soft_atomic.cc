@@ -234,8 +234,8 @@ protected:
         pkt.a.addr          = raddr;
         pkt.a.compare_add   = add;
         pkt.a.rkey          = tmr->rkey;
-        memcpy(pkt.h.src_inst, a->addr.gid + 4, sizeof(pkt.h.src_inst));
-        ASSERT_EQ(0, srq_soft_inject(a->dev, &b->addr, &pkt, sizeof(pkt),
+        ASSERT_EQ(0, srq_soft_test_instance(a->dev, pkt.h.src_inst));
+        ASSERT_EQ(0, srq_soft_inject(a->dev, b->dev, &pkt, sizeof(pkt),
                                      SRQ_SOFT_INJECT_FRAME));
     }
 
@@ -624,7 +624,7 @@ TEST_P(atomic, results_held_while_requester_queue_full)
     size_t len = junk.size(), frames = 0;
     ((srq_soft_pkt_t*)junk.data())->opcode = 0x7f;
     while (len >= sizeof(srq_soft_pkt_t)) {
-        int ret = srq_soft_inject(b->dev, &a->addr, junk.data(), len,
+        int ret = srq_soft_inject(b->dev, a->dev, junk.data(), len,
                                   SRQ_SOFT_INJECT_FRAME);
         if (ret == EAGAIN) {
             len /= 2;
