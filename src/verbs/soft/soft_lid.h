@@ -7,18 +7,13 @@
 #ifndef SRQ_SOFT_LID_H_
 #define SRQ_SOFT_LID_H_
 
+#include "soft_lid_dir.h"
+
 #include <stdint.h>
 #include <sys/types.h>
 
 /* Unicast LIDs an instance may get: 1 .. SRQ_SOFT_LID_MAX */
 #define SRQ_SOFT_LID_MAX  0xbfffu
-
-/* The user's directory of registries: in SRQ_SOFT_LID_SHM, named
- * SRQ_SOFT_LID_DIR_NAME (printf format, the uid); SRQ_SOFT_LID_DIR_FMT is
- * its path. When another user holds that name: the same, "-<token>" */
-#define SRQ_SOFT_LID_SHM       "/dev/shm"
-#define SRQ_SOFT_LID_DIR_NAME  "srq-%u"
-#define SRQ_SOFT_LID_DIR_FMT   SRQ_SOFT_LID_SHM "/" SRQ_SOFT_LID_DIR_NAME
 
 /* The registry of our sharing domain, mapped (its size in *size_p) */
 int  srq_soft_lid_map(void **tab_p, size_t *size_p);
@@ -36,11 +31,5 @@ int  srq_soft_lid_lookup(const void *tab, uint16_t lid, uint8_t *id);
  * created if absent, its pages reserved (a full /dev/shm is ENOSPC here,
  * not SIGBUS later), mapped shared read-write in *tab_p: 0 or errno */
 int  srq_soft_lid_map_file(const char *kind, size_t size, void **tab_p);
-
-/* soft_lid_dir.c: the user's directory, opened (or -errno), and the check
- * of a descriptor: a @type (S_IFDIR, S_IFREG) of ours nobody else can
- * write (0 or errno) */
-int  srq_soft_lid_dir(void);
-int  srq_soft_lid_check_own(int fd, mode_t type);
 
 #endif

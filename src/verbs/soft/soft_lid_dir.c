@@ -1,5 +1,6 @@
 /*
- * ucx-srq soft device: the user's directory of LID registries (soft_lid.h).
+ * ucx-srq soft device: the user's directory of LID registries (soft_lid.h)
+ * and the QP number table (soft_qpn.h).
  *
  * /dev/shm/srq-<uid>, created 0700 by the user's first open and never
  * removed: once it exists no other user can plant anything in it, replace
@@ -17,7 +18,7 @@
  * (a FIFO cannot hold us), and checked by descriptor: a directory or file
  * of this user that nobody else can write.
  */
-#include "soft_lid.h"
+#include "soft_lid_dir.h"
 
 #include <errno.h>
 #include <fcntl.h>
