@@ -20,9 +20,9 @@ depgraph() { "${PYTHON3:-python3}" "$top/contrib/depgraph" "$@" 2>&1; }
 layers=(
 "src/uct|"
 "tools/fuzz|"
-"src/verbs|ibv/srq_ibv.h ibv/srq_ibv_abi;soft/soft_comp soft/soft_req;soft/soft_mr soft/soft_mw;srq_verbs_trace srq_verbs_trace_int.h"
+"src/verbs|ibv/srq_ibv.h ibv/srq_ibv_abi;soft/soft_comp soft/soft_req;srq_verbs_trace srq_verbs_trace_int.h"
 "src/verbs/ibv|srq_ibv.h srq_ibv_abi"
-"src/verbs/soft|soft_comp soft_req;soft_mr soft_mw"
+"src/verbs/soft|soft_comp soft_req"
 )
 # src/verbs' arrows from a lower folder up to a higher one, allowed
 # (none: what soft/ and the verbs layer share is in dev/, below both)

@@ -20,6 +20,7 @@
 #include "soft_atomic.h"
 #include "soft_dev.h"
 #include "soft_mr.h"
+#include "soft_mw.h"
 #include "soft_pd.h"
 #include "soft_qp.h"
 
@@ -36,7 +37,7 @@ uint8_t srq_soft_atomic_execute(srq_soft_qp_t *qp, uint8_t opcode,
     if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC)) {
         return SRQ_SOFT_NAK_INV_REQ;
     }
-    if (srq_soft_mr_check_remote(&qp->dev->seg, qp->attr.qp_access_flags,
+    if (srq_soft_mw_check_rkey(&qp->dev->seg, qp->attr.qp_access_flags,
                                  srq_soft_pd_id(qp->ibv.pd), qp->ibv.qp_num,
                                  req->rkey, req->addr, sizeof(uint64_t),
                                  IBV_ACCESS_REMOTE_ATOMIC, &va) != 0) {

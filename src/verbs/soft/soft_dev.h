@@ -135,6 +135,10 @@ struct srq_soft_dev {
      * of the SRQ above it */
     void              (*srq_free_wqes)(srq_soft_srq_t *srq,
                                        const uint16_t *idx, unsigned n);
+    /* is a window bound to the region of @mr_key? (soft_mw.c's, set at
+     * open): a region asks it before deregistration, knowing nothing of
+     * the windows above it */
+    bool              (*mr_has_windows)(srq_soft_dev_t *dev, uint32_t mr_key);
 
     /* QPs by index (qpn = gen << 16 | index, soft_qpn.c) */
     srq_soft_qp_t     **qps;

@@ -131,6 +131,7 @@ static void srq_soft_dev_init_ctx(srq_soft_dev_t *dev)
     dev->vctx.context.ops.dealloc_mw    = srq_soft_dealloc_mw;
     dev->vctx.context.ops.bind_mw       = srq_soft_bind_mw;
     dev->srq_free_wqes                  = srq_soft_srq_free_wqes;
+    dev->mr_has_windows                 = srq_soft_mw_region_has_windows;
 }
 
 /* A device object for ctx->device, so that ibv_get_device_name() works */

@@ -31,7 +31,6 @@
 #include "soft_mr.h"
 #include "soft_dev.h"
 #include "soft_inflight.h"
-#include "soft_mw.h"
 #include "soft_pd.h"
 #include "soft_shm.h"
 #include "soft_srq_wqe.h"
@@ -116,7 +115,7 @@ static uint32_t srq_soft_mr_next_key(srq_soft_dev_t *dev)
     uint32_t key = dev->mr_last_key;
 
     do {
-        key = (key + 1) & ~SRQ_SOFT_MW_KEY_BIT; /* that bit: a window's */
+        key = (key + 1) & ~SRQ_SOFT_MR_KEY_WINDOW_BIT;
     } while ((srq_soft_mr_slot(key) == 0) ||
              (key == SRQ_SOFT_SRQ_INVALID_LKEY) ||
              (dev->seg.mrs[srq_soft_mr_slot(key)].key != 0));
@@ -124,22 +123,11 @@ static uint32_t srq_soft_mr_next_key(srq_soft_dev_t *dev)
     return key;
 }
 
-/* Is a window bound to the region of @key? Without a bound window (the
- * common case) the device lock is not taken: a responder's WRITE holds it
- * (see below). A program that binds a window while it deregisters the
- * region may win: the window then grants nothing, srq_soft_mw_check finds
- * its region gone */
+/* Is a window bound to the region of @key? The windows, above us, tell
+ * (dev->mr_has_windows, soft_mw.c's) */
 static bool srq_soft_mr_windows(srq_soft_dev_t *dev, uint32_t key)
 {
-    bool bound;
-
-    if (!srq_soft_mw_any_bound(dev)) {
-        return false;
-    }
-    srq_soft_dev_lock(dev);
-    bound = srq_soft_mw_bound_to(dev, key);
-    srq_soft_dev_unlock(dev);
-    return bound;
+    return dev->mr_has_windows(dev, key);
 }
 
 struct ibv_mr *srq_soft_reg_mr(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
@@ -383,18 +371,4 @@ int srq_soft_mr_check_iova(const srq_soft_seg_t *seg, uint32_t key,
         *va = e.addr + (iova - e.iova);
     }
     return ret;
-}
-
-int srq_soft_mr_check_remote(const srq_soft_seg_t *seg, uint32_t qp_access,
-                             uint32_t pd, uint32_t qpn, uint32_t rkey,
-                             uint64_t addr, uint64_t len, int access,
-                             uint64_t *va)
-{
-    if (!(qp_access & (uint32_t)access)) {
-        return EACCES;
-    }
-    if (srq_soft_mw_is_key(rkey)) {
-        return srq_soft_mw_check(seg, qpn, pd, rkey, addr, len, access, va);
-    }
-    return srq_soft_mr_check_iova(seg, rkey, addr, len, access, pd, va);
 }

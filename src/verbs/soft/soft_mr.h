@@ -10,6 +10,10 @@
 
 #include <stdint.h>
 
+/* A key with this bit is a memory window's (soft_mw.h), never a region's:
+ * the two kinds share the key space */
+#define SRQ_SOFT_MR_KEY_WINDOW_BIT  0x80000000u
+
 typedef struct srq_soft_dev srq_soft_dev_t;
 
 typedef struct srq_soft_mr {
@@ -42,16 +46,5 @@ int  srq_soft_mr_check(const srq_soft_seg_t *seg, uint32_t key, uint64_t addr,
 int  srq_soft_mr_check_iova(const srq_soft_seg_t *seg, uint32_t key,
                             uint64_t iova, uint64_t len, int access,
                             uint32_t pd, uint64_t *va);
-/* The check an RDMA responder makes, wherever it runs (the requester's
- * one-sided copy, the target's responder): does the QP @qpn, granting
- * @qp_access (its qp_access_flags) in the protection domain @pd, serve
- * @access through @rkey (a region's or a memory window's, soft_mw.h) to
- * the remote address [addr, addr + len), per the tables of @seg (the
- * target's)? 0 or EACCES; where the access goes in the target's memory
- * in *va */
-int  srq_soft_mr_check_remote(const srq_soft_seg_t *seg, uint32_t qp_access,
-                              uint32_t pd, uint32_t qpn, uint32_t rkey,
-                              uint64_t addr, uint64_t len, int access,
-                              uint64_t *va);
 
 #endif

@@ -402,3 +402,34 @@ bool srq_soft_mw_bound_to(srq_soft_dev_t *dev, uint32_t mr_key)
     }
     return false;
 }
+
+int srq_soft_mw_check_rkey(const srq_soft_seg_t *seg, uint32_t qp_access,
+                           uint32_t pd, uint32_t qpn, uint32_t rkey,
+                           uint64_t addr, uint64_t len, int access,
+                           uint64_t *va)
+{
+    if (!(qp_access & (uint32_t)access)) {
+        return EACCES;
+    }
+    if (srq_soft_mw_is_key(rkey)) {
+        return srq_soft_mw_check(seg, qpn, pd, rkey, addr, len, access, va);
+    }
+    return srq_soft_mr_check_iova(seg, rkey, addr, len, access, pd, va);
+}
+
+/* Without a bound window (the common case) the device lock is not taken:
+ * a responder's WRITE holds it (soft_mr.c). A program that binds a window
+ * while it deregisters the region may win: the window then grants
+ * nothing, srq_soft_mw_check finds its region gone */
+bool srq_soft_mw_region_has_windows(srq_soft_dev_t *dev, uint32_t mr_key)
+{
+    bool bound;
+
+    if (!srq_soft_mw_any_bound(dev)) {
+        return false;
+    }
+    srq_soft_dev_lock(dev);
+    bound = srq_soft_mw_bound_to(dev, mr_key);
+    srq_soft_dev_unlock(dev);
+    return bound;
+}

@@ -7,6 +7,7 @@
 #define SRQ_SOFT_MW_H_
 
 #include "../dev/srq_verbs_types.h"
+#include "soft_mr.h"
 #include "soft_shm.h"
 
 #include <stdbool.h>
@@ -22,7 +23,7 @@ typedef struct srq_soft_swqe srq_soft_swqe_t;
  * come back only after 2048 allocations of it), the slot (12 bits) and
  * the 8-bit key a type 2 bind chooses (ibv_inc_rkey).
  */
-#define SRQ_SOFT_MW_KEY_BIT     0x80000000u
+#define SRQ_SOFT_MW_KEY_BIT     SRQ_SOFT_MR_KEY_WINDOW_BIT
 #define SRQ_SOFT_MW_SLOT_SHIFT  8
 #define SRQ_SOFT_MW_GEN_SHIFT   20
 #define SRQ_SOFT_MW_GEN_MASK    0x7ffu
@@ -47,13 +48,28 @@ int srq_soft_mw_execute(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe);
  * IBV_WC_REM_INV_REQ_ERR if there is no such window */
 int srq_soft_mw_remote_inv(srq_soft_qp_t *qp, uint32_t rkey);
 
-/* The check a responder makes of a window's rkey (srq_soft_mr_check_remote
+/* The check a responder makes of a window's rkey (srq_soft_mw_check_rkey
  * for an rkey with SRQ_SOFT_MW_KEY_BIT): bound, to QP @qpn if type 2, in
  * @pd, granting @access to [addr, addr + len), over a region that is still
  * registered. 0 or EACCES; where it lands in the target's memory in *va */
 int srq_soft_mw_check(const srq_soft_seg_t *seg, uint32_t qpn, uint32_t pd,
                       uint32_t rkey, uint64_t addr, uint64_t len, int access,
                       uint64_t *va);
+
+/* The check an RDMA responder makes, wherever it runs (the requester's
+ * one-sided copy, the target's responder): does the QP @qpn, granting
+ * @qp_access (its qp_access_flags) in the protection domain @pd, serve
+ * @access through @rkey (a region's, soft_mr.h, or a window's) to the
+ * remote address [addr, addr + len), per the tables of @seg (the
+ * target's)? 0 or EACCES; where the access goes in the target's memory
+ * in *va. Here, above both kinds, as rxe's responder decides */
+int srq_soft_mw_check_rkey(const srq_soft_seg_t *seg, uint32_t qp_access,
+                           uint32_t pd, uint32_t qpn, uint32_t rkey,
+                           uint64_t addr, uint64_t len, int access,
+                           uint64_t *va);
+/* Is a window of @dev bound to the region of @mr_key? (the device's
+ * mr_has_windows: a region refuses deregistration while one is) */
+bool srq_soft_mw_region_has_windows(srq_soft_dev_t *dev, uint32_t mr_key);
 
 /* Is any window of @dev bound? (without the device lock) */
 bool srq_soft_mw_any_bound(srq_soft_dev_t *dev);

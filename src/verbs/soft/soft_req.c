@@ -163,7 +163,7 @@ static int srq_soft_req_rdma_check(srq_soft_qp_t *qp,
         memcmp(ent.dest_inst, qp->dev->instance, SRQ_SOFT_INST_LEN)) {
         return SRQ_SOFT_REQ_DROPPED;
     }
-    if (srq_soft_mr_check_remote(&peer->seg, ent.access, ent.pd, ent.qpn,
+    if (srq_soft_mw_check_rkey(&peer->seg, ent.access, ent.pd, ent.qpn,
                                  wqe->rkey, wqe->remote_addr, wqe->length,
                                  access, va) != 0) {
         return IBV_WC_REM_ACCESS_ERR;
