@@ -31,7 +31,6 @@
  */
 #define _GNU_SOURCE
 #include "soft_resp.h"
-#include "soft_resp_ack.h"
 #include "soft_async.h"
 #include "soft_atomic.h"
 #include "soft_comp.h"
@@ -49,7 +48,6 @@
 #include "soft_qp.h"
 #include "soft_qp_state.h"
 #include "soft_ring.h"
-#include "soft_rview.h"
 #include "soft_shm.h"
 #include "soft_srq.h"
 #include "soft_srq_wqe.h"
@@ -59,6 +57,336 @@
 #include <sys/uio.h>
 
 #define SRQ_SOFT_GRH_LEN 40
+
+/* A receive WQE as the responder sees it, from an SRQ or an RQ */
+typedef struct srq_soft_rview {
+    uint64_t         wr_id;
+    uint32_t         num_sge;
+    struct ibv_sge   sge[SRQ_SOFT_MAX_SGE];
+    srq_soft_srq_t  *srq;
+    uint16_t         srq_idx;
+} srq_soft_rview_t;
+
+static void srq_soft_rview_srq(srq_soft_srq_t *srq, void *buf, uint16_t idx,
+                               srq_soft_rview_t *v)
+{
+    srq_soft_srq_data_seg_t *d = srq_soft_srq_dseg(buf);
+    uint32_t i, lkey;
+
+    v->srq     = srq;
+    v->srq_idx = idx;
+    v->wr_id   = srq->wrid[idx];
+    v->num_sge = 0;
+    for (i = 0; (i < srq->max_sge) && (i < SRQ_SOFT_MAX_SGE); ++i) {
+        lkey = be32toh(d[i].lkey);
+        if (lkey == SRQ_SOFT_SRQ_INVALID_LKEY) {
+            break; /* end of a short list */
+        }
+        v->sge[i].addr   = be64toh(d[i].addr);
+        v->sge[i].length = be32toh(d[i].byte_count);
+        v->sge[i].lkey   = lkey;
+        ++v->num_sge;
+    }
+}
+
+/* The next receive WQE of @qp, without taking it */
+static bool srq_soft_rview_peek(srq_soft_qp_t *qp, srq_soft_rview_t *v)
+{
+    srq_soft_srq_t *srq;
+    srq_soft_rwqe_t *rwqe;
+    uint32_t slot, nsge;
+    uint16_t idx;
+    void *buf;
+
+    if (qp->ibv.srq != NULL) {
+        srq = srq_soft_srq(qp->ibv.srq);
+        buf = srq_soft_srq_peek(srq, &idx);
+        if (buf == NULL) {
+            return false;
+        }
+        srq_soft_rview_srq(srq, buf, idx, v);
+        return true;
+    }
+    if (qp->rq_hw == qp->rq_pi) {
+        return false;
+    }
+    slot       = qp->rq_hw & qp->rq_mask;
+    nsge       = qp->cap.max_recv_sge ? qp->cap.max_recv_sge : 1;
+    rwqe       = &qp->rq[slot];
+    v->srq     = NULL;
+    v->wr_id   = rwqe->wr_id;
+    v->num_sge = rwqe->num_sge;
+    memcpy(v->sge, qp->rq_sge + (size_t)slot * nsge,
+           sizeof(*v->sge) * rwqe->num_sge);
+    return true;
+}
+
+static void srq_soft_rview_consume(srq_soft_qp_t *qp, srq_soft_rview_t *v)
+{
+    if (v->srq != NULL) {
+        srq_soft_srq_consume(v->srq);
+    } else {
+        ++qp->rq_hw;
+    }
+}
+
+/* Local keys of the part of the scatter list that [0, len) touches, in
+ * the PD of the queue the WQE came from (the SRQ's, or the QP's) */
+static int srq_soft_rview_check(srq_soft_qp_t *qp, const srq_soft_rview_t *v,
+                                uint64_t len)
+{
+    uint32_t pd = (v->srq != NULL) ? srq_soft_pd_id(v->srq->ibv.pd) :
+                                     srq_soft_pd_id(qp->ibv.pd);
+    uint64_t part;
+    uint32_t i;
+
+    for (i = 0; (i < v->num_sge) && (len > 0); ++i) {
+        part = (v->sge[i].length < len) ? v->sge[i].length : len;
+        if (srq_soft_mr_check(&qp->dev->seg, v->sge[i].lkey, v->sge[i].addr,
+                              part, IBV_ACCESS_LOCAL_WRITE, pd) != 0) {
+            return IBV_WC_LOC_PROT_ERR;
+        }
+        len -= part;
+    }
+    return IBV_WC_SUCCESS;
+}
+
+/* Copy @len bytes to offset @off of the scatter list (checked before) */
+static void srq_soft_rview_copy(const srq_soft_rview_t *v, uint64_t off,
+                                const uint8_t *src, uint64_t len)
+{
+    uint64_t part, skip;
+    uint32_t i;
+
+    for (i = 0; (i < v->num_sge) && (len > 0); ++i) {
+        if (off >= v->sge[i].length) {
+            off -= v->sge[i].length;
+            continue;
+        }
+        skip = off;
+        part = v->sge[i].length - skip;
+        part = (part < len) ? part : len;
+        memcpy((uint8_t*)(uintptr_t)v->sge[i].addr + skip, src, part);
+        src += part;
+        len -= part;
+        off  = 0;
+    }
+}
+
+/* Pull @len bytes from the sender's buffers into the scatter list */
+static bool srq_soft_rview_pull(const srq_soft_rview_t *v, pid_t pid,
+                                const srq_soft_pkt_iov_t *riov, uint16_t nsge,
+                                uint64_t len)
+{
+    struct iovec local[SRQ_SOFT_MAX_SGE], remote[SRQ_SOFT_MAX_SGE];
+    uint64_t left = len, part;
+    uint32_t i, n = 0;
+
+    for (i = 0; (i < v->num_sge) && (left > 0); ++i, ++n) {
+        part = (v->sge[i].length < left) ? v->sge[i].length : left;
+        local[n].iov_base = (void*)(uintptr_t)v->sge[i].addr;
+        local[n].iov_len  = part;
+        left -= part;
+    }
+    for (i = 0; i < nsge; ++i) {
+        remote[i].iov_base = (void*)(uintptr_t)riov[i].addr;
+        remote[i].iov_len  = riov[i].len;
+    }
+    return process_vm_readv(pid, local, n, remote, nsge, 0) == (ssize_t)len;
+}
+
+/* ---- ACK / NAK --------------------------------------------------------
+ *
+ * What a QP owes is on dev->ack_qps, sent at the end of the progress call
+ * (coalesced: one per QP), or carried by the next request the QP sends
+ * the other way (soft_req.c: a reply). On a QP whose last reply followed
+ * its request at once, the ACK of a message just placed waits one more
+ * progress call for such a reply (built-in instances only); sent on its
+ * own after all, it ends that (the next ACKs go at once) until a reply
+ * comes right after a request again. A
+ * one-way stream so waits once; NAKs, duplicates' ACKs and atomic results
+ * never wait; everything owed goes before the device's owner may sleep
+ * (soft_wait.c) and before a QP is modified or destroyed (soft_device.c).
+ */
+
+/* Owed now: sent at the end of this progress call */
+static void srq_soft_resp_sched_ack(srq_soft_qp_t *qp)
+{
+    qp->ack_call    = 0;
+    qp->ack_pending = true;
+    if (!srq_soft_list_linked(&qp->ack_link)) {
+        srq_soft_list_add_tail(&qp->dev->ack_qps, &qp->ack_link);
+    }
+}
+
+/* A request was placed: its ACK may wait one call for a reply to carry
+ * it, if one did the last time (never longer: the call it became owed in
+ * is kept while it is pending). Not in uverbs mode: a program behind
+ * libibverbs may stop polling after its last message, and the progress
+ * thread would only wake for the sender's retransmission; the built-in
+ * owner (rc_srq) progresses, or UCX's async thread runs the device for it
+ * (ASYNC_INTERVAL) */
+static void srq_soft_resp_sched_ack_placed(srq_soft_qp_t *qp)
+{
+    srq_soft_dev_t *dev = qp->dev;
+    uint64_t call       = dev->stats.progress_calls;
+
+    qp->rx_call = call;
+    if (qp->ack_pending) {
+        return; /* owed since an earlier call, or now */
+    }
+    srq_soft_resp_sched_ack(qp);
+    qp->ack_call = (qp->ack_defer && !dev->params.uverbs_fds) ? call : 0;
+}
+
+/* Does the ACK @qp owes wait for the next call? */
+static bool srq_soft_resp_ack_waits(const srq_soft_qp_t *qp, bool all)
+{
+    return !all && !qp->nak && (qp->ack_call != 0) &&
+           (qp->ack_call == qp->dev->stats.progress_calls);
+}
+
+static void srq_soft_resp_sched_nak(srq_soft_qp_t *qp, uint8_t nak,
+                                    uint32_t psn)
+{
+    qp->nak     = nak;
+    qp->nak_psn = psn;
+    srq_soft_resp_sched_ack(qp);
+}
+
+/* A response frame to the requester: 0, EAGAIN (no room: try again
+ * later) or EPIPE. @data, @len: an ATOMIC_ACK's original value, a
+ * READ_RESP's data; @flags SRQ_SOFT_PKT_F_PULL: a READ_RESP of @len
+ * bytes without them (@data unused) */
+static int srq_soft_resp_ctrl_frame(srq_soft_qp_t *qp, uint8_t opcode,
+                                    uint8_t flags, uint32_t aux, uint32_t psn,
+                                    const void *data, size_t len)
+{
+    size_t payload = (flags & SRQ_SOFT_PKT_F_PULL) ? 0 : len;
+    srq_soft_tx_t tx;
+    srq_soft_pkt_t *pkt;
+    int ret;
+
+    ret = srq_soft_ring_reserve(qp->dev, qp->peer,
+                                srq_soft_frame_len(payload), &tx);
+    if (ret != 0) {
+        /* a lock held by another producer: to us, no room now */
+        return (ret == EBUSY) ? EAGAIN : (ret == EPROTO) ? EPIPE : ret;
+    }
+    pkt          = tx.pkt;
+    pkt->opcode  = opcode;
+    pkt->flags   = flags;
+    pkt->nsge    = 0;
+    pkt->dst_qpn = qp->attr.dest_qp_num;
+    pkt->src_qpn = qp->ibv.qp_num;
+    pkt->psn     = psn;
+    pkt->imm     = 0;
+    pkt->length  = (uint32_t)len;
+    pkt->aux     = aux;
+    memcpy(pkt->src_inst, qp->dev->instance, SRQ_SOFT_INST_LEN);
+    pkt->src_lid = qp->dev->lid;
+    if (payload > 0) {
+        memcpy(pkt + 1, data, payload);
+    }
+    srq_soft_ring_commit(qp->dev, &tx);
+    return 0;
+}
+
+/* 0, EAGAIN (no room: try again later) or EPIPE */
+static int srq_soft_resp_ctrl(srq_soft_qp_t *qp, uint8_t nak, uint32_t psn)
+{
+    /* an RNR NAK carries our timer: the requester waits that long */
+    return srq_soft_resp_ctrl_frame(qp, nak ? SRQ_SOFT_OP_NAK : SRQ_SOFT_OP_ACK,
+                                    0, nak | ((uint32_t)qp->attr.min_rnr_timer
+                                              << 8), psn, NULL, 0);
+}
+
+/* A READ's answer: @len bytes of @data, or with @data NULL none (the
+ * requester reads them itself: a READ over SRQ_SOFT_PKT_INLINE_MAX) */
+static int srq_soft_resp_read_resp(srq_soft_qp_t *qp, uint32_t psn,
+                                   const void *data, uint32_t len)
+{
+    return srq_soft_resp_ctrl_frame(qp, SRQ_SOFT_OP_READ_RESP,
+                                    data ? 0 : SRQ_SOFT_PKT_F_PULL, 0, psn,
+                                    data, len);
+}
+
+/* A kept result: an ATOMIC_ACK, or a READ_RESP (its data copied, or
+ * none) */
+static int srq_soft_resp_atomic_ack(srq_soft_qp_t *qp,
+                                    const srq_soft_atomic_res_t *res)
+{
+    if (res->read) {
+        return srq_soft_resp_read_resp(qp, res->psn, res->data, res->len);
+    }
+    return srq_soft_resp_ctrl_frame(qp, SRQ_SOFT_OP_ATOMIC_ACK, 0, 0,
+                                    res->psn, &res->orig, sizeof(res->orig));
+}
+
+/* Send the atomic results not sent yet, oldest first: 0, EAGAIN or EPIPE */
+static int srq_soft_resp_atomic_flush(srq_soft_qp_t *qp)
+{
+    const srq_soft_atomic_res_t *res;
+    int ret;
+
+    while ((res = srq_soft_atomic_unsent(qp)) != NULL) {
+        ret = srq_soft_resp_atomic_ack(qp, res);
+        if (ret != 0) {
+            return ret;
+        }
+        srq_soft_atomic_mark_sent(qp);
+    }
+    return 0;
+}
+
+/*
+ * Send the ACK/NAK each QP owes: one per QP per progress call; with @all
+ * false, not those that wait one call for a reply. A peer found gone
+ * fails all its QPs, which takes them off the list, possibly the very next
+ * one: so the list is taken whole and handled one head at a time, as the
+ * progress engine's lists are.
+ */
+void srq_soft_resp_send_acks(srq_soft_dev_t *dev, bool all)
+{
+    srq_soft_list_t todo, *e;
+    srq_soft_qp_t *qp;
+    uint32_t psn;
+    int ret;
+
+    srq_soft_list_take(&todo, &dev->ack_qps);
+    while (!srq_soft_list_empty(&todo)) {
+        e  = todo.next;
+        qp = srq_soft_container_of(e, srq_soft_qp_t, ack_link);
+        srq_soft_list_del(e);
+        if (srq_soft_resp_ack_waits(qp, all)) {
+            srq_soft_list_add_tail(&dev->ack_qps, e);
+            continue;
+        }
+        psn = qp->nak ? qp->nak_psn : srq_soft_psn_add(qp->epsn, 0xffffff);
+        /* atomic results first: their PSNs are older */
+        ret = srq_soft_resp_atomic_flush(qp);
+        if (ret == 0) {
+            ret = srq_soft_resp_ctrl(qp, qp->nak, psn);
+        }
+        if (ret == EAGAIN) {
+            /* its queue is full: next time */
+            srq_soft_list_add_tail(&dev->ack_qps, e);
+            continue;
+        }
+        if (ret == 0) {
+            dev->stats.acks_sent += !qp->nak;
+            if (qp->ack_call != 0) {
+                qp->ack_defer = false; /* waited, and no reply came */
+            }
+        }
+        qp->ack_pending = false;
+        qp->ack_call    = 0;
+        qp->nak         = 0;
+        if (ret != 0) {
+            srq_soft_comp_peer_check(dev, qp->peer);
+        }
+    }
+}
 
 /* ---- receive ---------------------------------------------------------- */
 
