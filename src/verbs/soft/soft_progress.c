@@ -25,6 +25,7 @@
 #include "soft_qp_state.h"
 #include "soft_req.h"
 #include "soft_resp.h"
+#include "soft_resp_ack.h"
 #include "soft_ring.h"
 #include "soft_shm.h"
 

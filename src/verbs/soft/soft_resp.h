@@ -1,6 +1,6 @@
 /*
  * ucx-srq soft device: the responder - inbound SEND / WRITE_WITH_IMM
- * packets to receive WQEs and completions, and the ACK/NAK they owe.
+ * packets to receive WQEs and completions (what they owe: soft_resp_ack.h).
  */
 #ifndef SRQ_SOFT_RESP_H_
 #define SRQ_SOFT_RESP_H_
@@ -15,8 +15,5 @@ typedef struct srq_soft_dev srq_soft_dev_t;
 /* A request packet from the inbound queue (checked here, trusted nowhere) */
 void srq_soft_resp_recv(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
                         const uint8_t *payload);
-/* Send the ACK/NAK every QP on dev->ack_qps owes; @all false: not the
- * ACKs that wait one more progress call for a reply to carry them */
-void srq_soft_resp_send_acks(srq_soft_dev_t *dev, bool all);
 
 #endif

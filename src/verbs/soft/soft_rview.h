@@ -1,0 +1,171 @@
+/*
+ * ucx-srq soft device: a receive WQE as the responder sees it (from the
+ * QP's SRQ or its own RQ): the next one, taken, its local keys checked,
+ * a payload copied or pulled into its scatter list. The responder's
+ * placement of a SEND and of a READ's data (soft_resp.c). Inline: every
+ * message the responder places goes through these; the includer defines
+ * _GNU_SOURCE (process_vm_readv).
+ */
+#ifndef SRQ_SOFT_RVIEW_H_
+#define SRQ_SOFT_RVIEW_H_
+
+#include "soft_dev.h"
+#include "soft_mr.h"
+#include "soft_pd.h"
+#include "soft_pkt.h"
+#include "soft_qp.h"
+#include "soft_shm.h"
+#include "soft_srq.h"
+#include "soft_srq_wqe.h"
+
+#include <endian.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+/* A receive WQE as the responder sees it, from an SRQ or an RQ */
+typedef struct srq_soft_rview {
+    uint64_t         wr_id;
+    uint32_t         num_sge;
+    struct ibv_sge   sge[SRQ_SOFT_MAX_SGE];
+    srq_soft_srq_t  *srq;
+    uint16_t         srq_idx;
+} srq_soft_rview_t;
+
+static inline void
+srq_soft_rview_srq(srq_soft_srq_t *srq, void *buf, uint16_t idx,
+                               srq_soft_rview_t *v)
+{
+    srq_soft_srq_data_seg_t *d = srq_soft_srq_dseg(buf);
+    uint32_t i, lkey;
+
+    v->srq     = srq;
+    v->srq_idx = idx;
+    v->wr_id   = srq->wrid[idx];
+    v->num_sge = 0;
+    for (i = 0; (i < srq->max_sge) && (i < SRQ_SOFT_MAX_SGE); ++i) {
+        lkey = be32toh(d[i].lkey);
+        if (lkey == SRQ_SOFT_SRQ_INVALID_LKEY) {
+            break; /* end of a short list */
+        }
+        v->sge[i].addr   = be64toh(d[i].addr);
+        v->sge[i].length = be32toh(d[i].byte_count);
+        v->sge[i].lkey   = lkey;
+        ++v->num_sge;
+    }
+}
+
+/* The next receive WQE of @qp, without taking it */
+static inline bool
+srq_soft_rview_peek(srq_soft_qp_t *qp, srq_soft_rview_t *v)
+{
+    srq_soft_srq_t *srq;
+    srq_soft_rwqe_t *rwqe;
+    uint32_t slot, nsge;
+    uint16_t idx;
+    void *buf;
+
+    if (qp->ibv.srq != NULL) {
+        srq = srq_soft_srq(qp->ibv.srq);
+        buf = srq_soft_srq_peek(srq, &idx);
+        if (buf == NULL) {
+            return false;
+        }
+        srq_soft_rview_srq(srq, buf, idx, v);
+        return true;
+    }
+    if (qp->rq_hw == qp->rq_pi) {
+        return false;
+    }
+    slot       = qp->rq_hw & qp->rq_mask;
+    nsge       = qp->cap.max_recv_sge ? qp->cap.max_recv_sge : 1;
+    rwqe       = &qp->rq[slot];
+    v->srq     = NULL;
+    v->wr_id   = rwqe->wr_id;
+    v->num_sge = rwqe->num_sge;
+    memcpy(v->sge, qp->rq_sge + (size_t)slot * nsge,
+           sizeof(*v->sge) * rwqe->num_sge);
+    return true;
+}
+
+static inline void
+srq_soft_rview_consume(srq_soft_qp_t *qp, srq_soft_rview_t *v)
+{
+    if (v->srq != NULL) {
+        srq_soft_srq_consume(v->srq);
+    } else {
+        ++qp->rq_hw;
+    }
+}
+
+/* Local keys of the part of the scatter list that [0, len) touches, in
+ * the PD of the queue the WQE came from (the SRQ's, or the QP's) */
+static inline int
+srq_soft_rview_check(srq_soft_qp_t *qp, const srq_soft_rview_t *v,
+                         uint64_t len)
+{
+    uint32_t pd = (v->srq != NULL) ? srq_soft_pd_id(v->srq->ibv.pd) :
+                                     srq_soft_pd_id(qp->ibv.pd);
+    uint64_t part;
+    uint32_t i;
+
+    for (i = 0; (i < v->num_sge) && (len > 0); ++i) {
+        part = (v->sge[i].length < len) ? v->sge[i].length : len;
+        if (srq_soft_mr_check(&qp->dev->seg, v->sge[i].lkey, v->sge[i].addr,
+                              part, IBV_ACCESS_LOCAL_WRITE, pd) != 0) {
+            return IBV_WC_LOC_PROT_ERR;
+        }
+        len -= part;
+    }
+    return IBV_WC_SUCCESS;
+}
+
+/* Copy @len bytes to offset @off of the scatter list (checked before) */
+static inline void
+srq_soft_rview_copy(const srq_soft_rview_t *v, uint64_t off,
+                         const uint8_t *src, uint64_t len)
+{
+    uint64_t part, skip;
+    uint32_t i;
+
+    for (i = 0; (i < v->num_sge) && (len > 0); ++i) {
+        if (off >= v->sge[i].length) {
+            off -= v->sge[i].length;
+            continue;
+        }
+        skip = off;
+        part = v->sge[i].length - skip;
+        part = (part < len) ? part : len;
+        memcpy((uint8_t*)(uintptr_t)v->sge[i].addr + skip, src, part);
+        src += part;
+        len -= part;
+        off  = 0;
+    }
+}
+
+/* Pull @len bytes from the sender's buffers into the scatter list */
+static inline bool
+srq_soft_rview_pull(const srq_soft_rview_t *v, pid_t pid,
+                         const srq_soft_pkt_iov_t *riov, uint16_t nsge,
+                         uint64_t len)
+{
+    struct iovec local[SRQ_SOFT_MAX_SGE], remote[SRQ_SOFT_MAX_SGE];
+    uint64_t left = len, part;
+    uint32_t i, n = 0;
+
+    for (i = 0; (i < v->num_sge) && (left > 0); ++i, ++n) {
+        part = (v->sge[i].length < left) ? v->sge[i].length : left;
+        local[n].iov_base = (void*)(uintptr_t)v->sge[i].addr;
+        local[n].iov_len  = part;
+        left -= part;
+    }
+    for (i = 0; i < nsge; ++i) {
+        remote[i].iov_base = (void*)(uintptr_t)riov[i].addr;
+        remote[i].iov_len  = riov[i].len;
+    }
+    return process_vm_readv(pid, local, n, remote, nsge, 0) == (ssize_t)len;
+}
+
+#endif
