@@ -20,8 +20,8 @@ depgraph() { "${PYTHON3:-python3}" "$top/contrib/depgraph" "$@" 2>&1; }
 layers=(
 "src/uct|"
 "tools/fuzz|"
-"src/verbs|ibv/srq_ibv.h ibv/srq_ibv_abi;soft/soft_comp soft/soft_req;srq_verbs_trace srq_verbs_trace_int.h"
-"src/verbs/ibv|srq_ibv.h srq_ibv_abi"
+"src/verbs|soft/soft_comp soft/soft_req"
+"src/verbs/ibv|"
 "src/verbs/soft|soft_comp soft_req"
 )
 # src/verbs' arrows from a lower folder up to a higher one, allowed

@@ -12,19 +12,20 @@
  *
  * The formatting of each verb's arguments is generated from the contracts
  * (srq_verbs_trace_gen.c, python/srq_contracts/ctrace.py); this file is
- * what it calls: naming objects and buffers, writing values, the file.
+ * what it calls: naming objects and buffers, the file; plain values are
+ * written by srq_verbs_trace_fmt.h.
  */
 #ifndef SRQ_VERBS_TRACE_H_
 #define SRQ_VERBS_TRACE_H_
 
 #include "srq_verbs.h"
 #include "dev/srq_verbs_dev.h"
+#include "srq_verbs_trace_fmt.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define SRQ_VERBS_TRACE_ENV        "SRQ_VERBS_TRACE"
-#define SRQ_VERBS_TRACE_KEY_MAX    160
 #define SRQ_VERBS_TRACE_MAX_CHAIN  4096  /* WRs of one list written */
 #define SRQ_VERBS_TRACE_MAX_SGE    64    /* SGEs of one WR written */
 
@@ -33,11 +34,6 @@ void srq_verbs_trace_attach(srq_verbs_dev_t *dev);
 
 /* ---- what the generated formatters use -------------------------------- */
 
-typedef struct srq_verbs_trace_buf {
-    char   *p;
-    size_t  len, cap;
-} srq_verbs_trace_buf_t;
-
 /* What a struct's conditions may look at besides its own fields */
 typedef struct srq_verbs_trace_ctx {
     long  ret;      /* the call's return value (0 in the input phase) */
@@ -45,29 +41,6 @@ typedef struct srq_verbs_trace_ctx {
     int   qp_type;  /* of the QP the call is on, -1 if none */
 } srq_verbs_trace_ctx_t;
 
-typedef struct srq_verbs_trace_name {
-    long        value;
-    const char *name;
-} srq_verbs_trace_name_t;
-
-void srq_verbs_trace_printf(srq_verbs_trace_buf_t *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-/* "pfx.name[index]" (no index when @index < 0, no "pfx." when empty) */
-void srq_verbs_trace_subkey(char *sub, const char *pfx, const char *name,
-                            int index);
-
-void srq_verbs_trace_int(srq_verbs_trace_buf_t *b, const char *pfx,
-                         const char *name, long long v);
-void srq_verbs_trace_uint(srq_verbs_trace_buf_t *b, const char *pfx,
-                          const char *name, unsigned long long v);
-void srq_verbs_trace_hex(srq_verbs_trace_buf_t *b, const char *pfx,
-                         const char *name, unsigned long long v);
-void srq_verbs_trace_enum(srq_verbs_trace_buf_t *b, const char *pfx,
-                          const char *name, long v,
-                          const srq_verbs_trace_name_t *names);
-void srq_verbs_trace_flags(srq_verbs_trace_buf_t *b, const char *pfx,
-                           const char *name, unsigned long v,
-                           const srq_verbs_trace_name_t *names);
 void srq_verbs_trace_object(srq_verbs_trace_buf_t *b, const char *pfx,
                             const char *name, const void *obj);
 void srq_verbs_trace_ptr(srq_verbs_trace_buf_t *b, const char *pfx,
@@ -95,8 +68,6 @@ void srq_verbs_trace_chain_ref(srq_verbs_trace_buf_t *b, const char *name,
                                const void *bad, const void *first,
                                size_t next_offset, const char *chain);
 
-void srq_verbs_trace_ret_errno(srq_verbs_trace_buf_t *b, int ret);
-void srq_verbs_trace_ret_count(srq_verbs_trace_buf_t *b, int ret);
 /* Names (and remembers) the object a create returned */
 void srq_verbs_trace_ret_object(srq_verbs_trace_buf_t *b, const void *obj,
                                 const char *kind, int err);

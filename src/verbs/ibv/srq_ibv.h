@@ -19,11 +19,6 @@
 
 #include <stdbool.h>
 
-/* The device's names: ibv_get_device_name, and the uverbs node */
-#define SRQ_IBV_DEV_NAME      "soft0"
-#define SRQ_IBV_UVERBS_NAME   "uverbs-soft0"
-#define SRQ_IBV_UVERBS_PATH   "/dev/infiniband/" SRQ_IBV_UVERBS_NAME
-
 /* libibverbs' own definition of @name at @version; NULL if none
  * (srq_ibv_abi.c) */
 void *srq_ibv_real(const char *name, const char *version);

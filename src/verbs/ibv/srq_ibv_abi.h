@@ -18,6 +18,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* The names the device is registered and found under: ibv_get_device_name,
+ * and the uverbs node (the one thing of the device this layer names) */
+#define SRQ_IBV_DEV_NAME      "soft0"
+#define SRQ_IBV_UVERBS_NAME   "uverbs-soft0"
+#define SRQ_IBV_UVERBS_PATH   "/dev/infiniband/" SRQ_IBV_UVERBS_NAME
+
 /* The version of the private symbols this file describes */
 #define SRQ_IBV_PRIVATE_ABI  "IBVERBS_PRIVATE_34"
 
