@@ -41,6 +41,7 @@
 #include "soft_qp.h"
 #include "soft_qp_state.h"
 #include "soft_req.h"
+#include "soft_req_mem.h"
 #include "soft_ring.h"
 #include "soft_shm.h"
 

@@ -238,6 +238,14 @@ static inline struct ibv_sge *srq_soft_swqe_sge(srq_soft_qp_t *qp,
     return qp->sq_sge + (size_t)(wqe - qp->sq) * nsge;
 }
 
+/* The inline data of @wqe, copied at post time */
+static inline uint8_t *srq_soft_swqe_inline(srq_soft_qp_t *qp,
+                                            const srq_soft_swqe_t *wqe)
+{
+    return qp->sq_inline + (size_t)(wqe - qp->sq) *
+                           (qp->cap.max_inline_data + 1);
+}
+
 /* 24-bit PSN arithmetic */
 static inline uint32_t srq_soft_psn_add(uint32_t psn, uint32_t n)
 {

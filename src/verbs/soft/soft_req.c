@@ -14,7 +14,8 @@
  *     and retried after the transport timeout, or IBV_WC_REM_ACCESS_ERR
  *     for the access); the rkey covers the range with that access in the
  *     target QP's PD (else IBV_WC_REM_ACCESS_ERR, and an ACCESS_ERR notice
- *     moves the target QP to error, as its responder would). The copy goes in chunks,
+ *     moves the target QP to error, as its responder would). The copy
+ *     (soft_req_mem.c) goes in chunks,
  *     announced and checked again each time (soft_inflight.c), so that a
  *     target that deregisters the region or destroys the QP cuts it off.
  *     That is only when every earlier WQE is acknowledged: behind
@@ -39,6 +40,7 @@
  */
 #define _GNU_SOURCE
 #include "soft_req.h"
+#include "soft_req_mem.h"
 #include "soft_atomic.h"
 #include "soft_clock.h"
 #include "soft_comp.h"
@@ -62,8 +64,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-/* A one-sided request the target dropped (not a WC status) */
-#define SRQ_SOFT_REQ_DROPPED  (-1)
 /* Retry interval of a dropped request on a QP whose timeout is infinite */
 #define SRQ_SOFT_REQ_DROP_RETRY_NS  10000000ull
 
@@ -74,13 +74,6 @@ enum {
     SRQ_SOFT_REQ_FAILED  /* the QP went to error */
 };
 
-static uint8_t *srq_soft_swqe_inline(srq_soft_qp_t *qp,
-                                     const srq_soft_swqe_t *wqe)
-{
-    return qp->sq_inline + (size_t)(wqe - qp->sq) *
-                           (qp->cap.max_inline_data + 1);
-}
-
 void srq_soft_req_sched(srq_soft_qp_t *qp)
 {
     if (!srq_soft_list_linked(&qp->sched_link)) {
@@ -88,25 +81,18 @@ void srq_soft_req_sched(srq_soft_qp_t *qp)
     }
 }
 
-/* Local keys of the WQE's gather (or, for READ and atomics, scatter) list */
-int srq_soft_req_check_lkeys(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
+/* One-sided RDMA (soft_req_mem.c): 0, an IBV_WC_* status or
+ * SRQ_SOFT_REQ_DROPPED; a target process gone is a dead peer */
+static int srq_soft_req_one_sided(srq_soft_qp_t *qp,
+                                  const srq_soft_swqe_t *wqe)
 {
-    const struct ibv_sge *sge = srq_soft_swqe_sge(qp, wqe);
-    int access = ((wqe->opcode == IBV_WR_RDMA_READ) ||
-                  srq_soft_swqe_is_atomic(wqe)) ? IBV_ACCESS_LOCAL_WRITE : 0;
-    uint32_t i;
+    int status = srq_soft_req_rdma(qp, wqe);
 
-    if (wqe->is_inline) {
-        return 0; /* lkeys of inline data are ignored (IB spec) */
+    if (status == SRQ_SOFT_REQ_PEER_GONE) {
+        srq_soft_comp_peer_dead(qp->dev, qp->peer);
+        return IBV_WC_RETRY_EXC_ERR;
     }
-    for (i = 0; i < wqe->num_sge; ++i) {
-        if (srq_soft_mr_check(&qp->dev->seg, sge[i].lkey, sge[i].addr,
-                              sge[i].length, access, srq_soft_pd_id(qp->ibv.pd)) !=
-            0) {
-            return EACCES;
-        }
-    }
-    return 0;
+    return status;
 }
 
 /* Done here, one-sided (else: a packet) */
@@ -125,119 +111,6 @@ static bool srq_soft_req_read_pulled(const srq_soft_swqe_t *wqe)
 {
     return (wqe->opcode == IBV_WR_RDMA_READ) &&
            (wqe->length > SRQ_SOFT_PKT_INLINE_MAX);
-}
-
-static int srq_soft_req_local_iov(srq_soft_qp_t *qp,
-                                  const srq_soft_swqe_t *wqe,
-                                  struct iovec *iov)
-{
-    const struct ibv_sge *sge = srq_soft_swqe_sge(qp, wqe);
-    uint32_t i;
-
-    if (wqe->is_inline) {
-        iov[0].iov_base = srq_soft_swqe_inline(qp, wqe);
-        iov[0].iov_len  = wqe->length;
-        return 1;
-    }
-    for (i = 0; i < wqe->num_sge; ++i) {
-        iov[i].iov_base = (void*)(uintptr_t)sge[i].addr;
-        iov[i].iov_len  = sge[i].length;
-    }
-    return (int)wqe->num_sge;
-}
-
-/*
- * What the target's responder would check, in its tables: 0, an IBV_WC_*
- * error status, or SRQ_SOFT_REQ_DROPPED (no such QP, not ready, not ours:
- * a responder drops such a request). Our access is announced already.
- */
-static int srq_soft_req_rdma_check(srq_soft_qp_t *qp,
-                                   const srq_soft_swqe_t *wqe, int access,
-                                   uint64_t *va)
-{
-    srq_soft_peer_t *peer = qp->peer;
-    srq_soft_qp_ent_t ent;
-
-    if (!srq_soft_qp_ent_get(&peer->seg, qp->attr.dest_qp_num, &ent) ||
-        !ent.ready || (ent.dest_qpn != qp->ibv.qp_num) ||
-        memcmp(ent.dest_inst, qp->dev->instance, SRQ_SOFT_INST_LEN)) {
-        return SRQ_SOFT_REQ_DROPPED;
-    }
-    if (srq_soft_mw_check_rkey(&peer->seg, ent.access, ent.pd, ent.qpn,
-                                 wqe->rkey, wqe->remote_addr, wqe->length,
-                                 access, va) != 0) {
-        return IBV_WC_REM_ACCESS_ERR;
-    }
-    return IBV_WC_SUCCESS;
-}
-
-/* Copy [off, off + len) of the WQE, whose remote start is at @va in the
- * target's memory: 0 or an IBV_WC_* status */
-static int srq_soft_req_rdma_chunk(srq_soft_qp_t *qp,
-                                   const srq_soft_swqe_t *wqe,
-                                   const struct iovec *local, int n,
-                                   uint64_t va, size_t off, size_t len)
-{
-    struct iovec part[SRQ_SOFT_MAX_SGE], remote;
-    bool read = (wqe->opcode == IBV_WR_RDMA_READ);
-    pid_t pid = qp->peer->pid;
-    ssize_t done;
-    int m;
-
-    m               = srq_soft_iov_slice(local, n, off, len, part);
-    remote.iov_base = (void*)(uintptr_t)(va + off);
-    remote.iov_len  = len;
-    done = read ? process_vm_readv(pid, part, m, &remote, 1, 0) :
-                  process_vm_writev(pid, part, m, &remote, 1, 0);
-    if (done == (ssize_t)len) {
-        return IBV_WC_SUCCESS;
-    }
-    if ((done < 0) && (errno == ESRCH)) {
-        srq_soft_comp_peer_dead(qp->dev, qp->peer);
-        return IBV_WC_RETRY_EXC_ERR;
-    }
-    /* registered but not mapped any more: the target's memory is bad */
-    return IBV_WC_REM_ACCESS_ERR;
-}
-
-/*
- * One-sided write/read with cross-memory attach: 0, an IBV_WC_* status,
- * or SRQ_SOFT_REQ_DROPPED. Chunk by chunk, each announced before the
- * target's tables are checked again (soft_inflight.c): a region
- * deregistered or a QP destroyed meanwhile stops it.
- */
-static int srq_soft_req_rdma(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
-{
-    srq_soft_dev_t *dev = qp->dev;
-    int access = (wqe->opcode == IBV_WR_RDMA_READ) ? IBV_ACCESS_REMOTE_READ :
-                                                     IBV_ACCESS_REMOTE_WRITE;
-    struct iovec local[SRQ_SOFT_MAX_SGE];
-    size_t off = 0, len;
-    uint64_t va;
-    int n, status;
-
-    n = srq_soft_req_local_iov(qp, wqe, local);
-    do {
-        len = wqe->length - off;
-        len = (len < SRQ_SOFT_INFLIGHT_CHUNK) ? len : SRQ_SOFT_INFLIGHT_CHUNK;
-        srq_soft_inflight_begin(dev, qp->peer->instance, wqe->rkey,
-                                qp->attr.dest_qp_num);
-        /* the remote address as the target's memory has it (its
-         * region's IOVA translated) */
-        status = srq_soft_req_rdma_check(qp, wqe, access, &va);
-        if ((status == IBV_WC_SUCCESS) && (off > 0) &&
-            (srq_soft_req_check_lkeys(qp, wqe) != 0)) {
-            /* our own region, deregistered since the last chunk (its
-             * ibv_dereg_mr withdraws it before waiting for our lock) */
-            status = IBV_WC_LOC_PROT_ERR;
-        }
-        if ((status == IBV_WC_SUCCESS) && (len > 0)) {
-            status = srq_soft_req_rdma_chunk(qp, wqe, local, n, va, off, len);
-        }
-        srq_soft_inflight_end(dev);
-        off += len;
-    } while ((status == IBV_WC_SUCCESS) && (off < wqe->length));
-    return status;
 }
 
 static uint8_t srq_soft_req_pkt_opcode(const srq_soft_swqe_t *wqe)
@@ -670,7 +543,7 @@ static int srq_soft_req_rdma_failed(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
 
 void srq_soft_req_pull_read(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
 {
-    int status = srq_soft_req_rdma(qp, wqe);
+    int status = srq_soft_req_one_sided(qp, wqe);
 
     if (status == SRQ_SOFT_REQ_DROPPED) {
         return; /* its QP went since it answered: as a lost response, the
@@ -711,7 +584,7 @@ static int srq_soft_req_rc(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
         return SRQ_SOFT_REQ_STALL; /* a response resumes us */
     }
     if (srq_soft_is_one_sided(wqe)) {
-        status = srq_soft_req_rdma(qp, wqe);
+        status = srq_soft_req_one_sided(qp, wqe);
         if (status == SRQ_SOFT_REQ_DROPPED) {
             return srq_soft_req_dropped(qp, wqe);
         }

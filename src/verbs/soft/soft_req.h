@@ -12,9 +12,6 @@ typedef struct srq_soft_swqe srq_soft_swqe_t;
 void srq_soft_req_progress(srq_soft_qp_t *qp);
 /* The QP has send work it cannot do now: progress comes back to it */
 void srq_soft_req_sched(srq_soft_qp_t *qp);
-/* Do the local keys of @wqe's gather (READ, atomics: scatter) list still
- * check out? 0 or EACCES */
-int srq_soft_req_check_lkeys(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe);
 /* The responder answered @wqe, a READ over SRQ_SOFT_PKT_INLINE_MAX,
  * without its data (in PSN order, checked): read it now, one-sided. The
  * WQE is then done, or failed, or (its target QP gone since) left to the

@@ -32,6 +32,8 @@
 #define _GNU_SOURCE
 #include "soft_resp.h"
 #include "soft_resp_ack.h"
+#include "soft_resp_mem.h"
+#include "soft_resp_pkt.h"
 #include "soft_async.h"
 #include "soft_atomic.h"
 #include "soft_comp.h"
@@ -99,69 +101,6 @@ static void srq_soft_resp_cqe(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
     cqe->srq     = v->srq;
     cqe->srq_idx = v->srq_idx;
     cqe->rq_ci_p = (v->srq == NULL) ? &qp->rq_ci : NULL;
-}
-
-static bool srq_soft_resp_is_atomic(const srq_soft_pkt_t *pkt)
-{
-    return (pkt->opcode == SRQ_SOFT_OP_CMP_SWAP) ||
-           (pkt->opcode == SRQ_SOFT_OP_FETCH_ADD);
-}
-
-/* Payload sizes consistent with the frame? */
-static bool srq_soft_resp_pkt_ok(const srq_soft_pkt_t *pkt,
-                                 const uint8_t *payload)
-{
-    const srq_soft_pkt_iov_t *iov = (const srq_soft_pkt_iov_t*)payload;
-    uint64_t room = pkt->frame_len - sizeof(*pkt), sum = 0;
-    uint16_t i;
-
-    if (pkt->length > SRQ_SOFT_MAX_MSG) {
-        return false;
-    }
-    if (srq_soft_resp_is_atomic(pkt)) {
-        return !(pkt->flags & (SRQ_SOFT_PKT_F_PULL | SRQ_SOFT_PKT_F_UD |
-                               SRQ_SOFT_PKT_F_IMM)) &&
-               (pkt->length == sizeof(uint64_t)) &&
-               (room >= sizeof(srq_soft_pkt_atomic_t));
-    }
-    if (pkt->opcode == SRQ_SOFT_OP_WRITE_IMM) {
-        return !(pkt->flags & (SRQ_SOFT_PKT_F_PULL | SRQ_SOFT_PKT_F_UD));
-    }
-    if (pkt->opcode == SRQ_SOFT_OP_ACCESS_ERR) {
-        return (pkt->flags == 0) && (pkt->length == 0);
-    }
-    if ((pkt->opcode == SRQ_SOFT_OP_WRITE) ||
-        (pkt->opcode == SRQ_SOFT_OP_READ)) {
-        /* where it goes, then (WRITE, with immediate or not) what a
-         * SEND would carry */
-        if ((pkt->flags & SRQ_SOFT_PKT_F_UD) ||
-            (room < sizeof(srq_soft_pkt_rdma_t))) {
-            return false;
-        }
-        if (pkt->opcode == SRQ_SOFT_OP_READ) {
-            /* larger than a response frame: the requester reads it */
-            return !(pkt->flags & SRQ_SOFT_PKT_F_IMM) &&
-                   ((pkt->flags & SRQ_SOFT_PKT_F_PULL) ?
-                    (pkt->length > SRQ_SOFT_PKT_INLINE_MAX) :
-                    (pkt->length <= SRQ_SOFT_PKT_INLINE_MAX));
-        }
-        room    -= sizeof(srq_soft_pkt_rdma_t);
-        iov      = (const srq_soft_pkt_iov_t*)(payload +
-                                               sizeof(srq_soft_pkt_rdma_t));
-    }
-    if (!(pkt->flags & SRQ_SOFT_PKT_F_PULL)) {
-        return (pkt->length <= SRQ_SOFT_PKT_INLINE_MAX) &&
-               (pkt->length <= room);
-    }
-    if ((pkt->flags & SRQ_SOFT_PKT_F_UD) || (pkt->nsge == 0) ||
-        (pkt->nsge > SRQ_SOFT_MAX_SGE) ||
-        (pkt->nsge * sizeof(*iov) > room)) {
-        return false;
-    }
-    for (i = 0; i < pkt->nsge; ++i) {
-        sum += iov[i].len;
-    }
-    return sum == pkt->length;
 }
 
 /* The RC connection the packet claims to belong to is this QP's */
@@ -243,20 +182,6 @@ static void srq_soft_resp_done(srq_soft_qp_t *qp)
     srq_soft_resp_sched_ack_placed(qp);
 }
 
-/* What the requester checks before it does RDMA one-sided, on our own
- * tables: 0 or the NAK that refuses it; where @req lands in our memory
- * in *va (its region's IOVA translated) */
-static uint8_t srq_soft_resp_rdma_check(srq_soft_qp_t *qp,
-                                        const srq_soft_pkt_rdma_t *req,
-                                        uint32_t len, int access, uint64_t *va)
-{
-    return (srq_soft_mw_check_rkey(&qp->dev->seg, qp->attr.qp_access_flags,
-                                     srq_soft_pd_id(qp->ibv.pd),
-                                     qp->ibv.qp_num, req->rkey, req->addr,
-                                     len, access, va) != 0) ?
-           SRQ_SOFT_NAK_REM_ACCESS : 0;
-}
-
 /* No receive WQE for the request at @pkt: RNR NAK (later PSNs are
  * dropped until the requester resends it) */
 static void srq_soft_resp_rnr(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
@@ -267,57 +192,6 @@ static void srq_soft_resp_rnr(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
         srq_soft_stat_inc_shared(&srq_soft_srq(qp->ibv.srq)->rnr_naks);
     }
     srq_soft_resp_sched_nak(qp, SRQ_SOFT_NAK_RNR, pkt->psn);
-}
-
-/*
- * A WRITE's data pulled from the requester into our region at @req, in
- * the chunks of a one-sided copy, its rkey checked again before each: an
- * ibv_dereg_mr withdraws the key before it waits for our lock, so it
- * waits for one chunk, never the whole WRITE; so does a destroy or reset
- * of the QP (SRQ_SOFT_RESP_REVOKED: nothing to answer, the QP is going).
- * 0, or the NAK to answer (REM_ACCESS: withdrawn meanwhile; REM_OP: the
- * requester's memory could not be read, as for a SEND)
- */
-#define SRQ_SOFT_RESP_REVOKED  0xff
-
-static uint8_t srq_soft_resp_write_pull(srq_soft_qp_t *qp,
-                                        const srq_soft_pkt_rdma_t *req,
-                                        const srq_soft_pkt_iov_t *riov,
-                                        uint16_t nsge, uint32_t len)
-{
-    struct iovec remote[SRQ_SOFT_MAX_SGE], part[SRQ_SOFT_MAX_SGE], local;
-    srq_soft_pkt_rdma_t at = *req;
-    size_t off, chunk;
-    uint64_t va;
-    uint8_t nak;
-    int i, m;
-
-    for (i = 0; i < nsge; ++i) {
-        remote[i].iov_base = (void*)(uintptr_t)riov[i].addr;
-        remote[i].iov_len  = riov[i].len;
-    }
-    for (off = 0; off < len; off += chunk) {
-        chunk   = len - off;
-        chunk   = (chunk < SRQ_SOFT_INFLIGHT_CHUNK) ? chunk :
-                                                      SRQ_SOFT_INFLIGHT_CHUNK;
-        if (srq_soft_qp_revoked(qp)) {
-            return SRQ_SOFT_RESP_REVOKED;
-        }
-        at.addr = req->addr + off;
-        nak     = srq_soft_resp_rdma_check(qp, &at, (uint32_t)chunk,
-                                           IBV_ACCESS_REMOTE_WRITE, &va);
-        if (nak != 0) {
-            return nak;
-        }
-        m              = srq_soft_iov_slice(remote, nsge, off, chunk, part);
-        local.iov_base = (void*)(uintptr_t)va;
-        local.iov_len  = chunk;
-        if (process_vm_readv(qp->peer->pid, &local, 1, part, m, 0) !=
-            (ssize_t)chunk) {
-            return SRQ_SOFT_NAK_REM_OP;
-        }
-    }
-    return 0;
 }
 
 /* ---- RC requests: the responder's state machine ------------------------ */

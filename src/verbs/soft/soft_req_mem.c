@@ -1,0 +1,128 @@
+/*
+ * ucx-srq soft device: the requester's one-sided RDMA. A WRITE or READ
+ * every earlier WQE of which is acknowledged is done here, with
+ * process_vm_writev/readv: no CPU of the target takes part, so what its
+ * responder would check is checked in its shared tables (soft_req.c says
+ * what each refusal becomes), chunk by chunk (soft_inflight.c).
+ */
+#define _GNU_SOURCE
+#include "soft_req_mem.h"
+#include "soft_inflight.h"
+#include "soft_iov.h"
+#include "soft_mw.h"
+#include "soft_peer.h"
+#include "soft_pkt.h"
+
+#include <string.h>
+#include <sys/uio.h>
+
+static int srq_soft_req_local_iov(srq_soft_qp_t *qp,
+                                  const srq_soft_swqe_t *wqe,
+                                  struct iovec *iov)
+{
+    const struct ibv_sge *sge = srq_soft_swqe_sge(qp, wqe);
+    uint32_t i;
+
+    if (wqe->is_inline) {
+        iov[0].iov_base = srq_soft_swqe_inline(qp, wqe);
+        iov[0].iov_len  = wqe->length;
+        return 1;
+    }
+    for (i = 0; i < wqe->num_sge; ++i) {
+        iov[i].iov_base = (void*)(uintptr_t)sge[i].addr;
+        iov[i].iov_len  = sge[i].length;
+    }
+    return (int)wqe->num_sge;
+}
+
+/*
+ * What the target's responder would check, in its tables: 0, an IBV_WC_*
+ * error status, or SRQ_SOFT_REQ_DROPPED (no such QP, not ready, not ours:
+ * a responder drops such a request). Our access is announced already.
+ */
+static int srq_soft_req_rdma_check(srq_soft_qp_t *qp,
+                                   const srq_soft_swqe_t *wqe, int access,
+                                   uint64_t *va)
+{
+    srq_soft_peer_t *peer = qp->peer;
+    srq_soft_qp_ent_t ent;
+
+    if (!srq_soft_qp_ent_get(&peer->seg, qp->attr.dest_qp_num, &ent) ||
+        !ent.ready || (ent.dest_qpn != qp->ibv.qp_num) ||
+        memcmp(ent.dest_inst, qp->dev->instance, SRQ_SOFT_INST_LEN)) {
+        return SRQ_SOFT_REQ_DROPPED;
+    }
+    if (srq_soft_mw_check_rkey(&peer->seg, ent.access, ent.pd, ent.qpn,
+                                 wqe->rkey, wqe->remote_addr, wqe->length,
+                                 access, va) != 0) {
+        return IBV_WC_REM_ACCESS_ERR;
+    }
+    return IBV_WC_SUCCESS;
+}
+
+/* Copy [off, off + len) of the WQE, whose remote start is at @va in the
+ * target's memory: 0 or an IBV_WC_* status */
+static int srq_soft_req_rdma_chunk(srq_soft_qp_t *qp,
+                                   const srq_soft_swqe_t *wqe,
+                                   const struct iovec *local, int n,
+                                   uint64_t va, size_t off, size_t len)
+{
+    struct iovec part[SRQ_SOFT_MAX_SGE], remote;
+    bool read = (wqe->opcode == IBV_WR_RDMA_READ);
+    pid_t pid = qp->peer->pid;
+    ssize_t done;
+    int m;
+
+    m               = srq_soft_iov_slice(local, n, off, len, part);
+    remote.iov_base = (void*)(uintptr_t)(va + off);
+    remote.iov_len  = len;
+    done = read ? process_vm_readv(pid, part, m, &remote, 1, 0) :
+                  process_vm_writev(pid, part, m, &remote, 1, 0);
+    if (done == (ssize_t)len) {
+        return IBV_WC_SUCCESS;
+    }
+    if ((done < 0) && (errno == ESRCH)) {
+        return SRQ_SOFT_REQ_PEER_GONE;
+    }
+    /* registered but not mapped any more: the target's memory is bad */
+    return IBV_WC_REM_ACCESS_ERR;
+}
+
+/*
+ * One-sided write/read with cross-memory attach. Chunk by chunk, each announced before the
+ * target's tables are checked again (soft_inflight.c): a region
+ * deregistered or a QP destroyed meanwhile stops it.
+ */
+int srq_soft_req_rdma(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
+{
+    srq_soft_dev_t *dev = qp->dev;
+    int access = (wqe->opcode == IBV_WR_RDMA_READ) ? IBV_ACCESS_REMOTE_READ :
+                                                     IBV_ACCESS_REMOTE_WRITE;
+    struct iovec local[SRQ_SOFT_MAX_SGE];
+    size_t off = 0, len;
+    uint64_t va;
+    int n, status;
+
+    n = srq_soft_req_local_iov(qp, wqe, local);
+    do {
+        len = wqe->length - off;
+        len = (len < SRQ_SOFT_INFLIGHT_CHUNK) ? len : SRQ_SOFT_INFLIGHT_CHUNK;
+        srq_soft_inflight_begin(dev, qp->peer->instance, wqe->rkey,
+                                qp->attr.dest_qp_num);
+        /* the remote address as the target's memory has it (its
+         * region's IOVA translated) */
+        status = srq_soft_req_rdma_check(qp, wqe, access, &va);
+        if ((status == IBV_WC_SUCCESS) && (off > 0) &&
+            (srq_soft_req_check_lkeys(qp, wqe) != 0)) {
+            /* our own region, deregistered since the last chunk (its
+             * ibv_dereg_mr withdraws it before waiting for our lock) */
+            status = IBV_WC_LOC_PROT_ERR;
+        }
+        if ((status == IBV_WC_SUCCESS) && (len > 0)) {
+            status = srq_soft_req_rdma_chunk(qp, wqe, local, n, va, off, len);
+        }
+        srq_soft_inflight_end(dev);
+        off += len;
+    } while ((status == IBV_WC_SUCCESS) && (off < wqe->length));
+    return status;
+}
