@@ -52,6 +52,10 @@ const char *srq_verbs_dev_name(const srq_verbs_dev_t *dev);
 struct ibv_context *srq_verbs_context(srq_verbs_dev_t *dev);
 
 int srq_verbs_query_device(srq_verbs_dev_t *dev, struct ibv_device_attr *attr);
+/* ibv_query_device_ex: the attributes above and the extended ones (for
+ * the soft device: on-demand paging capabilities, odp_caps) */
+int srq_verbs_query_device_ex(srq_verbs_dev_t *dev,
+                              struct ibv_device_attr_ex *attr);
 int srq_verbs_query_port(srq_verbs_dev_t *dev, uint8_t port_num,
                          struct ibv_port_attr *attr);
 int srq_verbs_port_addr(srq_verbs_dev_t *dev, uint8_t port_num,
@@ -115,6 +119,12 @@ int srq_verbs_dereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr);
 int srq_verbs_rereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr, int flags,
                        struct ibv_pd *pd, void *addr, size_t length,
                        int access);
+/* ibv_advise_mr: prefetch the ranges of @sg_list, each in an on-demand
+ * paging region of @pd; 0 or an errno value (EINVAL, EOPNOTSUPP, EFAULT
+ * as the man page says) */
+int srq_verbs_advise_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
+                        enum ibv_advise_mr_advice advice, uint32_t flags,
+                        struct ibv_sge *sg_list, uint32_t num_sge);
 
 /* ---- completion queues ------------------------------------------------ */
 

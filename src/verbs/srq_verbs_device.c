@@ -156,6 +156,12 @@ int srq_verbs_query_device(srq_verbs_dev_t *dev, struct ibv_device_attr *attr)
     return srq_verbs_errno(dev->ops->query_device(dev, attr));
 }
 
+int srq_verbs_query_device_ex(srq_verbs_dev_t *dev,
+                              struct ibv_device_attr_ex *attr)
+{
+    return srq_verbs_errno(dev->ops->query_device_ex(dev, attr));
+}
+
 int srq_verbs_query_port(srq_verbs_dev_t *dev, uint8_t port_num,
                          struct ibv_port_attr *attr)
 {
@@ -224,6 +230,14 @@ int srq_verbs_rereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr, int flags,
 {
     return srq_verbs_errno(dev->ops->rereg_mr(dev, mr, flags, pd, addr,
                                               length, access));
+}
+
+int srq_verbs_advise_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
+                        enum ibv_advise_mr_advice advice, uint32_t flags,
+                        struct ibv_sge *sg_list, uint32_t num_sge)
+{
+    return srq_verbs_errno(dev->ops->advise_mr(dev, pd, advice, flags,
+                                               sg_list, num_sge));
 }
 
 struct ibv_comp_channel *srq_verbs_create_comp_channel(srq_verbs_dev_t *dev)

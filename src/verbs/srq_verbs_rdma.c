@@ -112,6 +112,12 @@ static int srq_verbs_rdma_query_device(srq_verbs_dev_t *dev,
     return srq_verbs_rdma_ret(ibv_query_device(dev->context, attr));
 }
 
+static int srq_verbs_rdma_query_device_ex(srq_verbs_dev_t *dev,
+                                          struct ibv_device_attr_ex *attr)
+{
+    return srq_verbs_rdma_ret(ibv_query_device_ex(dev->context, NULL, attr));
+}
+
 static int srq_verbs_rdma_query_port(srq_verbs_dev_t *dev, uint8_t port_num,
                                      struct ibv_port_attr *attr)
 {
@@ -233,6 +239,15 @@ static int srq_verbs_rdma_rereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr,
         return 0;
     }
     return (errno != 0) ? errno : EIO;
+}
+
+static int srq_verbs_rdma_advise_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
+                                    enum ibv_advise_mr_advice advice,
+                                    uint32_t flags, struct ibv_sge *sg_list,
+                                    uint32_t num_sge)
+{
+    return srq_verbs_rdma_ret(ibv_advise_mr(pd, advice, flags, sg_list,
+                                            num_sge));
 }
 
 static struct ibv_comp_channel *
@@ -386,6 +401,7 @@ static int srq_verbs_rdma_query_srq_rnr(srq_verbs_dev_t *dev,
 static const srq_verbs_dev_ops_t srq_verbs_rdma_ops = {
     .close                = srq_verbs_rdma_close,
     .query_device         = srq_verbs_rdma_query_device,
+    .query_device_ex      = srq_verbs_rdma_query_device_ex,
     .query_port           = srq_verbs_rdma_query_port,
     .port_addr            = srq_verbs_rdma_port_addr,
     .ah_attr              = srq_verbs_rdma_ah_attr,
@@ -395,6 +411,7 @@ static const srq_verbs_dev_ops_t srq_verbs_rdma_ops = {
     .reg_mr_iova          = srq_verbs_rdma_reg_mr_iova,
     .dereg_mr             = srq_verbs_rdma_dereg_mr,
     .rereg_mr             = srq_verbs_rdma_rereg_mr,
+    .advise_mr            = srq_verbs_rdma_advise_mr,
     .create_comp_channel  = srq_verbs_rdma_create_comp_channel,
     .destroy_comp_channel = srq_verbs_rdma_destroy_comp_channel,
     .create_cq            = srq_verbs_rdma_create_cq,

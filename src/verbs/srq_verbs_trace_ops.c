@@ -193,6 +193,12 @@ static int srq_verbs_trace_query_device(srq_verbs_dev_t *dev,
     return REAL(dev)->query_device(dev, attr);
 }
 
+static int srq_verbs_trace_query_device_ex(srq_verbs_dev_t *dev,
+                                           struct ibv_device_attr_ex *attr)
+{
+    return REAL(dev)->query_device_ex(dev, attr);
+}
+
 static int srq_verbs_trace_query_port(srq_verbs_dev_t *dev, uint8_t port_num,
                                       struct ibv_port_attr *attr)
 {
@@ -430,6 +436,16 @@ static int srq_verbs_trace_rereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr,
                                mr, flags, pd, addr, length, access);
 }
 
+/* not traced: it has no contract (contracts/README.md), and a prefetch
+ * changes nothing a replay would see */
+static int srq_verbs_trace_advise_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
+                                     enum ibv_advise_mr_advice advice,
+                                     uint32_t flags, struct ibv_sge *sg_list,
+                                     uint32_t num_sge)
+{
+    return REAL(dev)->advise_mr(dev, pd, advice, flags, sg_list, num_sge);
+}
+
 static struct ibv_cq_ex *
 srq_verbs_trace_create_cq_ex(srq_verbs_dev_t *dev,
                              struct ibv_cq_init_attr_ex *attr)
@@ -456,6 +472,7 @@ static int srq_verbs_trace_query_srq_rnr(srq_verbs_dev_t *dev,
 static const srq_verbs_dev_ops_t srq_verbs_trace_ops = {
     .close                = srq_verbs_trace_close,
     .query_device         = srq_verbs_trace_query_device,
+    .query_device_ex      = srq_verbs_trace_query_device_ex,
     .query_port           = srq_verbs_trace_query_port,
     .port_addr            = srq_verbs_trace_port_addr,
     .ah_attr              = srq_verbs_trace_ah_attr,
@@ -465,6 +482,7 @@ static const srq_verbs_dev_ops_t srq_verbs_trace_ops = {
     .reg_mr_iova          = srq_verbs_trace_reg_mr_iova,
     .dereg_mr             = srq_verbs_trace_dereg_mr,
     .rereg_mr             = srq_verbs_trace_rereg_mr,
+    .advise_mr            = srq_verbs_trace_advise_mr,
     .create_comp_channel  = srq_verbs_trace_create_comp_channel,
     .destroy_comp_channel = srq_verbs_trace_destroy_comp_channel,
     .create_cq            = srq_verbs_trace_create_cq,

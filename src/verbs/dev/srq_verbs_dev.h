@@ -12,6 +12,8 @@
 typedef struct srq_verbs_dev_ops {
     void (*close)(srq_verbs_dev_t *dev);
     int  (*query_device)(srq_verbs_dev_t *dev, struct ibv_device_attr *attr);
+    int  (*query_device_ex)(srq_verbs_dev_t *dev,
+                            struct ibv_device_attr_ex *attr);
     int  (*query_port)(srq_verbs_dev_t *dev, uint8_t port_num,
                        struct ibv_port_attr *attr);
     int  (*port_addr)(srq_verbs_dev_t *dev, uint8_t port_num,
@@ -31,6 +33,9 @@ typedef struct srq_verbs_dev_ops {
     int  (*rereg_mr)(srq_verbs_dev_t *dev, struct ibv_mr *mr, int flags,
                      struct ibv_pd *pd, void *addr, size_t length,
                      int access);
+    int  (*advise_mr)(srq_verbs_dev_t *dev, struct ibv_pd *pd,
+                      enum ibv_advise_mr_advice advice, uint32_t flags,
+                      struct ibv_sge *sg_list, uint32_t num_sge);
 
     struct ibv_comp_channel *(*create_comp_channel)(srq_verbs_dev_t *dev);
     int  (*destroy_comp_channel)(srq_verbs_dev_t *dev,

@@ -85,7 +85,10 @@ struct verbs_mr {
 typedef void (*srq_ibv_op_t)(void);
 
 struct verbs_context_ops {
-    srq_ibv_op_t advise_mr, alloc_dm;
+    int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+                     uint32_t flags, struct ibv_sge *sg_list,
+                     uint32_t num_sge);
+    srq_ibv_op_t alloc_dm;
     struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
     srq_ibv_op_t alloc_null_mr, alloc_parent_domain;
     struct ibv_pd *(*alloc_pd)(struct ibv_context *context);

@@ -167,19 +167,21 @@ static int srq_ibv_query_device_ex(struct ibv_context *ctx,
                                    struct ibv_device_attr_ex *attr,
                                    size_t attr_size)
 {
+    struct ibv_device_attr_ex full;
     int ret;
 
     if (attr_size < sizeof(attr->orig_attr)) {
         return EINVAL;
     }
-    /* the extended part reports no extended capabilities, and the port
-     * count again */
-    memset(attr, 0, attr_size);
-    ret = srq_verbs_query_device(srq_ibv_dev(ctx), &attr->orig_attr);
-    if ((ret == 0) && (attr_size >= offsetof(struct ibv_device_attr_ex,
-                                             phys_port_cnt_ex) +
-                                    sizeof(attr->phys_port_cnt_ex))) {
-        attr->phys_port_cnt_ex = attr->orig_attr.phys_port_cnt;
+    /* a program built against older headers passes a shorter struct: it
+     * gets the part it knows */
+    ret = srq_verbs_query_device_ex(srq_ibv_dev(ctx), &full);
+    if (ret == 0) {
+        memcpy(attr, &full, (attr_size < sizeof(full)) ? attr_size :
+                                                         sizeof(full));
+        if (attr_size > sizeof(full)) {
+            memset((char*)attr + sizeof(full), 0, attr_size - sizeof(full));
+        }
     }
     return ret;
 }
@@ -236,6 +238,14 @@ static struct ibv_mr *srq_ibv_reg_mr(struct ibv_pd *pd, void *addr,
     mr->vmr.ibv_mr = *mr->soft;
     mr->vmr.access = access;
     return &mr->vmr.ibv_mr;
+}
+
+static int srq_ibv_advise_mr(struct ibv_pd *pd,
+                             enum ibv_advise_mr_advice advice, uint32_t flags,
+                             struct ibv_sge *sg_list, uint32_t num_sge)
+{
+    return srq_verbs_advise_mr(srq_ibv_dev(pd->context), pd, advice, flags,
+                               sg_list, num_sge);
 }
 
 static int srq_ibv_dereg_mr(struct verbs_mr *vmr)
@@ -383,6 +393,7 @@ static int srq_ibv_destroy_ah(struct ibv_ah *ah)
 }
 
 static const struct verbs_context_ops srq_ibv_ctx_ops = {
+    .advise_mr       = srq_ibv_advise_mr,
     .alloc_pd        = srq_ibv_alloc_pd,
     .async_event     = srq_ibv_async_event,
     .cq_event        = srq_ibv_cq_event,

@@ -324,6 +324,32 @@ static int srq_soft_query_device(srq_verbs_dev_t *dev,
     return 0;
 }
 
+/*
+ * On-demand paging: soft0 pins nothing and makes every access when it
+ * happens, by virtual address (soft_mr.c), so every operation it carries
+ * works on an ODP region, the implicit one included. RC: sends, receives
+ * (its own and an SRQ's), RDMA WRITE and READ, atomics; UD: sends and
+ * receives (its own and an SRQ's). No UC, no XRC.
+ */
+#define SRQ_SOFT_ODP_UD_CAPS (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | \
+                              IBV_ODP_SUPPORT_SRQ_RECV)
+#define SRQ_SOFT_ODP_RC_CAPS (SRQ_SOFT_ODP_UD_CAPS | \
+                              IBV_ODP_SUPPORT_WRITE | \
+                              IBV_ODP_SUPPORT_READ | \
+                              IBV_ODP_SUPPORT_ATOMIC)
+
+static int srq_soft_query_device_ex(srq_verbs_dev_t *dev,
+                                    struct ibv_device_attr_ex *attr)
+{
+    memset(attr, 0, sizeof(*attr));
+    srq_soft_query_device(dev, &attr->orig_attr);
+    attr->odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
+    attr->odp_caps.per_transport_caps.rc_odp_caps = SRQ_SOFT_ODP_RC_CAPS;
+    attr->odp_caps.per_transport_caps.ud_odp_caps = SRQ_SOFT_ODP_UD_CAPS;
+    attr->phys_port_cnt_ex = attr->orig_attr.phys_port_cnt;
+    return 0;
+}
+
 static int srq_soft_check_port(uint8_t port_num)
 {
     return ((port_num >= 1) && (port_num <= SRQ_SOFT_NUM_PORTS)) ? 0 : EINVAL;
@@ -524,6 +550,7 @@ int srq_soft_segment_name(srq_verbs_dev_t *vdev, char *buf, size_t len)
 static const srq_verbs_dev_ops_t srq_soft_ops = {
     .close                = srq_soft_close,
     .query_device         = srq_soft_query_device,
+    .query_device_ex      = srq_soft_query_device_ex,
     .query_port           = srq_soft_query_port,
     .port_addr            = srq_soft_port_addr,
     .ah_attr              = srq_soft_ah_attr,
@@ -533,6 +560,7 @@ static const srq_verbs_dev_ops_t srq_soft_ops = {
     .reg_mr_iova          = srq_soft_reg_mr_iova,
     .dereg_mr             = srq_soft_dereg_mr,
     .rereg_mr             = srq_soft_rereg_mr,
+    .advise_mr            = srq_soft_advise_mr,
     .create_comp_channel  = srq_soft_create_comp_channel,
     .destroy_comp_channel = srq_soft_destroy_comp_channel,
     .create_cq            = srq_soft_limit_create_cq,

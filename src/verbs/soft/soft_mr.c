@@ -22,6 +22,17 @@
  * A zero-length region is allowed (the IB spec's zero-length accesses
  * need no memory): every access of a byte or more through it fails.
  *
+ * On-demand paging (IBV_ACCESS_ON_DEMAND) is what soft0 always does: it
+ * pins nothing, and every access to a region is made when it happens, by
+ * virtual address (memcpy here, process_vm_readv/writev from a peer), so
+ * the kernel faults the pages in then and an access sees the mapping as
+ * it is now. An ODP region is therefore an ordinary one whose access
+ * says so (ibv_advise_mr asks for it, soft_mr_advise.c). Registration
+ * never probes the range, ODP or not: the range need not be mapped yet.
+ * The implicit ODP region (addr NULL, length SIZE_MAX, IOVA 0) covers
+ * the whole address space, as mlx5's does; the range checks below do not
+ * overflow on it.
+ *
  * Remote accesses address a region by its IOVA (the entry's iova, the
  * start of the region as peers see it): its address, 0 when zero-based
  * (IBV_ACCESS_ZERO_BASED: by offset), or what ibv_reg_mr_iova said.
@@ -48,11 +59,11 @@
                                   IBV_ACCESS_REMOTE_ATOMIC | \
                                   IBV_ACCESS_MW_BIND | \
                                   IBV_ACCESS_ZERO_BASED | \
+                                  IBV_ACCESS_ON_DEMAND | \
                                   IBV_ACCESS_RELAXED_ORDERING)
-/* Access flags verbs defines that the device does not implement:
- * on-demand paging, huge-page hints */
-#define SRQ_SOFT_MR_ACCESS_UNSUPPORTED (IBV_ACCESS_ON_DEMAND | \
-                                        IBV_ACCESS_HUGETLB)
+/* Access flags verbs defines that the device does not implement: the
+ * huge-page hint (the host has no huge pages to back it with) */
+#define SRQ_SOFT_MR_ACCESS_UNSUPPORTED IBV_ACCESS_HUGETLB
 
 static uint32_t srq_soft_mr_slot(uint32_t key)
 {
@@ -66,6 +77,14 @@ static uint64_t srq_soft_mr_iova(uint64_t iova, int access)
     return (access & IBV_ACCESS_ZERO_BASED) ? 0 : iova;
 }
 
+/* The implicit ODP region: the whole address space (ibv_reg_mr's
+ * addr NULL, length SIZE_MAX, with IBV_ACCESS_ON_DEMAND) */
+static bool srq_soft_mr_implicit(const void *addr, size_t length, int access)
+{
+    return (addr == NULL) && (length == SIZE_MAX) &&
+           (access & IBV_ACCESS_ON_DEMAND);
+}
+
 static int srq_soft_mr_check_args(srq_soft_dev_t *dev, struct ibv_pd *pd,
                                   void *addr, size_t length, uint64_t iova,
                                   int access)
@@ -73,9 +92,15 @@ static int srq_soft_mr_check_args(srq_soft_dev_t *dev, struct ibv_pd *pd,
     if (!srq_soft_dev_has(dev, pd)) {
         return EINVAL;
     }
-    if ((length > SRQ_SOFT_MAX_MR_SIZE) ||
-        ((uintptr_t)addr + length < (uintptr_t)addr) ||
-        (iova + length < iova)) {
+    if (srq_soft_mr_implicit(addr, length, access)) {
+        /* addressed by virtual address only: an IOVA of its own is
+         * refused, as mlx5 refuses it */
+        if (iova != 0) {
+            return EINVAL;
+        }
+    } else if ((length > SRQ_SOFT_MAX_MR_SIZE) ||
+               ((uintptr_t)addr + length < (uintptr_t)addr) ||
+               (iova + length < iova)) {
         return EINVAL;
     }
     if (access & SRQ_SOFT_MR_ACCESS_UNSUPPORTED) {

@@ -36,6 +36,10 @@ int  srq_soft_dereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr);
 int  srq_soft_rereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr, int flags,
                        struct ibv_pd *pd, void *addr, size_t length,
                        int access);
+/* ibv_advise_mr (soft_mr_advise.c): 0 or an errno value */
+int  srq_soft_advise_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
+                        enum ibv_advise_mr_advice advice, uint32_t flags,
+                        struct ibv_sge *sg_list, uint32_t num_sge);
 /* Does @key grant @access to [addr, addr + len) (virtual addresses: an
  * lkey's SGE) to a QP (or SRQ) of the protection domain @pd (its handle),
  * in the table of @seg? 0 or EACCES */
