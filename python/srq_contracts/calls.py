@@ -378,6 +378,12 @@ class VerbCall:
                 if i + 1 < n:
                     stmts.append("%s[%d].next = &%s[%d];" % (var, i, var, i + 1))
                 walk("%s[%d]" % (var, i), contract.types[tname]["fields"], tree.get(i, {}), tname)
+        elif "array_len" in p:          # an input array (ibv_advise_mr's sg_list)
+            n = max(tree) + 1
+            decls.append("%s %s[%d];" % (tname, var, n))
+            stmts.append("memset(%s, 0, sizeof(%s));" % (var, var))
+            for i in range(n):
+                walk("%s[%d]" % (var, i), contract.types[tname]["fields"], tree.get(i, {}), tname)
         else:
             decls.append("%s %s;" % (tname, var))
             stmts.append("memset(&%s, 0, sizeof(%s));" % (var, var))
@@ -419,7 +425,7 @@ class VerbCall:
                 continue
             var = prog.tmp("a_" + name + "_")
             self._lvalues(prog, var, p, value, stmts, decls)
-            args.append(var if p.get("list") == "next" else "&" + var)
+            args.append(var if (p.get("list") == "next") or ("array_len" in p) else "&" + var)
             if p["dir"] == "inout":
                 outvars[name] = var
         return args, outvars

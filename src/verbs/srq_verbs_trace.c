@@ -53,6 +53,10 @@ static const char *const srq_verbs_trace_kinds[] = {
 static const char *const srq_verbs_trace_kind_names[] = {
     "context", "pd", "mr", "cq", "comp_channel", "srq", "qp", "ah"
 };
+/* The user address space of x86-64 and aarch64 (48 bits, half of it
+ * the kernel's): no buffer of a process is longer */
+#define SRQ_VERBS_TRACE_MAX_BUF  (1ull << 47)
+
 #define SRQ_VERBS_TRACE_KINDS \
     (sizeof(srq_verbs_trace_kinds) / sizeof(srq_verbs_trace_kinds[0]))
 
@@ -374,6 +378,14 @@ void srq_verbs_trace_buffer(srq_verbs_trace_buf_t *b, const char *name,
     int buf = srq_verbs_trace_buf_of(a);
 
     srq_verbs_trace_key(b, "", name);
+    /* longer than any user address space: no memory of its own (the
+     * implicit ODP region, NULL and SIZE_MAX; a length a device refuses).
+     * It is its address: recorded as a buffer it would swallow every
+     * address after it */
+    if (length > SRQ_VERBS_TRACE_MAX_BUF) {
+        srq_verbs_trace_printf(b, "0x%" PRIx64, a);
+        return;
+    }
     /* inside a known buffer: the same memory in a replay too */
     if ((buf >= 0) &&
         (length <= srq_verbs_trace.bufs[buf].length -

@@ -436,14 +436,15 @@ static int srq_verbs_trace_rereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr,
                                mr, flags, pd, addr, length, access);
 }
 
-/* not traced: it has no contract (contracts/README.md), and a prefetch
- * changes nothing a replay would see */
 static int srq_verbs_trace_advise_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                                      enum ibv_advise_mr_advice advice,
                                      uint32_t flags, struct ibv_sge *sg_list,
                                      uint32_t num_sge)
 {
-    return REAL(dev)->advise_mr(dev, pd, advice, flags, sg_list, num_sge);
+    return SRQ_VERBS_TRACE_INT(ibv_advise_mr,
+                               REAL(dev)->advise_mr(dev, pd, advice, flags,
+                                                    sg_list, num_sge),
+                               pd, advice, flags, sg_list, num_sge);
 }
 
 static struct ibv_cq_ex *

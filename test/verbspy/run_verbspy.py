@@ -73,6 +73,12 @@ SCENARIO = [
     ("RegMRIova", "pd=pd0 mr=mr9 addr=bufs length=4096 iova=0x1000 "
                   "access=IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_WRITE"),
     ("DeregMR", "mr=mr9"),
+    # an on-demand paging region, prefetched for write
+    ("RegMR", "pd=pd0 mr=mr8 addr=bufs length=4096 "
+              "access=IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_ON_DEMAND"),
+    ("AdviseMR", "pd=pd0 advice=IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE flags=IBV_ADVISE_MR_FLAG_FLUSH "
+                 "sg_list.lkey=mr8.lkey sg_list.addr=bufs[0]+0 sg_list.length=4096 num_sge=1"),
+    ("DeregMR", "mr=mr8"),
     ("CreateSRQ", "pd=pd0 srq=srq0 srq_init_attr.attr.max_wr=8 srq_init_attr.attr.max_sge=1"),
     ("QuerySRQ", "srq=srq0"),
     ("CreateQP", "pd=pd0 qp=qp0 qp_init_attr.send_cq=cq1 qp_init_attr.recv_cq=cq0 qp_init_attr.srq=srq0 "
@@ -157,6 +163,7 @@ AFTER = {
     "GetCQEvent": "CHECK(ret_get_cq_event_ch0 == 0 && ev_cq == cq0, \"completion event of cq0\");",
     "CreateAH": "CHECK(ah0 != NULL, \"AH created\");",
     "RegMRIova": "CHECK(mr9 != NULL, \"a region at an IOVA\");",
+    "AdviseMR": "CHECK(ret_advise_mr_pd0 == 0, \"an ODP region prefetched\");",
     "AllocMW": "CHECK(mw0 != NULL && mw0->type == IBV_MW_TYPE_1, \"type 1 window allocated\");",
     "CreateQPEx": "CHECK(qp2 != NULL && ibv_qp_to_qp_ex(qp2) != NULL,"
                   " \"an extended QP, with the ibv_wr_* API\");",

@@ -79,6 +79,10 @@ typedef struct fz_backend {
     /* 0 or the errno */
     int  (*rereg_mr)(fz_dev_t *d, struct ibv_mr *mr, int flags,
                      struct ibv_pd *pd, void *addr, size_t len, int access);
+    /* 0 or the errno */
+    int  (*advise_mr)(fz_dev_t *d, struct ibv_pd *pd,
+                      enum ibv_advise_mr_advice advice, uint32_t flags,
+                      struct ibv_sge *sg_list, uint32_t num_sge);
     struct ibv_cq *(*create_cq)(fz_dev_t *d, int cqe);
     int  (*destroy_cq)(fz_dev_t *d, struct ibv_cq *cq);
     int  (*resize_cq)(fz_dev_t *d, struct ibv_cq *cq, int cqe);
@@ -213,6 +217,9 @@ typedef struct fz {
     /* mr zero-based (IBV_ACCESS_ZERO_BASED): remote accesses address it
      * by offset, receives by virtual address as ever (fz_mr_raddr) */
     bool                mr_zero_based;
+    /* mr on-demand paging (IBV_ACCESS_ON_DEMAND), where the device has it:
+     * every access to it faults its pages in; ibv_advise_mr prefetches */
+    bool                mr_odp;
     uint32_t            dead_lkey;  /* of an MR deregistered: no MR's */
     bool                slot_busy[FZ_NUM_SLOTS];
     struct ibv_cq      *scq, *rcq_srq, *rcq_rq, *ucq;

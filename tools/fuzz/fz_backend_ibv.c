@@ -73,6 +73,13 @@ static int fz_ibv_rereg_mr(fz_dev_t *d, struct ibv_mr *mr, int flags,
     return (errno != 0) ? errno : -1;
 }
 
+static int fz_ibv_advise_mr(fz_dev_t *d, struct ibv_pd *pd,
+                            enum ibv_advise_mr_advice advice, uint32_t flags,
+                            struct ibv_sge *sg_list, uint32_t num_sge)
+{
+    return ibv_advise_mr(pd, advice, flags, sg_list, num_sge);
+}
+
 static int fz_ibv_resize_cq(fz_dev_t *d, struct ibv_cq *cq, int cqe)
 {
     return ibv_resize_cq(cq, cqe);
@@ -189,6 +196,7 @@ const fz_backend_t fz_backend_ibv = {
     .reg_mr          = fz_ibv_reg_mr,
     .dereg_mr        = fz_ibv_dereg_mr,
     .rereg_mr        = fz_ibv_rereg_mr,
+    .advise_mr       = fz_ibv_advise_mr,
     .create_cq       = fz_ibv_create_cq,
     .destroy_cq      = fz_ibv_destroy_cq,
     .resize_cq       = fz_ibv_resize_cq,

@@ -55,6 +55,13 @@ static int fz_verbs_rereg_mr(fz_dev_t *d, struct ibv_mr *mr, int flags,
     return srq_verbs_rereg_mr(DEV(d), mr, flags, pd, addr, len, access);
 }
 
+static int fz_verbs_advise_mr(fz_dev_t *d, struct ibv_pd *pd,
+                              enum ibv_advise_mr_advice advice, uint32_t flags,
+                              struct ibv_sge *sg_list, uint32_t num_sge)
+{
+    return srq_verbs_advise_mr(DEV(d), pd, advice, flags, sg_list, num_sge);
+}
+
 static int fz_verbs_resize_cq(fz_dev_t *d, struct ibv_cq *cq, int cqe)
 {
     return srq_verbs_resize_cq(DEV(d), cq, cqe);
@@ -161,6 +168,7 @@ const fz_backend_t fz_backend_verbs = {
     .reg_mr          = fz_verbs_reg_mr,
     .dereg_mr        = fz_verbs_dereg_mr,
     .rereg_mr        = fz_verbs_rereg_mr,
+    .advise_mr       = fz_verbs_advise_mr,
     .create_cq       = fz_verbs_create_cq,
     .destroy_cq      = fz_verbs_destroy_cq,
     .resize_cq       = fz_verbs_resize_cq,

@@ -225,6 +225,33 @@ static bool fz_srq_create(fz_t *fz)
     return fz->srq_m.wr != NULL;
 }
 
+/* The receive region: zero-based and on-demand paging half the time
+ * each, where the device has them (EOPNOTSUPP: it has not; ODP goes
+ * first) */
+static struct ibv_mr *fz_scene_reg_mr(fz_t *fz)
+{
+    struct ibv_mr *mr;
+
+    fz->mr_zero_based = fz_chance(&fz->rnd, 50);
+    fz->mr_odp        = fz_chance(&fz->rnd, 50);
+    for (;;) {
+        mr = FZ_BE(fz, reg_mr, fz->pd, fz->buf,
+                   (size_t)FZ_NUM_SLOTS * FZ_SLOT_SIZE, IBV_ACCESS_LOCAL_WRITE |
+                   (fz->mr_zero_based ? IBV_ACCESS_ZERO_BASED : 0) |
+                   (fz->mr_odp ? IBV_ACCESS_ON_DEMAND : 0));
+        if ((mr != NULL) || (errno != EOPNOTSUPP)) {
+            return mr;
+        }
+        if (fz->mr_odp) {
+            fz->mr_odp = false;
+        } else if (fz->mr_zero_based) {
+            fz->mr_zero_based = false;
+        } else {
+            return NULL;
+        }
+    }
+}
+
 int fz_scene_create(fz_t *fz)
 {
     struct ibv_ah_attr ah_attr;
@@ -241,18 +268,7 @@ int fz_scene_create(fz_t *fz)
     if ((fz->buf == NULL) || (fz->sbuf == NULL)) {
         return -1;
     }
-    /* the receive region zero-based half the time, where the device
-     * has zero-based regions */
-    fz->mr_zero_based = fz_chance(&fz->rnd, 50);
-    fz->mr  = FZ_BE(fz, reg_mr, fz->pd, fz->buf,
-                    (size_t)FZ_NUM_SLOTS * FZ_SLOT_SIZE, IBV_ACCESS_LOCAL_WRITE |
-                    (fz->mr_zero_based ? IBV_ACCESS_ZERO_BASED : 0));
-    if ((fz->mr == NULL) && fz->mr_zero_based && (errno == EOPNOTSUPP)) {
-        fz->mr_zero_based = false;
-        fz->mr = FZ_BE(fz, reg_mr, fz->pd, fz->buf,
-                       (size_t)FZ_NUM_SLOTS * FZ_SLOT_SIZE,
-                       IBV_ACCESS_LOCAL_WRITE);
-    }
+    fz->mr  = fz_scene_reg_mr(fz);
     fz->smr = FZ_BE(fz, reg_mr, fz->pd, fz->sbuf, FZ_SEND_AREA,
                     IBV_ACCESS_LOCAL_WRITE);
     dead    = FZ_BE(fz, reg_mr, fz->pd, fz->sbuf, 4096, 0);
