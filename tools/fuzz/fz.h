@@ -312,6 +312,10 @@ void fz_drain(fz_t *fz);
 /* Post enough good receive WRs for the messages in flight */
 void fz_top_up(fz_t *fz);
 
+/* ---- fz_advise.c ---------------------------------------------------------- */
+/* ibv_advise_mr on the receive region, when it is an ODP one */
+void fz_advise(fz_t *fz);
+
 /* ---- fz_buf.c ------------------------------------------------------------- */
 int  fz_slot_get(fz_t *fz);
 void fz_slot_put(fz_t *fz, int slot);

@@ -626,56 +626,6 @@ static void op_change(fz_t *fz)
     }
 }
 
-/* ibv_advise_mr on the receive region, when it is an ODP one: a
- * prefetch of a random range succeeds (its receives land as ever: a
- * prefetch changes no byte), and each refusal is the contract's */
-static void op_advise(fz_t *fz)
-{
-    const size_t len = (size_t)FZ_NUM_SLOTS * FZ_SLOT_SIZE;
-    uint32_t off     = fz_range(&fz->rnd, 0, len - 1);
-    struct ibv_sge sge;
-
-    if (!fz->mr_odp) {
-        return;
-    }
-    sge.addr   = (uintptr_t)fz->buf + off;
-    sge.length = fz_range(&fz->rnd, 1, len - off);
-    sge.lkey   = fz->mr->lkey;
-    switch (fz_range(&fz->rnd, 0, 4)) {
-    case 0:
-        fz_fails(fz, FZ_F(ibv_advise_mr, flags_invalid),
-                 FZ_BE(fz, advise_mr, fz->pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
-                       1u << fz_range(&fz->rnd, 1, 31), &sge, 1));
-        break;
-    case 1:
-        /* a key no region has, or the send region's (pinned) */
-        sge.lkey = fz_chance(&fz->rnd, 50) ? fz->dead_lkey : fz->smr->lkey;
-        sge.addr = (sge.lkey == fz->dead_lkey) ? sge.addr :
-                                                 (uintptr_t)fz->sbuf;
-        sge.length = 64;
-        fz_fails(fz, FZ_F(ibv_advise_mr, lkey_invalid),
-                 FZ_BE(fz, advise_mr, fz->pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
-                       IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1));
-        break;
-    case 2:
-        sge.length = len - off + fz_range(&fz->rnd, 1, 4096);
-        fz_fails(fz, FZ_F(ibv_advise_mr, out_of_bounds),
-                 FZ_BE(fz, advise_mr, fz->pd,
-                       IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
-                       IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1));
-        break;
-    default:
-        fz_ok(fz, "ibv_advise_mr",
-              FZ_BE(fz, advise_mr, fz->pd,
-                    fz_chance(&fz->rnd, 50) ?
-                    IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE :
-                    IBV_ADVISE_MR_ADVICE_PREFETCH,
-                    fz_chance(&fz->rnd, 50) ? IBV_ADVISE_MR_FLAG_FLUSH : 0,
-                    &sge, 1));
-        break;
-    }
-}
-
 static void op_destroy_in_use(fz_t *fz)
 {
     fz_teardown_in_use(fz);
@@ -711,7 +661,7 @@ static const struct {
     { "error_rkey",       1, op_error_rkey },
     { "create_invalid",   3, op_create_invalid },
     { "change",           2, op_change },
-    { "advise",           2, op_advise },
+    { "advise",           2, fz_advise },
     { "destroy_in_use",   1, op_destroy_in_use },
     { "drain",            6, fz_drain },
 };
