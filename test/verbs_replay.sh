@@ -18,6 +18,11 @@
 #                 from the async fd (the provider's trace never sees them),
 #                 and addresses in no traced buffer (the process's own).
 #
+# Seed 1: its run has a refused ibv_rereg_mr on a quiet machine (seed 3's
+# did only under load, where polls that find nothing change the draws),
+# and libibverbs reports that refusal as a negative IBV_REREG_MR_ERR_*
+# with errno, not as the errno the device returned.
+#
 set -u
 src=$(cd "$(dirname "$0")" && pwd)
 build=${SRQ_TEST_BUILDDIR:?}
@@ -32,7 +37,7 @@ trap 'rm -rf "$tmp"' EXIT
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 SRQ_VERBS_TRACE=$tmp/run.trace timeout -k 10 300 \
-    "$build/test/fuzz/srq-verbs-fuzz" --seed 3 --iterations 3 >"$tmp/fuzz.out" 2>&1 ||
+    "$build/test/fuzz/srq-verbs-fuzz" --seed 1 --iterations 3 >"$tmp/fuzz.out" 2>&1 ||
     { result replay_build 0 "the traced run failed: $(cat "$tmp/fuzz.out")"; exit 1; }
 
 ok=0

@@ -214,6 +214,10 @@ class VerbCall:
         ln = self._where()
         if rv["value"] == "errno":
             stmts.append("ret = %s;" % call)
+            # libibverbs' ibv_rereg_mr fails with a negative
+            # IBV_REREG_MR_ERR_* (the step) and says why in errno, which
+            # is what the trace recorded from the device
+            stmts.append("if (ret < 0) ret = errno;")
             want = "0" if self.ret == "0" else self.ret
             stmts.append("replay_errno(%s, \"%s\", ret, %s);" % (ln, self.verb, want))
             for p in self.contract.params:

@@ -582,10 +582,11 @@ static void fz_change_mr(fz_t *fz, struct ibv_mr *mr)
 
     switch (fz_range(&fz->rnd, 0, 2)) {
     case 0:
+        /* no flag: an unknown bit libibverbs refuses itself, before any
+         * device sees it, so a trace of it would not replay through
+         * libibverbs (test_mr_rereg.cc tests the device's refusal) */
         fid = FZ_F(ibv_rereg_mr, flags_invalid);
-        ret = FZ_BE(fz, rereg_mr, mr, fz_chance(&fz->rnd, 50) ? 0 :
-                                      IBV_REREG_MR_CHANGE_ACCESS << 1,
-                    NULL, NULL, 0, 0);
+        ret = FZ_BE(fz, rereg_mr, mr, 0, NULL, NULL, 0, 0);
         break;
     case 1:
         fid = FZ_F(ibv_rereg_mr, remote_write_without_local);

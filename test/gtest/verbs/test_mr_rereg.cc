@@ -154,6 +154,10 @@ TEST_P(mr_rereg, refused_change_leaves_it_as_it_was)
     EXPECT_EQ(EINVAL, srq_verbs_rereg_mr(b->dev, mr, 0, nullptr, nullptr, 0,
                                          0)) << "no flag";
     EXPECT_EQ(EINVAL, srq_verbs_rereg_mr(b->dev, mr,
+                                         IBV_REREG_MR_CHANGE_ACCESS << 1,
+                                         nullptr, nullptr, 0, 0))
+        << "a bit beyond the three flags";
+    EXPECT_EQ(EINVAL, srq_verbs_rereg_mr(b->dev, mr,
                                          IBV_REREG_MR_CHANGE_ACCESS, nullptr,
                                          nullptr, 0, IBV_ACCESS_REMOTE_WRITE))
         << "remote write without local write";
