@@ -163,6 +163,7 @@ static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr)
     wqe->signaled    = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
     wqe->is_inline   = (wr->send_flags & IBV_SEND_INLINE) != 0;
     wqe->state       = SRQ_SOFT_SWQE_POSTED;
+    wqe->fresh       = true;
     if (qp->ibv.qp_type == IBV_QPT_UD) {
         ah = srq_soft_container_of(wr->wr.ud.ah, srq_soft_ah_t, ibv);
         wqe->ud_peer = srq_soft_ah_peer(qp->dev, ah, wr->wr.ud.remote_qpn);
@@ -200,6 +201,7 @@ static int srq_soft_post_send_locked(srq_soft_qp_t *qp,
                                      struct ibv_send_wr **bad_wr)
 {
     srq_soft_dev_t *dev = qp->dev;
+    uint32_t first      = qp->sq_pi, i;
     bool posted = false;
     int ret = 0;
 
@@ -223,6 +225,12 @@ static int srq_soft_post_send_locked(srq_soft_qp_t *qp,
             srq_soft_peer_busy(dev, qp, true);
             /* transmit now: the low-latency path does not wait for progress */
             srq_soft_req_progress(qp);
+        }
+        /* what is left goes from progress, later: the program may have
+         * unmapped its buffer by then (soft_req.c reads it through the
+         * kernel) */
+        for (i = first; i != qp->sq_pi; ++i) {
+            qp->sq[i & qp->sq_mask].fresh = false;
         }
     }
     return ret;

@@ -68,6 +68,9 @@ typedef struct srq_soft_swqe {
                                           for good, retransmissions too */
     bool                 is_inline;   /* data copied at post time */
     bool                 signaled;
+    bool                 fresh;       /* in the ibv_post_send that is
+                                         posting it: its buffer was just
+                                         given, memcpy reads it */
     enum ibv_wc_status   status;      /* when state == DONE */
     srq_soft_peer_t     *ud_peer;     /* UD destination */
     uint32_t             ud_qpn;

@@ -164,20 +164,20 @@ static void srq_soft_req_pkt_hdr(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
 }
 
 /*
- * Copy @len bytes of the program's memory at @src into a frame. A first
- * transmission copies what ibv_post_send was just given. A retransmission
- * (or a WQE sent later, from progress) may find the pages gone: a program
- * may unmap a buffer whose region a registration cache deregisters only
- * later, and soft0 pins nothing. It reads through the kernel then, which
- * answers EFAULT where memcpy would take the process down. false: not
- * readable.
+ * Copy @len bytes of the program's memory at @src into a frame. A WQE
+ * sent by the ibv_post_send that posts it copies what it was just given.
+ * A retransmission, or a WQE sent later from progress (back-pressure
+ * deferred it), may find the pages gone: a program may unmap a buffer
+ * whose region a registration cache deregisters only later, and soft0
+ * pins nothing. It reads through the kernel then, which answers EFAULT
+ * where memcpy would take the process down. false: not readable.
  */
 static bool srq_soft_req_copy_in(const srq_soft_swqe_t *wqe, uint8_t *dst,
                                  uint64_t src, uint32_t len)
 {
     struct iovec local = { dst, len }, remote = { (void*)(uintptr_t)src, len };
 
-    if (wqe->state == SRQ_SOFT_SWQE_POSTED) {
+    if (wqe->fresh) {
         memcpy(dst, (const void*)(uintptr_t)src, len);
         return true;
     }

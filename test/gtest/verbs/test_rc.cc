@@ -842,6 +842,51 @@ TEST_P(rc, retransmission_from_an_unmapped_buffer_fails_the_wr)
     EXPECT_EQ(1u, wc.wr_id);
 }
 
+/*
+ * The same for a first transmission that back-pressure deferred: b's queue
+ * is full, so a's SEND waits in a's send queue, and a's progress sends it
+ * later, after the program unmapped the buffer. It fails its WR with
+ * IBV_WC_LOC_PROT_ERR (UCX's destroy_entity_after_send took the process
+ * down again this way, under load, where the first post found no room).
+ */
+TEST_P(rc, deferred_send_from_an_unmapped_buffer_fails_the_wr)
+{
+    SRQ_SKIP_UNLESS_SOFT(); /* fills a queue by injection */
+    make_pair();
+    still(*b); /* b reads its queue only when the test polls it */
+    void *m = mmap(nullptr, 4096, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(MAP_FAILED, m);
+    memset(m, 'u', 4096);
+    ibv_mr *smr = reg(*a, m, 4096, 0);
+    uint8_t junk[SRQ_SOFT_CELL] = {};
+    srq_soft_stats_t before{}, after{};
+    int ret = 0, n = 0;
+    ibv_wc wc, rwc;
+
+    ((srq_soft_pkt_t*)junk)->opcode = 0x7f; /* b drops them, one by one */
+    while (ret == 0) {
+        ret = srq_soft_inject(a->dev, b->dev, junk, sizeof(junk),
+                              SRQ_SOFT_INJECT_FRAME);
+    }
+    ASSERT_EQ(EAGAIN, ret);
+    ASSERT_EQ(0, srq_soft_query_stats(a->dev, &before));
+    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, m, 64, smr->lkey, 1));
+    ASSERT_EQ(0, srq_soft_query_stats(a->dev, &after));
+    ASSERT_EQ(before.tx_packets, after.tx_packets) << "sent at once: no room "
+                                                "was expected";
+    ASSERT_EQ(0, munmap(m, 4096));
+    /* b drains its queue; a's progress then sends the SEND */
+    for (uint64_t end = now_ms() + 10000; (n == 0) && (now_ms() < end);) {
+        (void)ibv_poll_cq(rcqb, 1, &rwc);
+        n = ibv_poll_cq(scqa, 1, &wc);
+    }
+    ASSERT_EQ(1, n) << "no completion";
+    EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc.status)
+        << ibv_wc_status_str(wc.status);
+    EXPECT_EQ(1u, wc.wr_id);
+}
+
 TEST_P(rc, rnr_retry_succeeds_when_recv_posted_late)
 {
     conn_opts_t o;
