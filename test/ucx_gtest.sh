@@ -28,11 +28,15 @@
 #   --build-only     build (or find cached) and stop
 # Environment (set by make check): SRQ_RUN, SRQ_RUN_PLUGIN,
 #   SRQ_TEST_BUILDDIR, SRQ_UCX_SRC_DIR, SRQ_UCX_LIBDIR, SRQ_UCX_VERSION;
-#   SRQ_UCX_GTEST_TIMEOUT (seconds per run, default 900)
+#   SRQ_UCX_GTEST_TIMEOUT (default 900): a run is stopped when its output
+#   has not grown for that many seconds (one test's time; on a loaded
+#   machine a whole run takes as long as the scheduler lets it, so it is
+#   bound by its progress, and in any case stopped after 10 such times)
 #
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/result.sh"
+. "$here/progress.sh"
 fail=0
 
 builddir=${SRQ_TEST_BUILDDIR:-$(dirname "$here")/build}
@@ -265,8 +269,9 @@ run_suite() {
     mkdir -p "$(dirname "$out")"
     local t0; t0=$(date +%s)
     env UCX_HANDLE_ERRORS=bt UCX_LOG_LEVEL=warn UCX_LOG_PRINT_ENABLE=y \
-        timeout "$limit" "${launcher[@]}" "$gtest" \
-        --gtest_filter="$tl/$filter$(known_filter)" >"$out" 2>&1
+        timeout -k 10 $(( limit * 10 )) "${launcher[@]}" "$gtest" \
+        --gtest_filter="$tl/$filter$(known_filter)" >"$out" 2>&1 &
+    progress_wait $! "$out" "$limit"
     rc=$?
     local secs=$(( $(date +%s) - t0 ))
 
@@ -286,12 +291,14 @@ run_suite() {
                     nfail=$((nfail + 1))
                 fi ;;
             FAIL|CRASH)
-                [ "$state" = CRASH ] && detail="the program ended during this test (rc $rc)$detail"
+                [ "$state" = CRASH ] && detail="the program ended during this test (rc $rc${progress_why:+, stopped: $progress_why})$detail"
                 result "ucx-gtest $mode $name" 0 "$(printf '%b' "$detail")"
                 nfail=$((nfail + 1)) ;;
             NOSUMMARY)
-                if [ $rc -eq 124 ]; then
-                    why="timed out after $limit s"
+                if [ -n "$progress_why" ]; then
+                    why="stopped: $progress_why"
+                elif [ $rc -eq 124 ]; then
+                    why="timed out after $(( limit * 10 )) s"
                 else
                     why="no gtest summary (rc $rc)"
                 fi

@@ -27,6 +27,7 @@
 # least 180 s), and in any case after 10 such stalls' time.
 #
 set -u
+. "$(dirname "$0")/progress.sh"
 run=${SRQ_RUN:?}
 work=$(mktemp -d "${TMPDIR:-/tmp}/srq-workloads.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -57,19 +58,12 @@ mpijob() {
     (cd "$dir" && UCX_RC_SRQ_COUNTERS_FILE="$counters.%p" \
         exec timeout -k 10 "$cap" "$run" mpirun -np "$np" "${mpi_opts[@]}" "$@") \
         >"$log" 2>&1 &
-    local job=$! size=-1 grown=$SECONDS now
-    while [ -n "${progress:-}" ] && kill -0 "$job" 2>/dev/null; do
-        now=$(stat -c %s "$dir/$progress" 2>/dev/null || echo 0)
-        [ "$now" != "$size" ] && { size=$now; grown=$SECONDS; }
-        if (( SECONDS - grown > limit )); then
-            why="$progress did not grow for $(( SECONDS - grown )) s"
-            kill -TERM "$job" 2>/dev/null   # timeout passes it to the job
-            break
-        fi
-        sleep 1
-    done
-    wait "$job"
-    rc=$?
+    if [ -n "${progress:-}" ]; then
+        progress_wait $! "$dir/$progress" "$limit"; rc=$?
+        why=$progress_why
+    else
+        wait $!; rc=$?
+    fi
     secs=$(( SECONDS - t0 ))
     [ "$rc" = 124 ] && [ -z "$why" ] && why="the limit of $cap s"
     ranks=$(cat "$counters".* 2>/dev/null |
