@@ -105,6 +105,14 @@ int srq_verbs_parse_cpumask(const char *text, srq_verbs_cpumask_t *mask);
 struct ibv_pd *srq_verbs_alloc_pd(srq_verbs_dev_t *dev);
 int srq_verbs_dealloc_pd(srq_verbs_dev_t *dev, struct ibv_pd *pd);
 
+/* ibv_alloc_td / ibv_dealloc_td / ibv_alloc_parent_domain; a parent
+ * domain serves wherever a PD does and srq_verbs_dealloc_pd frees it */
+struct ibv_td *srq_verbs_alloc_td(srq_verbs_dev_t *dev,
+                                  struct ibv_td_init_attr *attr);
+int srq_verbs_dealloc_td(srq_verbs_dev_t *dev, struct ibv_td *td);
+struct ibv_pd *srq_verbs_alloc_parent_domain(
+        srq_verbs_dev_t *dev, struct ibv_parent_domain_init_attr *attr);
+
 struct ibv_mr *srq_verbs_reg_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                                 void *addr, size_t length, int access);
 /* ibv_reg_mr_iova2: remote accesses address the region from @iova on

@@ -206,6 +206,23 @@ int srq_verbs_dealloc_pd(srq_verbs_dev_t *dev, struct ibv_pd *pd)
     return srq_verbs_errno(dev->ops->dealloc_pd(dev, pd));
 }
 
+struct ibv_td *srq_verbs_alloc_td(srq_verbs_dev_t *dev,
+                                  struct ibv_td_init_attr *attr)
+{
+    return dev->ops->alloc_td(dev, attr);
+}
+
+int srq_verbs_dealloc_td(srq_verbs_dev_t *dev, struct ibv_td *td)
+{
+    return srq_verbs_errno(dev->ops->dealloc_td(dev, td));
+}
+
+struct ibv_pd *srq_verbs_alloc_parent_domain(
+        srq_verbs_dev_t *dev, struct ibv_parent_domain_init_attr *attr)
+{
+    return dev->ops->alloc_parent_domain(dev, attr);
+}
+
 struct ibv_mr *srq_verbs_reg_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                                 void *addr, size_t length, int access)
 {

@@ -208,6 +208,23 @@ static int srq_verbs_rdma_dealloc_pd(srq_verbs_dev_t *dev, struct ibv_pd *pd)
     return srq_verbs_rdma_ret(ibv_dealloc_pd(pd));
 }
 
+static struct ibv_td *srq_verbs_rdma_alloc_td(srq_verbs_dev_t *dev,
+                                              struct ibv_td_init_attr *attr)
+{
+    return ibv_alloc_td(dev->context, attr);
+}
+
+static int srq_verbs_rdma_dealloc_td(srq_verbs_dev_t *dev, struct ibv_td *td)
+{
+    return srq_verbs_rdma_ret(ibv_dealloc_td(td));
+}
+
+static struct ibv_pd *srq_verbs_rdma_alloc_parent_domain(
+        srq_verbs_dev_t *dev, struct ibv_parent_domain_init_attr *attr)
+{
+    return ibv_alloc_parent_domain(dev->context, attr);
+}
+
 static struct ibv_mr *srq_verbs_rdma_reg_mr(srq_verbs_dev_t *dev,
                                             struct ibv_pd *pd, void *addr,
                                             size_t length, int access)
@@ -407,6 +424,9 @@ static const srq_verbs_dev_ops_t srq_verbs_rdma_ops = {
     .ah_attr              = srq_verbs_rdma_ah_attr,
     .alloc_pd             = srq_verbs_rdma_alloc_pd,
     .dealloc_pd           = srq_verbs_rdma_dealloc_pd,
+    .alloc_td             = srq_verbs_rdma_alloc_td,
+    .dealloc_td           = srq_verbs_rdma_dealloc_td,
+    .alloc_parent_domain  = srq_verbs_rdma_alloc_parent_domain,
     .reg_mr               = srq_verbs_rdma_reg_mr,
     .reg_mr_iova          = srq_verbs_rdma_reg_mr_iova,
     .dereg_mr             = srq_verbs_rdma_dereg_mr,

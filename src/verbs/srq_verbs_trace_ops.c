@@ -230,6 +230,25 @@ static int srq_verbs_trace_dealloc_pd(srq_verbs_dev_t *dev, struct ibv_pd *pd)
                                pd);
 }
 
+/* Thread and parent domains are not in the trace format: passed through
+ * unrecorded (a trace of a program that uses them does not replay) */
+static struct ibv_td *srq_verbs_trace_alloc_td(srq_verbs_dev_t *dev,
+                                               struct ibv_td_init_attr *attr)
+{
+    return REAL(dev)->alloc_td(dev, attr);
+}
+
+static int srq_verbs_trace_dealloc_td(srq_verbs_dev_t *dev, struct ibv_td *td)
+{
+    return REAL(dev)->dealloc_td(dev, td);
+}
+
+static struct ibv_pd *srq_verbs_trace_alloc_parent_domain(
+        srq_verbs_dev_t *dev, struct ibv_parent_domain_init_attr *attr)
+{
+    return REAL(dev)->alloc_parent_domain(dev, attr);
+}
+
 static struct ibv_mr *srq_verbs_trace_reg_mr(srq_verbs_dev_t *dev,
                                              struct ibv_pd *pd, void *addr,
                                              size_t length, int access)
@@ -479,6 +498,9 @@ static const srq_verbs_dev_ops_t srq_verbs_trace_ops = {
     .ah_attr              = srq_verbs_trace_ah_attr,
     .alloc_pd             = srq_verbs_trace_alloc_pd,
     .dealloc_pd           = srq_verbs_trace_dealloc_pd,
+    .alloc_td             = srq_verbs_trace_alloc_td,
+    .dealloc_td           = srq_verbs_trace_dealloc_td,
+    .alloc_parent_domain  = srq_verbs_trace_alloc_parent_domain,
     .reg_mr               = srq_verbs_trace_reg_mr,
     .reg_mr_iova          = srq_verbs_trace_reg_mr_iova,
     .dereg_mr             = srq_verbs_trace_dereg_mr,

@@ -24,6 +24,12 @@ typedef struct srq_verbs_dev_ops {
 
     struct ibv_pd *(*alloc_pd)(srq_verbs_dev_t *dev);
     int  (*dealloc_pd)(srq_verbs_dev_t *dev, struct ibv_pd *pd);
+    struct ibv_td *(*alloc_td)(srq_verbs_dev_t *dev,
+                               struct ibv_td_init_attr *attr);
+    int  (*dealloc_td)(srq_verbs_dev_t *dev, struct ibv_td *td);
+    /* a parent domain is a PD: dealloc_pd frees it */
+    struct ibv_pd *(*alloc_parent_domain)(
+            srq_verbs_dev_t *dev, struct ibv_parent_domain_init_attr *attr);
     struct ibv_mr *(*reg_mr)(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                              void *addr, size_t length, int access);
     struct ibv_mr *(*reg_mr_iova)(srq_verbs_dev_t *dev, struct ibv_pd *pd,

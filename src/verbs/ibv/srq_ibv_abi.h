@@ -90,9 +90,13 @@ struct verbs_context_ops {
                      uint32_t num_sge);
     srq_ibv_op_t alloc_dm;
     struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
-    srq_ibv_op_t alloc_null_mr, alloc_parent_domain;
+    srq_ibv_op_t alloc_null_mr;
+    struct ibv_pd *(*alloc_parent_domain)(
+            struct ibv_context *context,
+            struct ibv_parent_domain_init_attr *attr);
     struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
-    srq_ibv_op_t alloc_td;
+    struct ibv_td *(*alloc_td)(struct ibv_context *context,
+                               struct ibv_td_init_attr *init_attr);
     void (*async_event)(struct ibv_context *context,
                         struct ibv_async_event *event);
     srq_ibv_op_t attach_counters_point_flow, attach_mcast;
@@ -118,7 +122,7 @@ struct verbs_context_ops {
     srq_ibv_op_t create_srq_ex, create_wq;
     int (*dealloc_mw)(struct ibv_mw *mw);
     int (*dealloc_pd)(struct ibv_pd *pd);
-    srq_ibv_op_t dealloc_td;
+    int (*dealloc_td)(struct ibv_td *td);
     int (*dereg_mr)(struct verbs_mr *vmr);
     int (*destroy_ah)(struct ibv_ah *ah);
     srq_ibv_op_t destroy_counters;

@@ -204,6 +204,26 @@ static int srq_ibv_dealloc_pd(struct ibv_pd *pd)
     return srq_verbs_dealloc_pd(srq_ibv_dev(pd->context), pd);
 }
 
+/* A thread domain is a hint soft0 ignores: its device thread works on the
+ * objects whatever the program promises (soft_pd_parent.c) */
+static struct ibv_td *srq_ibv_alloc_td(struct ibv_context *ctx,
+                                       struct ibv_td_init_attr *attr)
+{
+    return srq_verbs_alloc_td(srq_ibv_dev(ctx), attr);
+}
+
+static int srq_ibv_dealloc_td(struct ibv_td *td)
+{
+    return srq_verbs_dealloc_td(srq_ibv_dev(td->context), td);
+}
+
+/* ibv_dealloc_pd of it comes to dealloc_pd, as of any PD */
+static struct ibv_pd *srq_ibv_alloc_parent_domain(
+        struct ibv_context *ctx, struct ibv_parent_domain_init_attr *attr)
+{
+    return srq_verbs_alloc_parent_domain(srq_ibv_dev(ctx), attr);
+}
+
 /* libibverbs reads an MR as a struct verbs_mr: ours wraps the soft MR,
  * whose keys are all the data path uses */
 typedef struct srq_ibv_mr {
@@ -394,7 +414,9 @@ static int srq_ibv_destroy_ah(struct ibv_ah *ah)
 
 static const struct verbs_context_ops srq_ibv_ctx_ops = {
     .advise_mr       = srq_ibv_advise_mr,
+    .alloc_parent_domain = srq_ibv_alloc_parent_domain,
     .alloc_pd        = srq_ibv_alloc_pd,
+    .alloc_td        = srq_ibv_alloc_td,
     .async_event     = srq_ibv_async_event,
     .cq_event        = srq_ibv_cq_event,
     .create_ah       = srq_ibv_create_ah,
@@ -404,6 +426,7 @@ static const struct verbs_context_ops srq_ibv_ctx_ops = {
     .create_qp_ex    = srq_ibv_create_qp_ex,
     .create_srq      = srq_ibv_create_srq,
     .dealloc_pd      = srq_ibv_dealloc_pd,
+    .dealloc_td      = srq_ibv_dealloc_td,
     .dereg_mr        = srq_ibv_dereg_mr,
     .destroy_ah      = srq_ibv_destroy_ah,
     .destroy_cq      = srq_ibv_destroy_cq,

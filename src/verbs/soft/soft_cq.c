@@ -149,10 +149,17 @@ static uint32_t srq_soft_roundup_pow2(uint32_t v)
     return r;
 }
 
-struct ibv_cq *srq_soft_create_cq(srq_verbs_dev_t *vdev, int cqe,
-                                  void *cq_context,
-                                  struct ibv_comp_channel *channel,
-                                  int comp_vector)
+/* A CQ's PD can only be a parent domain (ibv_create_cq_ex(3)) */
+static bool srq_soft_cq_pd_ok(srq_soft_dev_t *dev, struct ibv_pd *pd)
+{
+    return (pd == NULL) || (srq_soft_dev_has(dev, pd) &&
+                            (((srq_soft_pd_t*)pd)->protection != NULL));
+}
+
+struct ibv_cq *srq_soft_create_cq_pd(srq_verbs_dev_t *vdev, int cqe,
+                                     void *cq_context,
+                                     struct ibv_comp_channel *channel,
+                                     int comp_vector, struct ibv_pd *pd)
 {
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_channel_t *ch = NULL;
@@ -160,7 +167,8 @@ struct ibv_cq *srq_soft_create_cq(srq_verbs_dev_t *vdev, int cqe,
 
     if ((cqe <= 0) || (cqe > SRQ_SOFT_MAX_CQE) || (comp_vector < 0) ||
         (comp_vector >= dev->vctx.context.num_comp_vectors) ||
-        ((channel != NULL) && !srq_soft_dev_has_channel(dev, channel))) {
+        ((channel != NULL) && !srq_soft_dev_has_channel(dev, channel)) ||
+        !srq_soft_cq_pd_ok(dev, pd)) {
         errno = EINVAL;
         return NULL;
     }
@@ -170,11 +178,16 @@ struct ibv_cq *srq_soft_create_cq(srq_verbs_dev_t *vdev, int cqe,
         return NULL;
     }
     cq->size = srq_soft_roundup_pow2((uint32_t)cqe);
-    cq->ring = calloc(cq->size, sizeof(*cq->ring));
-    if (cq->ring == NULL) {
+    if (srq_soft_qbuf_alloc(pd, cq->size * sizeof(*cq->ring), 64,
+                            SRQ_SOFT_RES_TYPE_CQ, &cq->ring_buf) != 0) {
         free(cq);
         errno = ENOMEM;
         return NULL;
+    }
+    cq->ring           = cq->ring_buf.ptr;
+    cq->pd             = pd;
+    if (pd != NULL) {
+        srq_soft_pd_get(pd); /* ibv_dealloc_pd: EBUSY while the CQ is */
     }
     cq->dev            = dev;
     cq->ibv.context    = &dev->vctx.context;
@@ -195,6 +208,15 @@ struct ibv_cq *srq_soft_create_cq(srq_verbs_dev_t *vdev, int cqe,
     srq_soft_cq_seen(cq, dev->stats.progress_calls); /* its first poll runs it */
     srq_soft_dev_unlock(dev);
     return &cq->ibv;
+}
+
+struct ibv_cq *srq_soft_create_cq(srq_verbs_dev_t *vdev, int cqe,
+                                  void *cq_context,
+                                  struct ibv_comp_channel *channel,
+                                  int comp_vector)
+{
+    return srq_soft_create_cq_pd(vdev, cqe, cq_context, channel, comp_vector,
+                                 NULL);
 }
 
 int srq_soft_destroy_cq(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq)
@@ -220,6 +242,9 @@ int srq_soft_destroy_cq(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq)
         --ch->refcnt;
     }
     srq_soft_dev_unlock(dev);
+    if (cq->pd != NULL) {
+        srq_soft_pd_put(cq->pd);
+    }
     /* off the device's list and unreferenced: no event can come for it */
     if (!srq_soft_async_release(dev, ibcq, cq->events_written, &ibcq->mutex,
                                 &ibcq->cond, &ibcq->async_events_completed)) {
@@ -227,7 +252,7 @@ int srq_soft_destroy_cq(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq)
     }
     pthread_mutex_destroy(&cq->ibv.mutex);
     pthread_cond_destroy(&cq->ibv.cond);
-    free(cq->ring);
+    srq_soft_qbuf_free(&cq->ring_buf);
     free(cq);
     return 0;
 }
@@ -241,37 +266,43 @@ int srq_soft_destroy_cq(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq)
 int srq_soft_resize_cq(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq, int cqe)
 {
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
-    srq_soft_cqe_t *ring, *old;
+    srq_soft_qbuf_t buf, old;
+    srq_soft_cqe_t *ring;
     srq_soft_cq_t *cq;
     uint32_t size, i;
 
-    if ((cqe <= 0) || (cqe > SRQ_SOFT_MAX_CQE)) {
+    if ((cqe <= 0) || (cqe > SRQ_SOFT_MAX_CQE) ||
+        !srq_soft_dev_has(dev, ibcq)) {
         return EINVAL;
     }
     size = srq_soft_roundup_pow2((uint32_t)cqe);
-    ring = calloc(size, sizeof(*ring)); /* before the lock: may be large */
-    if (ring == NULL) {
+    /* before the lock: may be large, and may call the program's allocator
+     * (a CQ in a parent domain) */
+    if (srq_soft_qbuf_alloc(srq_soft_cq(ibcq)->pd, size * sizeof(*ring), 64,
+                            SRQ_SOFT_RES_TYPE_CQ, &buf) != 0) {
         return ENOMEM;
     }
+    ring = buf.ptr;
     if (srq_soft_dev_lock_obj(dev, ibcq) != 0) {
-        free(ring);
+        srq_soft_qbuf_free(&buf);
         return EINVAL;
     }
     cq = srq_soft_cq(ibcq);
     if (cq->pi - cq->ci > size) {
         srq_soft_dev_unlock(dev);
-        free(ring);
+        srq_soft_qbuf_free(&buf);
         return EINVAL;
     }
     for (i = cq->ci; i != cq->pi; ++i) {
         ring[i & (size - 1)] = cq->ring[i & (cq->size - 1)];
     }
-    old          = cq->ring;
+    old          = cq->ring_buf;
+    cq->ring_buf = buf;
     cq->ring     = ring;
     cq->size     = size;
     cq->ibv.cqe  = (int)size;
     srq_soft_dev_unlock(dev);
-    free(old);
+    srq_soft_qbuf_free(&old);
     return 0;
 }
 

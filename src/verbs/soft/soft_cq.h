@@ -6,6 +6,7 @@
 
 #include "../dev/srq_verbs_types.h"
 #include "soft_list.h"
+#include "soft_qbuf.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -38,7 +39,10 @@ struct srq_soft_cq {
     struct ibv_wc        ex_wc;    /* extended CQ: the completion between
                                       ibv_start_poll and ibv_end_poll */
     srq_soft_dev_t      *dev;
-    srq_soft_cqe_t      *ring;
+    srq_soft_cqe_t      *ring;     /* ring_buf.ptr */
+    srq_soft_qbuf_t      ring_buf;
+    struct ibv_pd       *pd;       /* the parent domain it was made in
+                                      (ibv_create_cq_ex), or NULL */
     uint32_t             size;     /* power of two */
     uint32_t             pi, ci;   /* written under dev->lock, by atomic
                                       stores: an empty poll reads them
@@ -94,6 +98,11 @@ static inline srq_soft_cq_t *srq_soft_cq(struct ibv_cq *cq)
 struct ibv_comp_channel *srq_soft_create_comp_channel(srq_verbs_dev_t *dev);
 int  srq_soft_destroy_comp_channel(srq_verbs_dev_t *dev,
                                    struct ibv_comp_channel *channel);
+/* ... in the parent domain @pd (NULL: none) */
+struct ibv_cq *srq_soft_create_cq_pd(srq_verbs_dev_t *dev, int cqe,
+                                     void *cq_context,
+                                     struct ibv_comp_channel *channel,
+                                     int comp_vector, struct ibv_pd *pd);
 struct ibv_cq *srq_soft_create_cq(srq_verbs_dev_t *dev, int cqe,
                                   void *cq_context,
                                   struct ibv_comp_channel *channel,

@@ -127,11 +127,11 @@ static int srq_soft_cq_ex_check(const struct ibv_cq_init_attr_ex *attr)
         (attr->flags & ~(uint32_t)SRQ_SOFT_CQ_EX_FLAGS_KNOWN)) {
         return EINVAL;
     }
-    /* parent domains, overrun-ignoring CQs and fields a soft completion
-     * does not have: not implemented (a wc_flag verbs does not define
-     * either: libibverbs answers it so before a provider sees it) */
-    if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) ||
-        ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+    /* overrun-ignoring CQs and fields a soft completion does not have:
+     * not implemented (a wc_flag verbs does not define either: libibverbs
+     * answers it so before a provider sees it); a parent domain
+     * (IBV_CQ_INIT_ATTR_MASK_PD) is checked where the CQ is made */
+    if (((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
          (attr->flags & IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN)) ||
         (attr->wc_flags & ~(uint64_t)SRQ_SOFT_CQ_EX_WC_FLAGS)) {
         return EOPNOTSUPP;
@@ -152,8 +152,11 @@ struct ibv_cq_ex *srq_soft_create_cq_ex(srq_verbs_dev_t *vdev,
         return NULL;
     }
     /* counted against max_cq as any CQ; cqe range-checked there */
-    ibcq = srq_soft_limit_create_cq(vdev, (int)attr->cqe, attr->cq_context,
-                                    attr->channel, (int)attr->comp_vector);
+    ibcq = srq_soft_limit_create_cq_pd(vdev, (int)attr->cqe, attr->cq_context,
+                                       attr->channel, (int)attr->comp_vector,
+                                       (attr->comp_mask &
+                                        IBV_CQ_INIT_ATTR_MASK_PD) ?
+                                       attr->parent_domain : NULL);
     if (ibcq == NULL) {
         return NULL;
     }

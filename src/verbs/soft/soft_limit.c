@@ -79,9 +79,29 @@ struct ibv_pd *srq_soft_limit_alloc_pd(srq_verbs_dev_t *dev)
            srq_soft_lim_made(dev, SRQ_SOFT_LIM_PD, srq_soft_alloc_pd(dev));
 }
 
+/* a parent domain is counted as a PD: ibv_dealloc_pd gives either back */
+struct ibv_pd *srq_soft_limit_alloc_parent_domain(
+        srq_verbs_dev_t *dev, struct ibv_parent_domain_init_attr *attr)
+{
+    return !srq_soft_lim_take(dev, SRQ_SOFT_LIM_PD) ? NULL :
+           srq_soft_lim_made(dev, SRQ_SOFT_LIM_PD,
+                             srq_soft_alloc_parent_domain(dev, attr));
+}
+
 int srq_soft_limit_dealloc_pd(srq_verbs_dev_t *dev, struct ibv_pd *pd)
 {
     return srq_soft_lim_gone(dev, SRQ_SOFT_LIM_PD, srq_soft_dealloc_pd(dev, pd));
+}
+
+struct ibv_cq *srq_soft_limit_create_cq_pd(srq_verbs_dev_t *dev, int cqe,
+                                           void *cq_context,
+                                           struct ibv_comp_channel *channel,
+                                           int comp_vector, struct ibv_pd *pd)
+{
+    return !srq_soft_lim_take(dev, SRQ_SOFT_LIM_CQ) ? NULL :
+           srq_soft_lim_made(dev, SRQ_SOFT_LIM_CQ,
+                             srq_soft_create_cq_pd(dev, cqe, cq_context,
+                                                   channel, comp_vector, pd));
 }
 
 struct ibv_cq *srq_soft_limit_create_cq(srq_verbs_dev_t *dev, int cqe,
@@ -89,10 +109,8 @@ struct ibv_cq *srq_soft_limit_create_cq(srq_verbs_dev_t *dev, int cqe,
                                         struct ibv_comp_channel *channel,
                                         int comp_vector)
 {
-    return !srq_soft_lim_take(dev, SRQ_SOFT_LIM_CQ) ? NULL :
-           srq_soft_lim_made(dev, SRQ_SOFT_LIM_CQ,
-                             srq_soft_create_cq(dev, cqe, cq_context, channel,
-                                                comp_vector));
+    return srq_soft_limit_create_cq_pd(dev, cqe, cq_context, channel,
+                                       comp_vector, NULL);
 }
 
 int srq_soft_limit_destroy_cq(srq_verbs_dev_t *dev, struct ibv_cq *cq)

@@ -10,12 +10,19 @@
  * own, behind a count (ENOMEM once the limit is reached, as the kernel
  * answers) */
 struct ibv_pd  *srq_soft_limit_alloc_pd(srq_verbs_dev_t *dev);
+struct ibv_pd  *srq_soft_limit_alloc_parent_domain(
+        srq_verbs_dev_t *dev, struct ibv_parent_domain_init_attr *attr);
 int             srq_soft_limit_dealloc_pd(srq_verbs_dev_t *dev,
                                           struct ibv_pd *pd);
 struct ibv_cq  *srq_soft_limit_create_cq(srq_verbs_dev_t *dev, int cqe,
                                          void *cq_context,
                                          struct ibv_comp_channel *channel,
                                          int comp_vector);
+struct ibv_cq  *srq_soft_limit_create_cq_pd(srq_verbs_dev_t *dev, int cqe,
+                                            void *cq_context,
+                                            struct ibv_comp_channel *channel,
+                                            int comp_vector,
+                                            struct ibv_pd *pd);
 int             srq_soft_limit_destroy_cq(srq_verbs_dev_t *dev,
                                           struct ibv_cq *cq);
 struct ibv_srq *srq_soft_limit_create_srq(srq_verbs_dev_t *dev,

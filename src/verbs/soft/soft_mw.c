@@ -279,7 +279,8 @@ static bool srq_soft_mw_bind_ok(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
     int need = IBV_ACCESS_MW_BIND;
     uint64_t va;
 
-    if ((mw->ibv.pd != qp->ibv.pd) ||
+    /* by PD number: a parent domain protects as its PD does */
+    if ((srq_soft_pd_id(mw->ibv.pd) != srq_soft_pd_id(qp->ibv.pd)) ||
         ((wqe->rkey & ~0xffu) != (mw->ibv.rkey & ~0xffu)) ||
         (bi->mw_access_flags & ~SRQ_SOFT_MW_BIND_ACCESS)) {
         return false;
@@ -293,7 +294,8 @@ static bool srq_soft_mw_bind_ok(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
     }
     /* the region by its key (libibverbs' MR object may be a wrapper of
      * ours, src/verbs/ibv) */
-    if ((bi->mr->context != qp->ibv.context) || (bi->mr->pd != qp->ibv.pd)) {
+    if ((bi->mr->context != qp->ibv.context) ||
+        (srq_soft_pd_id(bi->mr->pd) != srq_soft_pd_id(qp->ibv.pd))) {
         return false;
     }
     if (bi->mw_access_flags & (IBV_ACCESS_REMOTE_WRITE |
@@ -362,7 +364,8 @@ int srq_soft_mw_execute(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
     }
     /* IBV_WR_LOCAL_INV: the rkey in imm (the WR's invalidate_rkey) */
     mw = srq_soft_mw_find2(qp->dev, wqe->imm);
-    if ((mw == NULL) || (mw->ibv.pd != qp->ibv.pd)) {
+    if ((mw == NULL) ||
+        (srq_soft_pd_id(mw->ibv.pd) != srq_soft_pd_id(qp->ibv.pd))) {
         return IBV_WC_LOC_QP_OP_ERR;
     }
     srq_soft_mw_unbind(qp->dev, mw);

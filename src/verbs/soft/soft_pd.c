@@ -28,7 +28,8 @@ struct ibv_pd *srq_soft_alloc_pd(srq_verbs_dev_t *vdev)
 }
 
 /* ibv_dealloc_pd(3): refused while anything belongs to the PD (as the
- * kernel's uverbs does), which stays usable */
+ * kernel's uverbs does), which stays usable; a parent domain's is the same
+ * verb */
 int srq_soft_dealloc_pd(srq_verbs_dev_t *dev, struct ibv_pd *ibpd)
 {
     srq_soft_pd_t *pd = (srq_soft_pd_t*)ibpd;
@@ -38,6 +39,10 @@ int srq_soft_dealloc_pd(srq_verbs_dev_t *dev, struct ibv_pd *ibpd)
     }
     if (atomic_load_explicit(&pd->refs, memory_order_relaxed) != 0) {
         return EBUSY;
+    }
+    if (pd->protection != NULL) {
+        srq_soft_parent_domain_free(pd);
+        return 0;
     }
     free(pd);
     return 0;

@@ -281,23 +281,82 @@ int srq_soft_qp_sq_grow(srq_soft_qp_t *qp)
            srq_soft_qp_sq_resize(qp, 2 * (qp->sq_mask + 1));
 }
 
+/* Where the next of a queue's arrays starts in its one block */
+static size_t srq_soft_qp_carve(size_t *off, size_t len)
+{
+    size_t at = *off;
+
+    *off = (at + len + 63) & ~(size_t)63;
+    return at;
+}
+
+/*
+ * A parent domain's allocator gives the send queue at its full size in one
+ * call, at creation: a queue grown later would call the program's
+ * allocator from ibv_post_send, which it does not expect
+ */
+static int srq_soft_qp_sq_custom(srq_soft_qp_t *qp, uint32_t slots)
+{
+    uint32_t ssge = qp->cap.max_send_sge ? qp->cap.max_send_sge : 1;
+    size_t inl    = qp->cap.max_inline_data + 1;
+    size_t off    = 0, sq, sge, il;
+    uint8_t *base;
+
+    sq  = srq_soft_qp_carve(&off, (size_t)slots * sizeof(*qp->sq));
+    sge = srq_soft_qp_carve(&off, (size_t)slots * ssge * sizeof(*qp->sq_sge));
+    il  = srq_soft_qp_carve(&off, (size_t)slots * inl);
+    if (srq_soft_qbuf_alloc(qp->ibv.pd, off, 64, SRQ_SOFT_RES_TYPE_QP,
+                            &qp->sq_buf) != 0) {
+        return ENOMEM;
+    }
+    base          = qp->sq_buf.ptr;
+    qp->sq        = (srq_soft_swqe_t*)(base + sq);
+    qp->sq_sge    = (struct ibv_sge*)(base + sge);
+    qp->sq_inline = base + il;
+    qp->sq_mask   = slots - 1;
+    return 0;
+}
+
+static int srq_soft_qp_rq_custom(srq_soft_qp_t *qp, uint32_t slots,
+                                 uint32_t rsge)
+{
+    size_t off = 0, rq, sge;
+    uint8_t *base;
+
+    rq  = srq_soft_qp_carve(&off, (size_t)slots * sizeof(*qp->rq));
+    sge = srq_soft_qp_carve(&off, (size_t)slots * rsge * sizeof(*qp->rq_sge));
+    if (srq_soft_qbuf_alloc(qp->ibv.pd, off, 64, SRQ_SOFT_RES_TYPE_QP,
+                            &qp->rq_buf) != 0) {
+        return ENOMEM;
+    }
+    base       = qp->rq_buf.ptr;
+    qp->rq     = (srq_soft_rwqe_t*)(base + rq);
+    qp->rq_sge = (struct ibv_sge*)(base + sge);
+    return 0;
+}
+
 static int srq_soft_qp_alloc_queues(srq_soft_qp_t *qp)
 {
     uint32_t sq = srq_soft_pow2(qp->cap.max_send_wr ? qp->cap.max_send_wr : 1);
     uint32_t rq = srq_soft_pow2(qp->cap.max_recv_wr ? qp->cap.max_recv_wr : 1);
     uint32_t rsge = qp->cap.max_recv_sge ? qp->cap.max_recv_sge : 1;
+    bool custom   = srq_soft_qbuf_custom(qp->ibv.pd);
 
     /* the send queue starts small and grows as WQEs are outstanding: an
      * idle connection does not hold max_send_wr WQEs with inline room */
     qp->sq_mask = 0;
-    if (srq_soft_qp_sq_resize(qp, (sq < SRQ_SOFT_SQ_INITIAL) ? sq :
-                                  SRQ_SOFT_SQ_INITIAL) != 0) {
+    if (custom ? srq_soft_qp_sq_custom(qp, sq) :
+                 srq_soft_qp_sq_resize(qp, (sq < SRQ_SOFT_SQ_INITIAL) ? sq :
+                                           SRQ_SOFT_SQ_INITIAL)) {
         return ENOMEM;
     }
     if (qp->ibv.srq != NULL) {
         return 0;
     }
     qp->rq_mask = rq - 1;
+    if (custom) {
+        return srq_soft_qp_rq_custom(qp, rq, rsge);
+    }
     qp->rq      = calloc(rq, sizeof(*qp->rq));
     qp->rq_sge  = calloc((size_t)rq * rsge, sizeof(*qp->rq_sge));
     return ((qp->rq == NULL) || (qp->rq_sge == NULL)) ? ENOMEM : 0;
@@ -364,11 +423,19 @@ void srq_soft_qp_free_atomics(srq_soft_qp_t *qp)
 
 static void srq_soft_qp_free(srq_soft_qp_t *qp)
 {
-    free(qp->sq);
-    free(qp->sq_sge);
-    free(qp->sq_inline);
-    free(qp->rq);
-    free(qp->rq_sge);
+    if (qp->sq_buf.ptr != NULL) {
+        srq_soft_qbuf_free(&qp->sq_buf);
+    } else {
+        free(qp->sq);
+        free(qp->sq_sge);
+        free(qp->sq_inline);
+    }
+    if (qp->rq_buf.ptr != NULL) {
+        srq_soft_qbuf_free(&qp->rq_buf);
+    } else {
+        free(qp->rq);
+        free(qp->rq_sge);
+    }
     srq_soft_qp_free_atomics(qp);
     if (qp->wr_batch_free != NULL) {
         qp->wr_batch_free(qp);

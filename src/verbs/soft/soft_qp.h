@@ -7,6 +7,7 @@
 
 #include "../dev/srq_verbs_types.h"
 #include "soft_list.h"
+#include "soft_qbuf.h"
 #include "soft_shm.h"
 
 #include <stdatomic.h>
@@ -137,6 +138,9 @@ struct srq_soft_qp {
     srq_soft_swqe_t     *sq;
     struct ibv_sge      *sq_sge;     /* max_send_sge per WQE */
     uint8_t             *sq_inline;  /* max_inline_data per WQE */
+    srq_soft_qbuf_t      sq_buf;     /* all three, at max_send_wr, when a
+                                        parent domain's allocator gave
+                                        them (else each its own calloc) */
     uint32_t             sq_mask;
     uint32_t             sq_pi, sq_tx, sq_ci, sq_free;
     uint32_t             next_psn;
@@ -185,6 +189,8 @@ struct srq_soft_qp {
     /* own receive queue: posted [rq_ci, rq_pi), consumed up to rq_hw */
     srq_soft_rwqe_t     *rq;
     struct ibv_sge      *rq_sge;
+    srq_soft_qbuf_t      rq_buf;     /* both, from a parent domain's
+                                        allocator (as sq_buf) */
     uint32_t             rq_mask;
     uint32_t             rq_pi, rq_hw, rq_ci;
 

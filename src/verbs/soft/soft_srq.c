@@ -36,7 +36,7 @@ static uint32_t srq_soft_pow2(uint32_t v)
 static void srq_soft_srq_free(srq_soft_srq_t *srq)
 {
     free(srq->wrid);
-    free(srq->buf);
+    srq_soft_qbuf_free(&srq->ring_buf);
     free((void*)srq->dbrec);
     free(srq);
 }
@@ -57,10 +57,12 @@ static void srq_soft_srq_init_list(srq_soft_srq_t *srq)
     srq->wrid    = calloc(srq->wqe_cnt, sizeof(*srq->wrid));
 }
 
-static int srq_soft_srq_alloc_ring(srq_soft_srq_t *srq, uint32_t max_wr,
-                                   uint32_t max_sge)
+/* The ring from @pd's allocator when it has one (the doorbell record and
+ * the wr_id array stay ours: they are not the queue a program places) */
+static int srq_soft_srq_alloc_ring(srq_soft_srq_t *srq, struct ibv_pd *pd,
+                                   uint32_t max_wr, uint32_t max_sge)
 {
-    void *buf, *db;
+    void *db;
 
     srq->max_sge = max_sge ? max_sge : 1;
     srq->stride  = srq_soft_pow2(sizeof(srq_soft_srq_next_seg_t) +
@@ -68,13 +70,13 @@ static int srq_soft_srq_alloc_ring(srq_soft_srq_t *srq, uint32_t max_wr,
                                  sizeof(srq_soft_srq_data_seg_t));
     srq->wqe_cnt = srq_soft_pow2(max_wr + 1);
     srq->max_wr  = srq->wqe_cnt - 1;
-    if (posix_memalign(&buf, 4096, (size_t)srq->wqe_cnt * srq->stride) ||
+    if (srq_soft_qbuf_alloc(pd, (size_t)srq->wqe_cnt * srq->stride, 4096,
+                            SRQ_SOFT_RES_TYPE_SRQ, &srq->ring_buf) ||
         posix_memalign(&db, 64, 64)) {
         return ENOMEM;
     }
-    memset(buf, 0, (size_t)srq->wqe_cnt * srq->stride);
     memset(db, 0, 64);
-    srq->buf   = buf;
+    srq->buf   = srq->ring_buf.ptr;
     srq->dbrec = db;
     srq_soft_srq_init_list(srq);
     return (srq->wrid == NULL) ? ENOMEM : 0;
@@ -100,7 +102,8 @@ struct ibv_srq *srq_soft_create_srq(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
         return NULL;
     }
     srq_soft_lock_init(&srq->lock);
-    ret = srq_soft_srq_alloc_ring(srq, attr->attr.max_wr, attr->attr.max_sge);
+    ret = srq_soft_srq_alloc_ring(srq, pd, attr->attr.max_wr,
+                                  attr->attr.max_sge);
     if (ret != 0) {
         srq_soft_srq_free(srq);
         errno = ret;

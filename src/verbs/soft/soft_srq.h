@@ -10,6 +10,7 @@
 #include "../dev/srq_verbs_types.h"
 #include "soft_list.h"
 #include "soft_lock.h"
+#include "soft_qbuf.h"
 #include "soft_srq_wqe.h"
 
 #include <endian.h>
@@ -22,7 +23,9 @@ typedef struct srq_soft_srq srq_soft_srq_t;
 struct srq_soft_srq {
     struct ibv_srq       ibv;
     srq_soft_dev_t      *dev;
-    uint8_t             *buf;
+    uint8_t             *buf;       /* ring_buf.ptr */
+    srq_soft_qbuf_t      ring_buf;  /* from the parent domain's allocator,
+                                       if it has one */
     uint32_t             stride;
     uint32_t             wqe_cnt;
     uint32_t             max_sge;

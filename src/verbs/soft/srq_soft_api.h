@@ -22,6 +22,14 @@ extern "C" {
  * libibverbs' device list gives it too (ibv_get_device_guid) */
 #define SRQ_SOFT_NODE_GUID  0x0200000000000001ull
 
+/* The resource_type soft0 passes to a parent domain's allocator
+ * (ibv_alloc_parent_domain(3)): which object's queue the memory is for.
+ * rdma-core defines no generic values, each provider its own, with its
+ * driver id in the upper 32 bits: soft0 has none (RDMA_DRIVER_UNKNOWN, 0) */
+#define SRQ_SOFT_RES_TYPE_QP   ((uint64_t)1)  /* send / receive WQE arrays */
+#define SRQ_SOFT_RES_TYPE_SRQ  ((uint64_t)2)  /* the WQE ring */
+#define SRQ_SOFT_RES_TYPE_CQ   ((uint64_t)3)  /* the CQE ring */
+
 typedef struct srq_soft_stats {
     uint64_t  progress_calls;
     uint64_t  qps_inspected;    /* QPs looked at by the progress engine */
