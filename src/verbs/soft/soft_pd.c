@@ -41,8 +41,11 @@ int srq_soft_dealloc_pd(srq_verbs_dev_t *dev, struct ibv_pd *ibpd)
         return EBUSY;
     }
     if (pd->protection != NULL) {
-        srq_soft_parent_domain_free(pd);
-        return 0;
+        /* a parent domain lets go of its PD and TD */
+        srq_soft_pd_put(&pd->protection->ibv);
+        if (pd->td != NULL) {
+            atomic_fetch_sub_explicit(&pd->td->refs, 1, memory_order_relaxed);
+        }
     }
     free(pd);
     return 0;

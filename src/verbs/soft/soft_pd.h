@@ -68,6 +68,5 @@ struct ibv_td *srq_soft_alloc_td(srq_verbs_dev_t *dev,
 int srq_soft_dealloc_td(srq_verbs_dev_t *dev, struct ibv_td *td);
 struct ibv_pd *srq_soft_alloc_parent_domain(
         srq_verbs_dev_t *dev, struct ibv_parent_domain_init_attr *attr);
-void srq_soft_parent_domain_free(srq_soft_pd_t *pd);
 
 #endif

@@ -11,6 +11,7 @@
  * A parent domain is a PD with the protection PD's id (an MR of either
  * serves a QP of either, as on an HCA where they share one PD number) and,
  * optionally, the program's allocators for queue memory (soft_qbuf.c).
+ * ibv_dealloc_pd frees it (soft_pd.c).
  */
 #include "soft_pd.h"
 #include "soft_dev.h"
@@ -119,14 +120,4 @@ struct ibv_pd *srq_soft_alloc_parent_domain(
         atomic_fetch_add_explicit(&pd->td->refs, 1, memory_order_relaxed);
     }
     return &pd->ibv;
-}
-
-/* ibv_dealloc_pd of a parent domain nothing belongs to any more */
-void srq_soft_parent_domain_free(srq_soft_pd_t *pd)
-{
-    srq_soft_pd_put(&pd->protection->ibv);
-    if (pd->td != NULL) {
-        atomic_fetch_sub_explicit(&pd->td->refs, 1, memory_order_relaxed);
-    }
-    free(pd);
 }
