@@ -129,6 +129,7 @@ struct srq_soft_dev {
     uint32_t            mw_last;
     uint32_t            mw_bound;
     uint64_t            handle_salt;  /* srq_soft_handle */
+    size_t              dm_used;      /* device memory held (soft_dm.c) */
 
     /* gives the receive WQEs of an SRQ back when their completions are
      * polled (soft_srq.c's, set at open): the CQ calls it, knowing nothing
