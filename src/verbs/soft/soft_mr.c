@@ -246,6 +246,7 @@ struct ibv_mr *srq_soft_reg_mr_offsets(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
         return NULL;
     }
     srq_soft_container_of(ibmr, srq_soft_mr_t, ibv)->dm_users = users;
+    atomic_fetch_add(&srq_soft_dev(vdev)->mr_offsets, 1);
     return ibmr;
 }
 
@@ -295,6 +296,7 @@ int srq_soft_dereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr)
     srq_soft_dev_unlock(dev);
     srq_soft_pd_put(ibmr->pd);
     if (mr->dm_users != NULL) {
+        atomic_fetch_sub(&dev->mr_offsets, 1);
         atomic_fetch_sub(mr->dm_users, 1);
     }
     free(mr);

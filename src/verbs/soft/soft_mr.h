@@ -60,6 +60,10 @@ int  srq_soft_mr_check(const srq_soft_seg_t *seg, uint32_t key, uint64_t addr,
  * no check grants */
 uint64_t srq_soft_mr_local_va(const srq_soft_seg_t *seg, uint32_t key,
                               uint64_t addr, uint64_t len);
+/* The same, for the data path: no lookup while @dev has no such region */
+#define srq_soft_mr_local_addr(_dev, _key, _addr, _len) \
+    ((atomic_load_explicit(&(_dev)->mr_offsets, memory_order_relaxed) == 0) ? \
+     (_addr) : srq_soft_mr_local_va(&(_dev)->seg, _key, _addr, _len))
 /* The same for [iova, iova + len) as remote accesses address the region
  * (its IOVA, soft_shm.h); where that is in its owner's memory in *va */
 int  srq_soft_mr_check_iova(const srq_soft_seg_t *seg, uint32_t key,

@@ -157,8 +157,8 @@ static void srq_soft_copy_sges(srq_soft_qp_t *qp, struct ibv_sge *dst,
 
     for (i = 0; i < wr->num_sge; ++i) {
         dst[i]      = wr->sg_list[i];
-        dst[i].addr = srq_soft_mr_local_va(&qp->dev->seg, dst[i].lkey,
-                                           dst[i].addr, dst[i].length);
+        dst[i].addr = srq_soft_mr_local_addr(qp->dev, dst[i].lkey,
+                                             dst[i].addr, dst[i].length);
     }
 }
 

@@ -115,9 +115,9 @@ srq_soft_rview_check(srq_soft_qp_t *qp, srq_soft_rview_t *v,
 
     for (i = 0; (i < v->num_sge) && (len > 0); ++i) {
         part = (v->sge[i].length < len) ? v->sge[i].length : len;
-        v->sge[i].addr = srq_soft_mr_local_va(&qp->dev->seg, v->sge[i].lkey,
-                                              v->sge[i].addr,
-                                              v->sge[i].length);
+        v->sge[i].addr = srq_soft_mr_local_addr(qp->dev, v->sge[i].lkey,
+                                                v->sge[i].addr,
+                                                v->sge[i].length);
         if (srq_soft_mr_check(&qp->dev->seg, v->sge[i].lkey, v->sge[i].addr,
                               part, IBV_ACCESS_LOCAL_WRITE, pd) != 0) {
             return IBV_WC_LOC_PROT_ERR;
