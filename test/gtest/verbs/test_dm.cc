@@ -1,8 +1,10 @@
 /*
- * ucx-srq verbs conformance: device memory on the soft device
- * (ibv_alloc_dm, ibv_memcpy_to_dm/_from_dm, ibv_free_dm, ibv_reg_dm_mr;
- * srq_soft_api.h). An rdma-core device's is libibverbs' own, not the
- * project's: the tests run on soft devices only.
+ * ucx-srq verbs conformance: device memory (ibv_alloc_dm,
+ * ibv_memcpy_to_dm/_from_dm, ibv_free_dm, ibv_reg_dm_mr). The project API
+ * has no DM call: on the built-in path the soft device's own
+ * (srq_soft_api.h), on the rdma-core path libibverbs' (soft0 through
+ * libibverbs under test/verbs_gtest_ibv.sh; a device without device
+ * memory skips).
  *   - capacity: max_dm_size is reported and enforced per context (ENOMEM
  *     past what is left, EINVAL past the maximum), and freed memory can
  *     be allocated again; log_align_req beyond a page and an unknown
@@ -41,12 +43,31 @@ protected:
         if (IsSkipped() || HasFailure()) {
             return;
         }
-        if (!is_soft()) {
-            GTEST_SKIP() << "device memory of rdma-core devices is theirs";
-        }
         ibv_device_attr_ex attr;
         ASSERT_EQ(0, srq_verbs_query_device_ex(a->dev, &attr));
         max_dm = attr.max_dm_size;
+        if (!is_soft() && (max_dm == 0)) {
+            GTEST_SKIP() << "the device has no device memory";
+        }
+    }
+
+    /* The verbs on either path */
+    ibv_dm *dm_alloc(tdev_t &d, ibv_alloc_dm_attr *attr)
+    {
+        return is_soft() ? srq_soft_alloc_dm(d.dev, attr) :
+                           ibv_alloc_dm(srq_verbs_context(d.dev), attr);
+    }
+
+    int dm_free(tdev_t &d, ibv_dm *m)
+    {
+        return is_soft() ? srq_soft_free_dm(d.dev, m) : ibv_free_dm(m);
+    }
+
+    ibv_mr *dm_reg(tdev_t &d, ibv_dm *m, uint64_t off, size_t len,
+                   unsigned access)
+    {
+        return is_soft() ? srq_soft_reg_dm_mr(d.dev, d.pd, m, off, len, access) :
+                           ibv_reg_dm_mr(d.pd, m, off, len, access);
     }
 
     /* @d's device memory of @len bytes; freed in TearDown unless the test
@@ -54,14 +75,14 @@ protected:
     ibv_dm *alloc_dm(tdev_t &d, size_t len, uint32_t log_align = 0)
     {
         ibv_alloc_dm_attr attr = { len, log_align, 0 };
-        ibv_dm *m = srq_soft_alloc_dm(d.dev, &attr);
+        ibv_dm *m = dm_alloc(d, &attr);
 
         if (m != nullptr) {
-            srq_verbs_dev_t *dev = d.dev;
+            tdev_t *dp = &d;
             live.insert(m);
-            m_cleanup.push_back([this, dev, m]() {
+            m_cleanup.push_back([this, dp, m]() {
                 if (live.erase(m) > 0) {
-                    EXPECT_EQ(0, srq_soft_free_dm(dev, m));
+                    EXPECT_EQ(0, dm_free(*dp, m));
                 }
             });
         }
@@ -70,7 +91,7 @@ protected:
 
     int free_dm(tdev_t &d, ibv_dm *m)
     {
-        int ret = srq_soft_free_dm(d.dev, m);
+        int ret = dm_free(d, m);
 
         if (ret == 0) {
             live.erase(m);
@@ -81,8 +102,7 @@ protected:
     ibv_mr *reg_dm(tdev_t &d, ibv_dm *m, uint64_t off, size_t len,
                    int access = kRemote)
     {
-        ibv_mr *mr = srq_soft_reg_dm_mr(d.dev, d.pd, m, off, len,
-                                        (unsigned)access);
+        ibv_mr *mr = dm_reg(d, m, off, len, (unsigned)access);
         if (mr != nullptr) {
             srq_verbs_dev_t *dev = d.dev;
             m_cleanup.push_back([dev, mr]() {
@@ -171,7 +191,7 @@ TEST_P(dm, bad_attributes_refused)
     EXPECT_EQ(EINVAL, errno) << "an alignment beyond a page";
     ibv_alloc_dm_attr attr = { 64, 0, 1 };
     errno = 0;
-    EXPECT_EQ(nullptr, srq_soft_alloc_dm(a->dev, &attr));
+    EXPECT_EQ(nullptr, dm_alloc(*a, &attr));
     EXPECT_EQ(EINVAL, errno) << "an unknown comp_mask";
 }
 
@@ -231,8 +251,7 @@ TEST_P(dm, free_while_registered_is_busy)
 {
     ibv_dm *m = alloc_dm(*a, kDmLen);
     ASSERT_NE(nullptr, m);
-    ibv_mr *mr = srq_soft_reg_dm_mr(a->dev, a->pd, m, 0, kDmLen,
-                                    (unsigned)kRemote);
+    ibv_mr *mr = dm_reg(*a, m, 0, kDmLen, (unsigned)kRemote);
     ASSERT_NE(nullptr, mr);
     errno = 0;
     EXPECT_EQ(EBUSY, free_dm(*a, m));
