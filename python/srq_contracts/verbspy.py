@@ -25,8 +25,8 @@ from .contracts import base_type
 # object kinds as the framework names its resource types
 RTYPE = {"context": "context", "pd": "pd", "mr": "mr", "cq": "cq",
          "comp_channel": "channel", "srq": "srq", "qp": "qp", "ah": "ah",
-         "mw": "mw"}
-_UPPER = {"pd", "cq", "qp", "srq", "mr", "ah", "mw"}
+         "mw": "mw", "dm": "dm"}
+_UPPER = {"pd", "cq", "qp", "srq", "mr", "ah", "mw", "dm"}
 # contract states to the framework's State members
 _STATE = {"created": "ALLOCATED", "allocated": "ALLOCATED", "registered": "ALLOCATED",
           "open": "ALLOCATED", "IBV_QPS_RESET": "RESET", "IBV_QPS_INIT": "INIT",

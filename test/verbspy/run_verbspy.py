@@ -60,6 +60,16 @@ SCENARIO = [
     ("RegMR", "pd=pd0 mr=mr0 addr=bufs length=16384 "
               "access=IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_WRITE|IBV_ACCESS_MW_BIND"),
     ("AllocMW", "pd=pd0 mw=mw0 type=IBV_MW_TYPE_1"),
+    # device memory: a copy in and out, a zero-based region on it (its
+    # EBUSY while the region lives is test_dm.cc's: the model takes a
+    # failed free as a free)
+    ("AllocDM", "context=ctx0 dm=dm0 attr.length=4096 attr.log_align_req=0 attr.comp_mask=0"),
+    ("MemcpyToDM", "dm=dm0 dm_offset=64 host_addr=bufs[1] length=64"),
+    ("MemcpyFromDM", "host_addr=bufs[2] dm=dm0 dm_offset=64 length=64"),
+    ("RegDMMR", "pd=pd0 dm=dm0 mr=mr7 dm_offset=0 length=4096 "
+                "access=IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_ZERO_BASED"),
+    ("DeregMR", "mr=mr7"),
+    ("FreeDM", "dm=dm0"),
     ("CreateCompChannel", "context=ctx0 channel=ch0"),
     ("CreateCQ", "context=ctx0 cq=cq0 cqe=16 cq_context=NULL channel=ch0 comp_vector=0"),
     ("CreateCQ", "context=ctx0 cq=cq1 cqe=16"),
@@ -164,6 +174,12 @@ AFTER = {
     "CreateAH": "CHECK(ah0 != NULL, \"AH created\");",
     "RegMRIova": "CHECK(mr9 != NULL, \"a region at an IOVA\");",
     "AdviseMR": "CHECK(ret_advise_mr_pd0 == 0, \"an ODP region prefetched\");",
+    "AllocDM": "CHECK(dm0 != NULL, \"4 KiB of device memory\");\n"
+               "    memset(bufs[1], 0x5a, 32); /* what the copies carry */",
+    "MemcpyFromDM": "CHECK(ret_memcpy_from_dm_dm0 == 0 && memcmp(bufs[1], bufs[2], 64) == 0,"
+                    " \"what was copied in comes back\");",
+    "RegDMMR": "CHECK(mr7 != NULL, \"a zero-based region on device memory\");",
+    "FreeDM": "CHECK(ret_free_dm_dm0 == 0, \"device memory freed once its region is gone\");",
     "AllocMW": "CHECK(mw0 != NULL && mw0->type == IBV_MW_TYPE_1, \"type 1 window allocated\");",
     "CreateQPEx": "CHECK(qp2 != NULL && ibv_qp_to_qp_ex(qp2) != NULL,"
                   " \"an extended QP, with the ibv_wr_* API\");",
@@ -221,7 +237,7 @@ for cname, line in SCENARIO:
                 "    CHECK(limit_event, \"IBV_EVENT_SRQ_LIMIT_REACHED on srq0\");\n"
                 "    mark(\"GetAsyncEvent\");\n" % (pending, code))
     if cname in ("DestroyAH", "DestroyQP", "DestroySRQ", "DestroyCQ", "DestroyCompChannel",
-                 "BindMW", "DeallocMW",
+                 "BindMW", "DeallocMW", "MemcpyToDM",
                  "DeregMR", "DeallocPD", "CloseDevice", "ModifySRQ", "ReqNotifyCQ", "ModifyQP",
                  "PostRecv", "AckCQEvents") and check is None and hasattr(call, "ret_var"):
         check = "CHECK(%s == 0, \"%s returned 0\");" % (call.ret_var, line.replace('"', "'")[:60])

@@ -83,6 +83,15 @@ typedef struct fz_backend {
     int  (*advise_mr)(fz_dev_t *d, struct ibv_pd *pd,
                       enum ibv_advise_mr_advice advice, uint32_t flags,
                       struct ibv_sge *sg_list, uint32_t num_sge);
+    /* device memory: what a context may hold (0: none, and the three
+     * below are NULL) */
+    uint64_t (*max_dm)(fz_dev_t *d);
+    struct ibv_dm *(*alloc_dm)(fz_dev_t *d, struct ibv_alloc_dm_attr *attr);
+    /* 0 or the errno */
+    int  (*free_dm)(fz_dev_t *d, struct ibv_dm *dm);
+    struct ibv_mr *(*reg_dm_mr)(fz_dev_t *d, struct ibv_pd *pd,
+                                struct ibv_dm *dm, uint64_t offset,
+                                size_t len, unsigned int access);
     struct ibv_cq *(*create_cq)(fz_dev_t *d, int cqe);
     int  (*destroy_cq)(fz_dev_t *d, struct ibv_cq *cq);
     int  (*resize_cq)(fz_dev_t *d, struct ibv_cq *cq, int cqe);
@@ -311,6 +320,11 @@ void fz_async(fz_t *fz);
 void fz_drain(fz_t *fz);
 /* Post enough good receive WRs for the messages in flight */
 void fz_top_up(fz_t *fz);
+
+/* ---- fz_dm.c -------------------------------------------------------------- */
+/* Device memory: allocations, copies and a region on it, each refusal
+ * the contract's, each success checked for what it promises */
+void fz_dm(fz_t *fz);
 
 /* ---- fz_advise.c ---------------------------------------------------------- */
 /* ibv_advise_mr on the receive region, when it is an ODP one */

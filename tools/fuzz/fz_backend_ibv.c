@@ -187,6 +187,32 @@ static void fz_ibv_ack_async_event(fz_dev_t *d, struct ibv_async_event *ev)
     ibv_ack_async_event(ev);
 }
 
+static uint64_t fz_ibv_max_dm(fz_dev_t *d)
+{
+    struct ibv_device_attr_ex attr;
+
+    return (ibv_query_device_ex(d->ctx, NULL, &attr) == 0) ?
+           attr.max_dm_size : 0;
+}
+
+static struct ibv_dm *fz_ibv_alloc_dm(fz_dev_t *d,
+                                      struct ibv_alloc_dm_attr *attr)
+{
+    return ibv_alloc_dm(d->ctx, attr);
+}
+
+static int fz_ibv_free_dm(fz_dev_t *d, struct ibv_dm *dm)
+{
+    return ibv_free_dm(dm);
+}
+
+static struct ibv_mr *fz_ibv_reg_dm_mr(fz_dev_t *d, struct ibv_pd *pd,
+                                       struct ibv_dm *dm, uint64_t offset,
+                                       size_t len, unsigned int access)
+{
+    return ibv_reg_dm_mr(pd, dm, offset, len, access);
+}
+
 const fz_backend_t fz_backend_ibv = {
     .name            = "libibverbs",
     .open            = fz_ibv_open,
@@ -197,6 +223,10 @@ const fz_backend_t fz_backend_ibv = {
     .dereg_mr        = fz_ibv_dereg_mr,
     .rereg_mr        = fz_ibv_rereg_mr,
     .advise_mr       = fz_ibv_advise_mr,
+    .max_dm          = fz_ibv_max_dm,
+    .alloc_dm        = fz_ibv_alloc_dm,
+    .free_dm         = fz_ibv_free_dm,
+    .reg_dm_mr       = fz_ibv_reg_dm_mr,
     .create_cq       = fz_ibv_create_cq,
     .destroy_cq      = fz_ibv_destroy_cq,
     .resize_cq       = fz_ibv_resize_cq,

@@ -159,6 +159,14 @@ static void fz_verbs_ack_async_event(fz_dev_t *d, struct ibv_async_event *ev)
     srq_verbs_ack_async_event(DEV(d), ev);
 }
 
+/* Device memory: the project API has none (the transport uses none; a
+ * soft device's own calls are reached through libibverbs, --ibv), so a
+ * traced run replays */
+static uint64_t fz_verbs_max_dm(fz_dev_t *d)
+{
+    return 0;
+}
+
 const fz_backend_t fz_backend_verbs = {
     .name            = "project API",
     .open            = fz_verbs_open,
@@ -169,6 +177,7 @@ const fz_backend_t fz_backend_verbs = {
     .dereg_mr        = fz_verbs_dereg_mr,
     .rereg_mr        = fz_verbs_rereg_mr,
     .advise_mr       = fz_verbs_advise_mr,
+    .max_dm          = fz_verbs_max_dm,
     .create_cq       = fz_verbs_create_cq,
     .destroy_cq      = fz_verbs_destroy_cq,
     .resize_cq       = fz_verbs_resize_cq,

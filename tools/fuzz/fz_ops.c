@@ -663,6 +663,7 @@ static const struct {
     { "create_invalid",   3, op_create_invalid },
     { "change",           2, op_change },
     { "advise",           2, fz_advise },
+    { "dm",               2, fz_dm },
     { "destroy_in_use",   1, op_destroy_in_use },
     { "drain",            6, fz_drain },
 };

@@ -88,7 +88,8 @@ struct verbs_context_ops {
     int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
                      uint32_t flags, struct ibv_sge *sg_list,
                      uint32_t num_sge);
-    srq_ibv_op_t alloc_dm;
+    struct ibv_dm *(*alloc_dm)(struct ibv_context *context,
+                               struct ibv_alloc_dm_attr *attr);
     struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
     srq_ibv_op_t alloc_null_mr;
     struct ibv_pd *(*alloc_parent_domain)(
@@ -133,7 +134,8 @@ struct verbs_context_ops {
     int (*destroy_srq)(struct ibv_srq *srq);
     srq_ibv_op_t destroy_wq, detach_mcast;
     void (*free_context)(struct ibv_context *context);
-    srq_ibv_op_t free_dm, get_srq_num, import_dm, import_mr, import_pd,
+    int (*free_dm)(struct ibv_dm *dm);
+    srq_ibv_op_t get_srq_num, import_dm, import_mr, import_pd,
                  modify_cq, modify_flow_action_esp;
     int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
                      int attr_mask);
@@ -159,7 +161,11 @@ struct verbs_context_ops {
                     int attr_mask, struct ibv_qp_init_attr *init_attr);
     srq_ibv_op_t query_qp_data_in_order, query_rt_values;
     int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr);
-    srq_ibv_op_t read_counters, reg_dm_mr, reg_dmabuf_mr;
+    srq_ibv_op_t read_counters;
+    struct ibv_mr *(*reg_dm_mr)(struct ibv_pd *pd, struct ibv_dm *dm,
+                                uint64_t dm_offset, size_t length,
+                                unsigned int access);
+    srq_ibv_op_t reg_dmabuf_mr;
     struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
                              uint64_t hca_va, int access);
     int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);

@@ -260,6 +260,42 @@ static struct ibv_mr *srq_ibv_reg_mr(struct ibv_pd *pd, void *addr,
     return &mr->vmr.ibv_mr;
 }
 
+/* Device memory: the soft device's own (srq_soft_api.h); its copies are
+ * the struct ibv_dm's ops, set by the soft device */
+static struct ibv_dm *srq_ibv_alloc_dm(struct ibv_context *ctx,
+                                       struct ibv_alloc_dm_attr *attr)
+{
+    return srq_soft_alloc_dm(srq_ibv_dev(ctx), attr);
+}
+
+static int srq_ibv_free_dm(struct ibv_dm *dm)
+{
+    return srq_soft_free_dm(srq_ibv_dev(dm->context), dm);
+}
+
+static struct ibv_mr *srq_ibv_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm,
+                                        uint64_t offset, size_t length,
+                                        unsigned int access)
+{
+    srq_ibv_mr_t *mr;
+
+    mr = calloc(1, sizeof(*mr));
+    if (mr == NULL) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    mr->soft = srq_soft_reg_dm_mr(srq_ibv_dev(pd->context), pd, dm, offset,
+                                  length,
+                                  access & ~IBV_ACCESS_OPTIONAL_RANGE);
+    if (mr->soft == NULL) {
+        free(mr);
+        return NULL;
+    }
+    mr->vmr.ibv_mr = *mr->soft;
+    mr->vmr.access = (int)access;
+    return &mr->vmr.ibv_mr;
+}
+
 static int srq_ibv_advise_mr(struct ibv_pd *pd,
                              enum ibv_advise_mr_advice advice, uint32_t flags,
                              struct ibv_sge *sg_list, uint32_t num_sge)
@@ -414,6 +450,7 @@ static int srq_ibv_destroy_ah(struct ibv_ah *ah)
 
 static const struct verbs_context_ops srq_ibv_ctx_ops = {
     .advise_mr       = srq_ibv_advise_mr,
+    .alloc_dm        = srq_ibv_alloc_dm,
     .alloc_parent_domain = srq_ibv_alloc_parent_domain,
     .alloc_pd        = srq_ibv_alloc_pd,
     .alloc_td        = srq_ibv_alloc_td,
@@ -428,6 +465,7 @@ static const struct verbs_context_ops srq_ibv_ctx_ops = {
     .dealloc_pd      = srq_ibv_dealloc_pd,
     .dealloc_td      = srq_ibv_dealloc_td,
     .dereg_mr        = srq_ibv_dereg_mr,
+    .free_dm         = srq_ibv_free_dm,
     .destroy_ah      = srq_ibv_destroy_ah,
     .destroy_cq      = srq_ibv_destroy_cq,
     .destroy_qp      = srq_ibv_destroy_qp,
@@ -439,6 +477,7 @@ static const struct verbs_context_ops srq_ibv_ctx_ops = {
     .query_port      = srq_ibv_query_port,
     .query_qp        = srq_ibv_query_qp,
     .query_srq       = srq_ibv_query_srq,
+    .reg_dm_mr       = srq_ibv_reg_dm_mr,
     .reg_mr          = srq_ibv_reg_mr,
     .rereg_mr        = srq_ibv_rereg_mr,
     .resize_cq       = srq_ibv_resize_cq,

@@ -129,6 +129,10 @@ struct srq_soft_dev {
     uint32_t            mw_last;
     uint32_t            mw_bound;
     uint64_t            handle_salt;  /* srq_soft_handle */
+    size_t              dm_used;      /* device memory held (soft_dm.c) */
+    /* regions addressed by offset in local SGEs (soft_mr.c): while there
+     * are none, the data path translates no SGE */
+    _Atomic uint32_t    mr_offsets;
 
     /* gives the receive WQEs of an SRQ back when their completions are
      * polled (soft_srq.c's, set at open): the CQ calls it, knowing nothing

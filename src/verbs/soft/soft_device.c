@@ -10,6 +10,7 @@
 #include "soft_clock.h"
 #include "soft_async.h"
 #include "soft_cq.h"
+#include "soft_dm.h"
 #include "soft_dev.h"
 #include "soft_pipe.h"
 #include "soft_limit.h"
@@ -347,6 +348,7 @@ static int srq_soft_query_device_ex(srq_verbs_dev_t *dev,
     attr->odp_caps.per_transport_caps.rc_odp_caps = SRQ_SOFT_ODP_RC_CAPS;
     attr->odp_caps.per_transport_caps.ud_odp_caps = SRQ_SOFT_ODP_UD_CAPS;
     attr->phys_port_cnt_ex = attr->orig_attr.phys_port_cnt;
+    attr->max_dm_size      = SRQ_SOFT_MAX_DM_SIZE;
     return 0;
 }
 

@@ -65,6 +65,11 @@
  * huge-page hint (the host has no huge pages to back it with) */
 #define SRQ_SOFT_MR_ACCESS_UNSUPPORTED IBV_ACCESS_HUGETLB
 
+/* In a table entry's access only (no verb passes it, so no access asks
+ * for it): local SGEs address the region by offset, as remote accesses
+ * do (device memory's regions: srq_soft_mr_local_va) */
+#define SRQ_SOFT_MR_ENT_OFFSETS  (1u << 30)
+
 static uint32_t srq_soft_mr_slot(uint32_t key)
 {
     return key & (SRQ_SOFT_MR_TABLE_SIZE - 1);
@@ -162,11 +167,12 @@ struct ibv_mr *srq_soft_reg_mr(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
                                 access);
 }
 
-struct ibv_mr *srq_soft_reg_mr_iova(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
-                                    void *addr, size_t length, uint64_t iova,
-                                    int access)
+/* A region; @ent_flags go into its table entry's access only */
+static struct ibv_mr *srq_soft_mr_create(srq_soft_dev_t *dev,
+                                         struct ibv_pd *pd, void *addr,
+                                         size_t length, uint64_t iova,
+                                         int access, uint32_t ent_flags)
 {
-    srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_mr_t *mr;
     uint32_t key;
     int ret;
@@ -193,7 +199,8 @@ struct ibv_mr *srq_soft_reg_mr_iova(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     key = srq_soft_mr_next_key(dev);
     ++dev->mr_count;
     srq_soft_mr_publish(&dev->seg.mrs[srq_soft_mr_slot(key)], key,
-                        (uintptr_t)addr, length, iova, access,
+                        (uintptr_t)addr, length, iova,
+                        (int)((uint32_t)access | ent_flags),
                         srq_soft_pd_id(pd));
     srq_soft_dev_unlock(dev);
 
@@ -209,6 +216,38 @@ struct ibv_mr *srq_soft_reg_mr_iova(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     mr->ibv.lkey    = key;
     mr->ibv.rkey    = key;
     return &mr->ibv;
+}
+
+struct ibv_mr *srq_soft_reg_mr_iova(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
+                                    void *addr, size_t length, uint64_t iova,
+                                    int access)
+{
+    return srq_soft_mr_create(srq_soft_dev(vdev), pd, addr, length, iova,
+                              access, 0);
+}
+
+struct ibv_mr *srq_soft_reg_mr_offsets(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
+                                       void *addr, size_t length, int access,
+                                       _Atomic uint32_t *users)
+{
+    struct ibv_mr *ibmr;
+
+    if (!(access & IBV_ACCESS_ZERO_BASED)) {
+        errno = EINVAL; /* offsets are what zero-based means */
+        return NULL;
+    }
+    /* counted first: the memory cannot be freed under a region being
+     * made on it */
+    atomic_fetch_add(users, 1);
+    ibmr = srq_soft_mr_create(srq_soft_dev(vdev), pd, addr, length, 0,
+                              access, SRQ_SOFT_MR_ENT_OFFSETS);
+    if (ibmr == NULL) {
+        atomic_fetch_sub(users, 1);
+        return NULL;
+    }
+    srq_soft_container_of(ibmr, srq_soft_mr_t, ibv)->dm_users = users;
+    atomic_fetch_add(&srq_soft_dev(vdev)->mr_offsets, 1);
+    return ibmr;
 }
 
 /*
@@ -256,6 +295,10 @@ int srq_soft_dereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr)
     --dev->mr_count;
     srq_soft_dev_unlock(dev);
     srq_soft_pd_put(ibmr->pd);
+    if (mr->dm_users != NULL) {
+        atomic_fetch_sub(&dev->mr_offsets, 1);
+        atomic_fetch_sub(mr->dm_users, 1);
+    }
     free(mr);
     return 0;
 }
@@ -281,6 +324,10 @@ int srq_soft_rereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr, int flags,
     if (!srq_soft_dev_has(dev, ibmr) || (flags == 0) ||
         (flags & ~SRQ_SOFT_REREG_FLAGS)) {
         return EINVAL;
+    }
+    if (mr->dm_users != NULL) {
+        /* its translation is the device memory's: not implemented */
+        return EOPNOTSUPP;
     }
     if (!(flags & IBV_REREG_MR_CHANGE_PD)) {
         pd = ibmr->pd;
@@ -375,6 +422,21 @@ int srq_soft_mr_check(const srq_soft_seg_t *seg, uint32_t key, uint64_t addr,
         return EACCES;
     }
     return srq_soft_mr_grants(&e, e.addr, addr, len, access, pd);
+}
+
+uint64_t srq_soft_mr_local_va(const srq_soft_seg_t *seg, uint32_t key,
+                              uint64_t addr, uint64_t len)
+{
+    srq_soft_mr_ent_t e;
+
+    if ((len == 0) || !srq_soft_mr_ent_get(seg, key, &e) ||
+        !(e.access & SRQ_SOFT_MR_ENT_OFFSETS)) {
+        return addr; /* the check that follows decides */
+    }
+    if ((addr > e.length) || (len > e.length - addr)) {
+        return UINT64_MAX; /* past any region's end */
+    }
+    return e.addr + addr;
 }
 
 int srq_soft_mr_check_iova(const srq_soft_seg_t *seg, uint32_t key,

@@ -21,6 +21,9 @@ typedef struct srq_soft_mr {
     uint32_t       index;
     int            access;   /* as registered (ibv_rereg_mr keeps it) */
     uint64_t       iova;     /* where remote accesses address it */
+    /* a region of device memory (soft_dm.c): that memory's count of the
+     * regions on it, dropped when this one is deregistered; else NULL */
+    _Atomic uint32_t *dm_users;
 } srq_soft_mr_t;
 
 struct ibv_mr *srq_soft_reg_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
@@ -30,6 +33,12 @@ struct ibv_mr *srq_soft_reg_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
 struct ibv_mr *srq_soft_reg_mr_iova(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                                     void *addr, size_t length, uint64_t iova,
                                     int access);
+/* A zero-based region that local SGEs address by offset too, as remote
+ * accesses do (device memory's, soft_dm.c): [addr, addr + length) in
+ * this process is the memory behind it */
+struct ibv_mr *srq_soft_reg_mr_offsets(srq_verbs_dev_t *dev, struct ibv_pd *pd,
+                                       void *addr, size_t length, int access,
+                                       _Atomic uint32_t *users);
 int  srq_soft_dereg_mr(srq_verbs_dev_t *dev, struct ibv_mr *mr);
 /* ibv_rereg_mr: 0 (@mr changed, its keys kept), or an errno and @mr
  * unchanged */
@@ -45,6 +54,16 @@ int  srq_soft_advise_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
  * in the table of @seg? 0 or EACCES */
 int  srq_soft_mr_check(const srq_soft_seg_t *seg, uint32_t key, uint64_t addr,
                        uint64_t len, int access, uint32_t pd);
+/* Where the local SGE (@key, @addr, @len) lies in this process: @addr
+ * itself, except in a region addressed by offsets
+ * (srq_soft_reg_mr_offsets), where an offset outside it gives an address
+ * no check grants */
+uint64_t srq_soft_mr_local_va(const srq_soft_seg_t *seg, uint32_t key,
+                              uint64_t addr, uint64_t len);
+/* The same, for the data path: no lookup while @dev has no such region */
+#define srq_soft_mr_local_addr(_dev, _key, _addr, _len) \
+    ((atomic_load_explicit(&(_dev)->mr_offsets, memory_order_relaxed) == 0) ? \
+     (_addr) : srq_soft_mr_local_va(&(_dev)->seg, _key, _addr, _len))
 /* The same for [iova, iova + len) as remote accesses address the region
  * (its IOVA, soft_shm.h); where that is in its owner's memory in *va */
 int  srq_soft_mr_check_iova(const srq_soft_seg_t *seg, uint32_t key,

@@ -20,6 +20,7 @@
 #include "soft_post.h"
 #include "soft_ah.h"
 #include "soft_dev.h"
+#include "soft_mr.h"
 #include "soft_peer.h"
 #include "soft_qp.h"
 #include "soft_qp_state.h"
@@ -146,6 +147,21 @@ static void srq_soft_copy_inline(srq_soft_qp_t *qp, uint32_t slot,
     }
 }
 
+/* The gather (READ, atomics: scatter) list, each address where its bytes
+ * are in this process: a device memory region's SGE gives an offset
+ * (soft_mr.h), translated once here, as an HCA translates it */
+static void srq_soft_copy_sges(srq_soft_qp_t *qp, struct ibv_sge *dst,
+                               const struct ibv_send_wr *wr)
+{
+    int i;
+
+    for (i = 0; i < wr->num_sge; ++i) {
+        dst[i]      = wr->sg_list[i];
+        dst[i].addr = srq_soft_mr_local_addr(qp->dev, dst[i].lkey,
+                                             dst[i].addr, dst[i].length);
+    }
+}
+
 static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr)
 {
     uint32_t slot = qp->sq_pi & qp->sq_mask;
@@ -188,8 +204,7 @@ static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr)
     if (wqe->is_inline) {
         srq_soft_copy_inline(qp, slot, wr);
     } else if (wr->num_sge > 0) {
-        memcpy(qp->sq_sge + (size_t)slot * nsge, wr->sg_list,
-               sizeof(*wr->sg_list) * wr->num_sge);
+        srq_soft_copy_sges(qp, qp->sq_sge + (size_t)slot * nsge, wr);
     }
     ++qp->sq_pi;
 }

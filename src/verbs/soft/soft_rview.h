@@ -101,9 +101,11 @@ srq_soft_rview_consume(srq_soft_qp_t *qp, srq_soft_rview_t *v)
 }
 
 /* Local keys of the part of the scatter list that [0, len) touches, in
- * the PD of the queue the WQE came from (the SRQ's, or the QP's) */
+ * the PD of the queue the WQE came from (the SRQ's, or the QP's). The
+ * view's addresses become where the bytes go in this process (an offset
+ * in a device memory region: soft_mr.h) */
 static inline int
-srq_soft_rview_check(srq_soft_qp_t *qp, const srq_soft_rview_t *v,
+srq_soft_rview_check(srq_soft_qp_t *qp, srq_soft_rview_t *v,
                          uint64_t len)
 {
     uint32_t pd = (v->srq != NULL) ? srq_soft_pd_id(v->srq->ibv.pd) :
@@ -113,6 +115,9 @@ srq_soft_rview_check(srq_soft_qp_t *qp, const srq_soft_rview_t *v,
 
     for (i = 0; (i < v->num_sge) && (len > 0); ++i) {
         part = (v->sge[i].length < len) ? v->sge[i].length : len;
+        v->sge[i].addr = srq_soft_mr_local_addr(qp->dev, v->sge[i].lkey,
+                                                v->sge[i].addr,
+                                                v->sge[i].length);
         if (srq_soft_mr_check(&qp->dev->seg, v->sge[i].lkey, v->sge[i].addr,
                               part, IBV_ACCESS_LOCAL_WRITE, pd) != 0) {
             return IBV_WC_LOC_PROT_ERR;

@@ -101,6 +101,22 @@ int srq_soft_open_ex(const char *name, const srq_soft_open_params_t *params,
 
 int srq_soft_query_stats(srq_verbs_dev_t *dev, srq_soft_stats_t *stats);
 
+/*
+ * Device memory (soft_dm.c): ibv_alloc_dm, ibv_free_dm (0, EBUSY while a
+ * region is registered on it, EINVAL) and ibv_reg_dm_mr (zero-based: SGEs
+ * and remote accesses address it by offset). Copies are the struct
+ * ibv_dm's own memcpy_to_dm/_from_dm. Here, not in srq_verbs.h: only the
+ * soft device's libibverbs face (src/verbs/ibv) and its tests use it; the
+ * transport uses no device memory, and an rdma-core device's is
+ * libibverbs' own ibv_alloc_dm. Returns NULL/an errno value, errno set.
+ */
+struct ibv_dm *srq_soft_alloc_dm(srq_verbs_dev_t *dev,
+                                 struct ibv_alloc_dm_attr *attr);
+int  srq_soft_free_dm(srq_verbs_dev_t *dev, struct ibv_dm *dm);
+struct ibv_mr *srq_soft_reg_dm_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
+                                  struct ibv_dm *dm, uint64_t offset,
+                                  size_t length, unsigned int access);
+
 /* Where a peer opens the instance's tables (memory regions, QPs), which
  * it may only read: "/proc/<pid>/fd/<n>" (soft_shm.h) */
 int srq_soft_segment_name(srq_verbs_dev_t *dev, char *buf, size_t len);
