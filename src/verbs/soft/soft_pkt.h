@@ -37,6 +37,9 @@ enum {
     SRQ_SOFT_OP_READ_RESP = 12, /* psn: the READ's; payload: its data, or
                                    with F_PULL none: executed in order,
                                    the requester reads the data now */
+    SRQ_SOFT_OP_ATOMIC_WRITE = 13, /* payload: srq_soft_pkt_atomic_t, the
+                                      8 bytes in swap; answered by an
+                                      ATOMIC_ACK whose value means nothing */
     SRQ_SOFT_OP_LAST
 };
 

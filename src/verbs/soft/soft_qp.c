@@ -374,6 +374,8 @@ static enum ibv_wc_opcode srq_soft_wc_opcode(enum ibv_wr_opcode op)
         return IBV_WC_COMP_SWAP;
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
         return IBV_WC_FETCH_ADD;
+    case IBV_WR_ATOMIC_WRITE:
+        return IBV_WC_ATOMIC_WRITE;
     case IBV_WR_BIND_MW:
         return IBV_WC_BIND_MW;
     case IBV_WR_LOCAL_INV:

@@ -39,7 +39,8 @@
                                 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
                                 IBV_QP_EX_WITH_LOCAL_INV | \
                                 IBV_QP_EX_WITH_BIND_MW | \
-                                IBV_QP_EX_WITH_SEND_WITH_INV)
+                                IBV_QP_EX_WITH_SEND_WITH_INV | \
+                                IBV_QP_EX_WITH_ATOMIC_WRITE)
 
 #define SRQ_SOFT_QP_EX_MASK    (IBV_QP_INIT_ATTR_PD | \
                                 IBV_QP_INIT_ATTR_CREATE_FLAGS | \
@@ -257,6 +258,18 @@ static void srq_soft_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
                        0);
 }
 
+/* The 8 bytes are copied now (the caller may reuse them at once), as they
+ * are, into swap: the responder stores them unchanged */
+static void srq_soft_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+                                     uint64_t raddr, const void *data)
+{
+    uint64_t value;
+
+    memcpy(&value, data, sizeof(value));
+    srq_soft_wr_atomic(qpx, IBV_WR_ATOMIC_WRITE, IBV_QP_EX_WITH_ATOMIC_WRITE,
+                       rkey, raddr, 0, value);
+}
+
 static void srq_soft_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
                                 uint32_t rkey,
                                 const struct ibv_mw_bind_info *info)
@@ -289,12 +302,6 @@ static void srq_soft_wr_send_tso(struct ibv_qp_ex *qpx, void *hdr,
     (void)srq_soft_wr_new(qpx, IBV_WR_TSO, IBV_QP_EX_WITH_TSO);
 }
 
-static void srq_soft_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
-                                     uint64_t raddr, const void *data)
-{
-    (void)srq_soft_wr_new(qpx, IBV_WR_ATOMIC_WRITE,
-                          IBV_QP_EX_WITH_ATOMIC_WRITE);
-}
 
 static void srq_soft_wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn)
 {

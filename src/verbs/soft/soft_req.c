@@ -128,6 +128,8 @@ static uint8_t srq_soft_req_pkt_opcode(const srq_soft_swqe_t *wqe)
         return SRQ_SOFT_OP_CMP_SWAP;
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
         return SRQ_SOFT_OP_FETCH_ADD;
+    case IBV_WR_ATOMIC_WRITE:
+        return SRQ_SOFT_OP_ATOMIC_WRITE;
     default:
         return SRQ_SOFT_OP_SEND;
     }

@@ -276,6 +276,8 @@ static const srq_soft_resp_op_t srq_soft_resp_ops[SRQ_SOFT_OP_LAST] = {
                                 SRQ_SOFT_RESP_EXEC_ATOMIC},
     [SRQ_SOFT_OP_FETCH_ADD]  = {SRQ_SOFT_RESP_F_ROOM, 0,
                                 SRQ_SOFT_RESP_EXEC_ATOMIC},
+    [SRQ_SOFT_OP_ATOMIC_WRITE] = {SRQ_SOFT_RESP_F_ROOM, 0,
+                                  SRQ_SOFT_RESP_EXEC_ATOMIC},
     [SRQ_SOFT_OP_ACCESS_ERR] = {SRQ_SOFT_RESP_F_REFUSED, 0,
                                 SRQ_SOFT_RESP_EXEC_NONE},
 };

@@ -12,11 +12,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* A CMP_SWAP or FETCH_ADD request */
+/* A CMP_SWAP, FETCH_ADD or ATOMIC_WRITE request */
 static inline bool srq_soft_resp_is_atomic(const srq_soft_pkt_t *pkt)
 {
     return (pkt->opcode == SRQ_SOFT_OP_CMP_SWAP) ||
-           (pkt->opcode == SRQ_SOFT_OP_FETCH_ADD);
+           (pkt->opcode == SRQ_SOFT_OP_FETCH_ADD) ||
+           (pkt->opcode == SRQ_SOFT_OP_ATOMIC_WRITE);
 }
 
 /* Payload sizes consistent with the frame? */
