@@ -206,6 +206,15 @@ static void op_send_unsupported(fz_t *fz)
         wr.wr.atomic.remote_addr = fz_mr_raddr(fz);
         wr.wr.atomic.rkey        = fz->mr->rkey;
         fz_send_refused(fz, &fz->a, &wr, FZ_F(ibv_post_send, atomic_malformed));
+    } else if (fz_chance(&fz->rnd, 30) && (fz->a.state == IBV_QPS_RTS) &&
+               (fz->a.sq_num < fz->a.cap.max_send_wr)) {
+        /* an atomic write through ibv_post_send: only ibv_wr_atomic_write
+         * carries its 8 bytes */
+        wr.opcode                = IBV_WR_ATOMIC_WRITE;
+        wr.num_sge               = 0;
+        wr.wr.atomic.remote_addr = fz_mr_raddr(fz) & ~7ull;
+        wr.wr.atomic.rkey        = fz->mr->rkey;
+        fz_send_refused(fz, &fz->a, &wr, FZ_F(ibv_post_send, opcode_unsupported));
     } else if ((fz->a.state == IBV_QPS_RTS) && (fz->a.sq_num < fz->a.cap.max_send_wr) &&
                (fz->a.cap.max_inline_data < FZ_MAX_MSG)) {
         /* more inline data than the QP takes */
