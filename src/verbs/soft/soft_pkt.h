@@ -51,8 +51,10 @@ enum {
     SRQ_SOFT_PKT_F_SE     = 1u << 3,  /* solicited event */
     SRQ_SOFT_PKT_F_ACK    = 1u << 4,  /* RC request that also acknowledges
                                          every PSN up to aux the other way */
-    SRQ_SOFT_PKT_F_INV    = 1u << 5   /* SEND with invalidate: the rkey in
+    SRQ_SOFT_PKT_F_INV    = 1u << 5,  /* SEND with invalidate: the rkey in
                                          imm (soft_mw.c) */
+    SRQ_SOFT_PKT_F_UC     = 1u << 6   /* from a UC QP: SEND, WRITE_IMM or
+                                         WRITE only, never NAKed */
 };
 
 enum {

@@ -40,6 +40,7 @@ static bool srq_soft_opcode_ok(const srq_soft_qp_t *qp,
         return true;
     case IBV_WR_RDMA_WRITE:
     case IBV_WR_RDMA_WRITE_WITH_IMM:
+        return srq_soft_qp_is_conn(qp); /* UC: SEND and WRITE only */
     case IBV_WR_RDMA_READ:
     case IBV_WR_ATOMIC_CMP_AND_SWP:
     case IBV_WR_ATOMIC_FETCH_AND_ADD:

@@ -220,6 +220,18 @@ static inline bool srq_soft_qp_revoked(srq_soft_qp_t *qp)
                                 memory_order_relaxed);
 }
 
+/* RC or UC: a QP connected to one other, PSNs, packets through the RC
+ * requester and responder (UC: no ACK the program sees, no retry) */
+static inline bool srq_soft_qp_is_conn(const srq_soft_qp_t *qp)
+{
+    return (qp->ibv.qp_type == IBV_QPT_RC) || (qp->ibv.qp_type == IBV_QPT_UC);
+}
+
+static inline bool srq_soft_qp_is_uc(const srq_soft_qp_t *qp)
+{
+    return qp->ibv.qp_type == IBV_QPT_UC;
+}
+
 static inline bool srq_soft_swqe_is_atomic(const srq_soft_swqe_t *wqe)
 {
     return (wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) ||

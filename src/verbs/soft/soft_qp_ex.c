@@ -31,6 +31,9 @@
 
 #define SRQ_SOFT_QP_EX_UD_OPS  (IBV_QP_EX_WITH_SEND | \
                                 IBV_QP_EX_WITH_SEND_WITH_IMM)
+#define SRQ_SOFT_QP_EX_UC_OPS  (SRQ_SOFT_QP_EX_UD_OPS | \
+                                IBV_QP_EX_WITH_RDMA_WRITE | \
+                                IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
 #define SRQ_SOFT_QP_EX_RC_OPS  (SRQ_SOFT_QP_EX_UD_OPS | \
                                 IBV_QP_EX_WITH_RDMA_WRITE | \
                                 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
@@ -65,6 +68,8 @@ uint64_t srq_soft_qp_ex_send_ops(enum ibv_qp_type qp_type)
     switch (qp_type) {
     case IBV_QPT_RC:
         return SRQ_SOFT_QP_EX_RC_OPS;
+    case IBV_QPT_UC:
+        return SRQ_SOFT_QP_EX_UC_OPS;
     case IBV_QPT_UD:
         return SRQ_SOFT_QP_EX_UD_OPS;
     default:
