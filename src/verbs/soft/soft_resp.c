@@ -683,15 +683,14 @@ void srq_soft_resp_recv(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
         return;
     }
     qp = srq_soft_qp_lookup(dev, pkt->dst_qpn);
-    if (qp == NULL) {
-        ++dev->stats.rx_dropped;
-        return;
-    }
-    if (pkt->flags & SRQ_SOFT_PKT_F_UD) {
+    if ((qp != NULL) && (pkt->flags & SRQ_SOFT_PKT_F_UD)) {
         srq_soft_resp_ud(dev, qp, pkt, payload);
         return;
     }
-    if (!srq_soft_resp_rc_ok(qp, pkt)) {
+    if ((qp == NULL) || !srq_soft_resp_rc_ok(qp, pkt)) {
+        if (pkt->flags & SRQ_SOFT_PKT_F_UC) {
+            srq_soft_resp_uc_lost(dev, pkt);
+        }
         ++dev->stats.rx_dropped;
         return;
     }

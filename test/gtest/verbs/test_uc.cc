@@ -302,6 +302,28 @@ TEST_P(uc, receive_too_small_then_next_arrives)
     EXPECT_EQ(IBV_QPS_RTS, qp_state(*b, qb));
 }
 
+/* The destination QP is gone (destroyed, or reset): the message is lost
+ * on the way, as on a fabric, and the sender's WR still completes */
+TEST_P(uc, message_to_a_qp_gone_completes)
+{
+    uc_pair();
+    ibv_qp_attr x = {};
+
+    /* reset: no QP of that number listens */
+    x.qp_state = IBV_QPS_RESET;
+    ASSERT_EQ(0, srq_verbs_modify_qp(b->dev, qb, &x, IBV_QP_STATE));
+    ASSERT_EQ(0, post_send(qa, IBV_WR_SEND, lbuf, 8, lmr->lkey, 1));
+    expect_sent(1, IBV_WC_SEND);
+    /* destroyed: no QP of that number at all */
+    destroy_qp(*b, qb);
+    ASSERT_EQ(0, post_send(qa, IBV_WR_SEND, lbuf, 64, lmr->lkey, 2));
+    expect_sent(2, IBV_WC_SEND);
+    ASSERT_EQ(0, post_send(qa, IBV_WR_RDMA_WRITE, lbuf, kLen, lmr->lkey, 3,
+                           IBV_SEND_SIGNALED, (uintptr_t)rbuf, rmr->rkey));
+    expect_sent(3, IBV_WC_RDMA_WRITE);
+    EXPECT_EQ(0, memcmp(rbuf, std::string(kLen, 'R').data(), kLen));
+}
+
 /* A UC QP may receive from an SRQ (rdma-core and the kernel allow it) */
 TEST_P(uc, receives_from_an_srq)
 {
