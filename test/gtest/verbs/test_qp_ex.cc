@@ -102,6 +102,18 @@ protected:
         qx->wr_flags = flags;
     }
 
+    /* One atomic write to @addr: the status of its completion */
+    ibv_wc_status atomic_write_status(uint32_t rkey, void *addr)
+    {
+        uint64_t v = 0x1122334455667788ull;
+
+        ibv_wr_start(qx);
+        start(1);
+        ibv_wr_atomic_write(qx, rkey, (uintptr_t)addr, &v);
+        EXPECT_EQ(0, ibv_wr_complete(qx));
+        return poll1(scqa).status;
+    }
+
     /* Nothing completes on a's send CQ, nothing arrives at b, for a while */
     void expect_nothing_posted()
     {
@@ -485,30 +497,16 @@ TEST_P(qp_ex, rc_atomic_write_needs_remote_write_on_the_region)
     ibv_mr *rom = reg(*b, ro, 64, IBV_ACCESS_LOCAL_WRITE |
                                   IBV_ACCESS_REMOTE_READ |
                                   IBV_ACCESS_REMOTE_ATOMIC);
-    uint64_t v = 0x1122334455667788ull;
-    ibv_wc wc;
 
-    ibv_wr_start(qx);
-    start(1);
-    ibv_wr_atomic_write(qx, rom->rkey, (uintptr_t)ro, &v);
-    ASSERT_EQ(0, ibv_wr_complete(qx));
-    wc = poll1(scqa);
-    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, atomic_write_status(rom->rkey, ro));
     EXPECT_EQ(0, memcmp(ro, std::string(64, 'R').data(), 64));
 }
 
 TEST_P(qp_ex, rc_atomic_write_needs_remote_write_on_the_qp)
 {
     rc_pair(IBV_QP_EX_WITH_ATOMIC_WRITE, 16, IBV_ACCESS_REMOTE_WRITE);
-    uint64_t v = 0x1122334455667788ull;
-    ibv_wc wc;
 
-    ibv_wr_start(qx);
-    start(1);
-    ibv_wr_atomic_write(qx, rmr->rkey, (uintptr_t)rbuf, &v);
-    ASSERT_EQ(0, ibv_wr_complete(qx));
-    wc = poll1(scqa);
-    EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, wc.status);
+    EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, atomic_write_status(rmr->rkey, rbuf));
     EXPECT_EQ(0, memcmp(rbuf, std::string(kLen, 'R').data(), kLen));
 }
 
