@@ -7,7 +7,10 @@
  * the target's own CPU atomics. Checked first, as rxe does: the QP grants
  * remote atomics (else invalid request), the rkey covers 8 bytes with
  * IBV_ACCESS_REMOTE_ATOMIC in the QP's PD (else remote access error), the
- * address is 8-byte aligned (else invalid request).
+ * address is 8-byte aligned (else invalid request). ATOMIC_WRITE (IB spec
+ * 1.5) is checked the same way against IBV_ACCESS_REMOTE_WRITE, as rxe
+ * does, and stores its 8 bytes with one atomic store: no reader through
+ * the device or on the target's CPU sees half of them.
  *
  * An atomic must not execute twice (IB spec): its result is kept, and a
  * duplicate request (the requester retransmitted) gets it again without
@@ -32,15 +35,17 @@ uint8_t srq_soft_atomic_execute(srq_soft_qp_t *qp, uint8_t opcode,
                                 const srq_soft_pkt_atomic_t *req,
                                 uint64_t *orig)
 {
+    int access = (opcode == SRQ_SOFT_OP_ATOMIC_WRITE) ?
+                 IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_ATOMIC;
     uint64_t *target, expected, va;
 
-    if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC)) {
+    if (!(qp->attr.qp_access_flags & access)) {
         return SRQ_SOFT_NAK_INV_REQ;
     }
     if (srq_soft_mw_check_rkey(&qp->dev->seg, qp->attr.qp_access_flags,
                                  srq_soft_pd_id(qp->ibv.pd), qp->ibv.qp_num,
                                  req->rkey, req->addr, sizeof(uint64_t),
-                                 IBV_ACCESS_REMOTE_ATOMIC, &va) != 0) {
+                                 access, &va) != 0) {
         return SRQ_SOFT_NAK_REM_ACCESS;
     }
     /* aligned as the requester addressed it and as it lands */
@@ -48,6 +53,11 @@ uint8_t srq_soft_atomic_execute(srq_soft_qp_t *qp, uint8_t opcode,
         return SRQ_SOFT_NAK_INV_REQ;
     }
     target = (uint64_t*)(uintptr_t)va;
+    if (opcode == SRQ_SOFT_OP_ATOMIC_WRITE) {
+        __atomic_store_n(target, req->swap, __ATOMIC_SEQ_CST);
+        *orig = 0;
+        return 0;
+    }
     if (opcode == SRQ_SOFT_OP_FETCH_ADD) {
         *orig = __atomic_fetch_add(target, req->compare_add, __ATOMIC_SEQ_CST);
         return 0;

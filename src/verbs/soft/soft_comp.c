@@ -178,7 +178,7 @@ static srq_soft_qp_t *srq_soft_comp_conn_qp(srq_soft_dev_t *dev,
 {
     srq_soft_qp_t *qp = srq_soft_qp_lookup(dev, pkt->dst_qpn);
 
-    if ((qp == NULL) || (qp->ibv.qp_type != IBV_QPT_RC) ||
+    if ((qp == NULL) || !srq_soft_qp_is_conn(qp) ||
         (qp->peer == NULL) || (pkt->src_qpn != qp->attr.dest_qp_num) ||
         memcmp(pkt->src_inst, qp->peer->instance, SRQ_SOFT_INST_LEN)) {
         return NULL;

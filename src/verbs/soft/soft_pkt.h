@@ -37,6 +37,9 @@ enum {
     SRQ_SOFT_OP_READ_RESP = 12, /* psn: the READ's; payload: its data, or
                                    with F_PULL none: executed in order,
                                    the requester reads the data now */
+    SRQ_SOFT_OP_ATOMIC_WRITE = 13, /* payload: srq_soft_pkt_atomic_t, the
+                                      8 bytes in swap; answered by an
+                                      ATOMIC_ACK whose value means nothing */
     SRQ_SOFT_OP_LAST
 };
 
@@ -48,8 +51,10 @@ enum {
     SRQ_SOFT_PKT_F_SE     = 1u << 3,  /* solicited event */
     SRQ_SOFT_PKT_F_ACK    = 1u << 4,  /* RC request that also acknowledges
                                          every PSN up to aux the other way */
-    SRQ_SOFT_PKT_F_INV    = 1u << 5   /* SEND with invalidate: the rkey in
+    SRQ_SOFT_PKT_F_INV    = 1u << 5,  /* SEND with invalidate: the rkey in
                                          imm (soft_mw.c) */
+    SRQ_SOFT_PKT_F_UC     = 1u << 6   /* from a UC QP: SEND, WRITE_IMM or
+                                         WRITE only, never NAKed */
 };
 
 enum {

@@ -40,6 +40,7 @@ static bool srq_soft_opcode_ok(const srq_soft_qp_t *qp,
         return true;
     case IBV_WR_RDMA_WRITE:
     case IBV_WR_RDMA_WRITE_WITH_IMM:
+        return srq_soft_qp_is_conn(qp); /* UC: SEND and WRITE only */
     case IBV_WR_RDMA_READ:
     case IBV_WR_ATOMIC_CMP_AND_SWP:
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
@@ -47,22 +48,31 @@ static bool srq_soft_opcode_ok(const srq_soft_qp_t *qp,
     case IBV_WR_LOCAL_INV:
     case IBV_WR_SEND_WITH_INV:
         return qp->ibv.qp_type == IBV_QPT_RC;
+    case IBV_WR_ATOMIC_WRITE:
+        /* its 8 bytes come only through ibv_wr_atomic_write: struct
+         * ibv_send_wr has no field for them, and ibv_post_send refuses
+         * it, as mlx5's does */
+        return (qp->ibv.qp_type == IBV_QPT_RC) && qp->posting_ex;
     default:
-        return false; /* TSO, atomic write, ...: not supported */
+        return false; /* TSO, ...: not supported */
     }
 }
 
 static bool srq_soft_wr_is_atomic(const struct ibv_send_wr *wr)
 {
     return (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) ||
-           (wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD);
+           (wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) ||
+           (wr->opcode == IBV_WR_ATOMIC_WRITE);
 }
 
-/* 8 bytes to an aligned address, the original value to a scatter list of
- * exactly 8 bytes, never inline */
+/* 8 bytes to an aligned address, never inline; the original value to a
+ * scatter list of exactly 8 bytes (an atomic write has none: its data
+ * travels in the WR) */
 static bool srq_soft_atomic_wr_ok(const struct ibv_send_wr *wr, uint64_t len)
 {
-    return (len == sizeof(uint64_t)) &&
+    uint64_t sg = (wr->opcode == IBV_WR_ATOMIC_WRITE) ? 0 : sizeof(uint64_t);
+
+    return (len == sg) && ((wr->num_sge == 0) == (sg == 0)) &&
            !(wr->wr.atomic.remote_addr & (sizeof(uint64_t) - 1)) &&
            !(wr->send_flags & IBV_SEND_INLINE);
 }
@@ -193,6 +203,9 @@ static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr)
         wqe->rkey        = wr->wr.atomic.rkey;
         wqe->compare_add = wr->wr.atomic.compare_add;
         wqe->swap        = wr->wr.atomic.swap;
+        if (wr->opcode == IBV_WR_ATOMIC_WRITE) {
+            wqe->length  = sizeof(uint64_t); /* what the responder stores */
+        }
     } else if (wr->opcode == IBV_WR_BIND_MW) {
         wqe->mw   = wr->bind_mw.mw;
         wqe->rkey = wr->bind_mw.rkey;
@@ -270,6 +283,7 @@ int srq_soft_post_send_all(srq_soft_qp_t *qp, struct ibv_send_wr *wr,
     int ret = 0;
 
     srq_soft_dev_lock(qp->dev);
+    qp->posting_ex = true; /* the ibv_wr_* API's own operations pass */
     /* every check first: then the post itself cannot fail half way */
     for (w = wr; (w != NULL) && (ret == 0); w = w->next) {
         ret = srq_soft_check_send_fields(qp, w);
@@ -282,6 +296,7 @@ int srq_soft_post_send_all(srq_soft_qp_t *qp, struct ibv_send_wr *wr,
     if (ret == 0) {
         ret = srq_soft_post_send_locked(qp, wr, bad_wr);
     }
+    qp->posting_ex = false;
     srq_soft_dev_unlock(qp->dev);
     return ret;
 }

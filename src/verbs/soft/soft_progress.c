@@ -43,6 +43,7 @@ static void srq_soft_progress_frame(srq_soft_dev_t *dev,
     case SRQ_SOFT_OP_WRITE_IMM:
     case SRQ_SOFT_OP_CMP_SWAP:
     case SRQ_SOFT_OP_FETCH_ADD:
+    case SRQ_SOFT_OP_ATOMIC_WRITE:
     case SRQ_SOFT_OP_ACCESS_ERR:
     case SRQ_SOFT_OP_WRITE:
     case SRQ_SOFT_OP_READ:

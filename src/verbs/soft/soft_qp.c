@@ -1,5 +1,5 @@
 /*
- * ucx-srq soft device: queue pairs (RC, UD): create, destroy, and the
+ * ucx-srq soft device: queue pairs (RC, UC, UD): create, destroy, and the
  * table that finds one by number. The state machine is soft_qp_state.c.
  *
  * QP numbers are (generation << 16 | table index), unique in the process
@@ -218,7 +218,8 @@ static int srq_soft_qp_check_init(srq_soft_dev_t *dev, struct ibv_pd *pd,
 {
     const struct ibv_qp_cap *cap = &attr->cap;
 
-    if ((attr->qp_type != IBV_QPT_RC) && (attr->qp_type != IBV_QPT_UD)) {
+    if ((attr->qp_type != IBV_QPT_RC) && (attr->qp_type != IBV_QPT_UC) &&
+        (attr->qp_type != IBV_QPT_UD)) {
         return EOPNOTSUPP;
     }
     if (!srq_soft_dev_has(dev, pd) || !srq_soft_dev_has(dev, attr->send_cq) ||
@@ -374,6 +375,8 @@ static enum ibv_wc_opcode srq_soft_wc_opcode(enum ibv_wr_opcode op)
         return IBV_WC_COMP_SWAP;
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
         return IBV_WC_FETCH_ADD;
+    case IBV_WR_ATOMIC_WRITE:
+        return IBV_WC_ATOMIC_WRITE;
     case IBV_WR_BIND_MW:
         return IBV_WC_BIND_MW;
     case IBV_WR_LOCAL_INV:

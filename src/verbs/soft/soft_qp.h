@@ -111,6 +111,9 @@ struct srq_soft_qp {
     };
     uint32_t             ex_comp_mask; /* 0, or VERBS_QP_EX */
     void                *ex_xrcd;      /* always NULL */
+    bool                 posting_ex; /* ibv_wr_complete is posting (its
+                                        operations ibv_post_send has not,
+                                        atomic write) */
     struct srq_soft_wr_batch *wr_batch; /* the ibv_wr_* API's WRs, NULL
                                            unless created with it */
     /* frees wr_batch when the QP goes: soft_qp_ex.c's, given here so
@@ -217,10 +220,23 @@ static inline bool srq_soft_qp_revoked(srq_soft_qp_t *qp)
                                 memory_order_relaxed);
 }
 
+/* RC or UC: a QP connected to one other, PSNs, packets through the RC
+ * requester and responder (UC: no ACK the program sees, no retry) */
+static inline bool srq_soft_qp_is_conn(const srq_soft_qp_t *qp)
+{
+    return (qp->ibv.qp_type == IBV_QPT_RC) || (qp->ibv.qp_type == IBV_QPT_UC);
+}
+
+static inline bool srq_soft_qp_is_uc(const srq_soft_qp_t *qp)
+{
+    return qp->ibv.qp_type == IBV_QPT_UC;
+}
+
 static inline bool srq_soft_swqe_is_atomic(const srq_soft_swqe_t *wqe)
 {
     return (wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) ||
-           (wqe->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD);
+           (wqe->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) ||
+           (wqe->opcode == IBV_WR_ATOMIC_WRITE);
 }
 
 /* Done by the device itself, no packet (memory window operations) */

@@ -31,6 +31,9 @@
 
 #define SRQ_SOFT_QP_EX_UD_OPS  (IBV_QP_EX_WITH_SEND | \
                                 IBV_QP_EX_WITH_SEND_WITH_IMM)
+#define SRQ_SOFT_QP_EX_UC_OPS  (SRQ_SOFT_QP_EX_UD_OPS | \
+                                IBV_QP_EX_WITH_RDMA_WRITE | \
+                                IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
 #define SRQ_SOFT_QP_EX_RC_OPS  (SRQ_SOFT_QP_EX_UD_OPS | \
                                 IBV_QP_EX_WITH_RDMA_WRITE | \
                                 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
@@ -39,7 +42,8 @@
                                 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
                                 IBV_QP_EX_WITH_LOCAL_INV | \
                                 IBV_QP_EX_WITH_BIND_MW | \
-                                IBV_QP_EX_WITH_SEND_WITH_INV)
+                                IBV_QP_EX_WITH_SEND_WITH_INV | \
+                                IBV_QP_EX_WITH_ATOMIC_WRITE)
 
 #define SRQ_SOFT_QP_EX_MASK    (IBV_QP_INIT_ATTR_PD | \
                                 IBV_QP_INIT_ATTR_CREATE_FLAGS | \
@@ -64,6 +68,8 @@ uint64_t srq_soft_qp_ex_send_ops(enum ibv_qp_type qp_type)
     switch (qp_type) {
     case IBV_QPT_RC:
         return SRQ_SOFT_QP_EX_RC_OPS;
+    case IBV_QPT_UC:
+        return SRQ_SOFT_QP_EX_UC_OPS;
     case IBV_QPT_UD:
         return SRQ_SOFT_QP_EX_UD_OPS;
     default:
@@ -257,6 +263,18 @@ static void srq_soft_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
                        0);
 }
 
+/* The 8 bytes are copied now (the caller may reuse them at once), as they
+ * are, into swap: the responder stores them unchanged */
+static void srq_soft_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+                                     uint64_t raddr, const void *data)
+{
+    uint64_t value;
+
+    memcpy(&value, data, sizeof(value));
+    srq_soft_wr_atomic(qpx, IBV_WR_ATOMIC_WRITE, IBV_QP_EX_WITH_ATOMIC_WRITE,
+                       rkey, raddr, 0, value);
+}
+
 static void srq_soft_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
                                 uint32_t rkey,
                                 const struct ibv_mw_bind_info *info)
@@ -289,12 +307,6 @@ static void srq_soft_wr_send_tso(struct ibv_qp_ex *qpx, void *hdr,
     (void)srq_soft_wr_new(qpx, IBV_WR_TSO, IBV_QP_EX_WITH_TSO);
 }
 
-static void srq_soft_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
-                                     uint64_t raddr, const void *data)
-{
-    (void)srq_soft_wr_new(qpx, IBV_WR_ATOMIC_WRITE,
-                          IBV_QP_EX_WITH_ATOMIC_WRITE);
-}
 
 static void srq_soft_wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn)
 {

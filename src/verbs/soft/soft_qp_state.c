@@ -47,32 +47,42 @@ uint64_t srq_soft_timeout_ns(uint8_t code)
 
 typedef struct srq_soft_qp_trans {
     enum ibv_qp_state  from, to;
-    int                rc_req, rc_opt, ud_req, ud_opt;
+    int                rc_req, rc_opt, ud_req, ud_opt, uc_req, uc_opt;
 } srq_soft_qp_trans_t;
 
 #define SRQ_SOFT_RTS_OPT_RC (IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | \
                              IBV_QP_MIN_RNR_TIMER | IBV_QP_ALT_PATH | \
                              IBV_QP_PATH_MIG_STATE)
+/* UC has no ACKs, no retries, no RNR and no READ/atomics: none of their
+ * attributes (the kernel's ib_modify_qp_is_ok table) */
+#define SRQ_SOFT_RTS_OPT_UC (IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | \
+                             IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE)
 
 static const srq_soft_qp_trans_t srq_soft_qp_trans[] = {
     { IBV_QPS_RESET, IBV_QPS_INIT,
       IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0,
-      IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, 0 },
+      IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, 0,
+      IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0 },
     { IBV_QPS_INIT, IBV_QPS_INIT,
       0, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
-      0, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY },
+      0, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY,
+      0, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS },
     { IBV_QPS_INIT, IBV_QPS_RTR,
       IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
       IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX,
-      0, IBV_QP_PKEY_INDEX | IBV_QP_QKEY },
+      0, IBV_QP_PKEY_INDEX | IBV_QP_QKEY,
+      IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN,
+      IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX },
     { IBV_QPS_RTR, IBV_QPS_RTS,
       IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
       IBV_QP_MAX_QP_RD_ATOMIC, SRQ_SOFT_RTS_OPT_RC,
-      IBV_QP_SQ_PSN, IBV_QP_CUR_STATE | IBV_QP_QKEY },
+      IBV_QP_SQ_PSN, IBV_QP_CUR_STATE | IBV_QP_QKEY,
+      IBV_QP_SQ_PSN, SRQ_SOFT_RTS_OPT_UC },
     { IBV_QPS_RTS, IBV_QPS_RTS,
       0, SRQ_SOFT_RTS_OPT_RC,
-      0, IBV_QP_CUR_STATE | IBV_QP_QKEY },
+      0, IBV_QP_CUR_STATE | IBV_QP_QKEY,
+      0, SRQ_SOFT_RTS_OPT_UC },
 };
 
 static int srq_soft_qp_check_mask(srq_soft_qp_t *qp, enum ibv_qp_state from,
@@ -91,8 +101,11 @@ static int srq_soft_qp_check_mask(srq_soft_qp_t *qp, enum ibv_qp_state from,
         if ((t->from != from) || (t->to != to)) {
             continue;
         }
-        req = (qp->ibv.qp_type == IBV_QPT_RC) ? t->rc_req : t->ud_req;
-        opt = (qp->ibv.qp_type == IBV_QPT_RC) ? t->rc_opt : t->ud_opt;
+        switch (qp->ibv.qp_type) {
+        case IBV_QPT_RC: req = t->rc_req; opt = t->rc_opt; break;
+        case IBV_QPT_UC: req = t->uc_req; opt = t->uc_opt; break;
+        default:         req = t->ud_req; opt = t->ud_opt; break;
+        }
         opt |= IBV_QP_CUR_STATE;
         return (((mask & req) != req) || (mask & ~(req | opt))) ? EINVAL : 0;
     }
@@ -268,7 +281,7 @@ static int srq_soft_qp_apply(srq_soft_qp_t *qp, enum ibv_qp_state to,
         return 0;
     }
     if ((qp->state == IBV_QPS_INIT) && (to == IBV_QPS_RTR) &&
-        (qp->ibv.qp_type == IBV_QPT_RC)) {
+        srq_soft_qp_is_conn(qp)) {
         ret = srq_soft_qp_connect(qp, a);
         if (ret != 0) {
             return ret;

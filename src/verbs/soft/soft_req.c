@@ -128,6 +128,8 @@ static uint8_t srq_soft_req_pkt_opcode(const srq_soft_swqe_t *wqe)
         return SRQ_SOFT_OP_CMP_SWAP;
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
         return SRQ_SOFT_OP_FETCH_ADD;
+    case IBV_WR_ATOMIC_WRITE:
+        return SRQ_SOFT_OP_ATOMIC_WRITE;
     default:
         return SRQ_SOFT_OP_SEND;
     }
@@ -139,7 +141,8 @@ static void srq_soft_req_pkt_hdr(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
     bool ud = (qp->ibv.qp_type == IBV_QPT_UD);
 
     pkt->opcode  = srq_soft_req_pkt_opcode(wqe);
-    pkt->flags   = ud ? SRQ_SOFT_PKT_F_UD : 0;
+    pkt->flags   = ud ? SRQ_SOFT_PKT_F_UD :
+                   srq_soft_qp_is_uc(qp) ? SRQ_SOFT_PKT_F_UC : 0;
     if ((wqe->opcode == IBV_WR_SEND_WITH_IMM) ||
         (wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)) {
         pkt->flags |= SRQ_SOFT_PKT_F_IMM;
@@ -331,7 +334,7 @@ static int srq_soft_req_transmit(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
         srq_soft_ring_commit(qp->dev, &tx);
         return EFAULT;
     }
-    if (qp->ibv.qp_type == IBV_QPT_RC) {
+    if (srq_soft_qp_is_conn(qp)) {
         srq_soft_req_carry_ack(qp, tx.pkt);
     }
     srq_soft_ring_commit(qp->dev, &tx);
@@ -573,9 +576,11 @@ static int srq_soft_req_rc(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
     if (srq_soft_req_fence_waits(qp, wqe)) {
         return SRQ_SOFT_REQ_STALL; /* the last response resumes us */
     }
-    if (srq_soft_is_one_sided(wqe) && !in_order) {
+    if (srq_soft_is_one_sided(wqe) &&
+        (!in_order || srq_soft_qp_is_uc(qp))) {
         /* behind unacknowledged requests, in PSN order: the target's
-         * responder executes it */
+         * responder executes it. UC's always: what its responder refuses
+         * is dropped there without a word, as a UC responder does */
         wqe->by_responder = true;
         ++qp->dev->stats.rdma_by_responder;
     }

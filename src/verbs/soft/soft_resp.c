@@ -106,8 +106,9 @@ static void srq_soft_resp_cqe(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
 /* The RC connection the packet claims to belong to is this QP's */
 static bool srq_soft_resp_rc_ok(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt)
 {
-    return (qp->ibv.qp_type == IBV_QPT_RC) && (qp->peer != NULL) &&
+    return srq_soft_qp_is_conn(qp) && (qp->peer != NULL) &&
            !(pkt->flags & SRQ_SOFT_PKT_F_UD) &&
+           (!(pkt->flags & SRQ_SOFT_PKT_F_UC) == !srq_soft_qp_is_uc(qp)) &&
            ((qp->state == IBV_QPS_RTR) || (qp->state == IBV_QPS_RTS)) &&
            (pkt->src_qpn == qp->attr.dest_qp_num) &&
            !memcmp(pkt->src_inst, qp->peer->instance, SRQ_SOFT_INST_LEN);
@@ -217,6 +218,8 @@ typedef enum srq_soft_resp_state {
     SRQ_SOFT_RESP_ERR_WQE,       /* completed in error: NAK @nak, QP error */
     SRQ_SOFT_RESP_ERR_FAIL,      /* no WQE tells the user: async event too */
     SRQ_SOFT_RESP_DROP,          /* no room: not executed, it comes again */
+    SRQ_SOFT_RESP_UC_DROP,       /* UC: what RC refuses is dropped, the
+                                    next message expected */
     SRQ_SOFT_RESP_DONE
 } srq_soft_resp_state_t;
 
@@ -276,16 +279,32 @@ static const srq_soft_resp_op_t srq_soft_resp_ops[SRQ_SOFT_OP_LAST] = {
                                 SRQ_SOFT_RESP_EXEC_ATOMIC},
     [SRQ_SOFT_OP_FETCH_ADD]  = {SRQ_SOFT_RESP_F_ROOM, 0,
                                 SRQ_SOFT_RESP_EXEC_ATOMIC},
+    [SRQ_SOFT_OP_ATOMIC_WRITE] = {SRQ_SOFT_RESP_F_ROOM, 0,
+                                  SRQ_SOFT_RESP_EXEC_ATOMIC},
     [SRQ_SOFT_OP_ACCESS_ERR] = {SRQ_SOFT_RESP_F_REFUSED, 0,
                                 SRQ_SOFT_RESP_EXEC_NONE},
 };
 
 /* ---- the checks ---- */
 
+/* IB spec: a UC responder that refuses a message (no receive WQE, a
+ * protection error) drops it silently and goes on with the next; nothing
+ * tells the requester, whose WR completed once the message left. (RC:
+ * @rc, the state that answers it) */
+static srq_soft_resp_state_t srq_soft_resp_refuse(srq_soft_resp_req_t *r,
+                                                  srq_soft_resp_state_t rc)
+{
+    return srq_soft_qp_is_uc(r->qp) ? SRQ_SOFT_RESP_UC_DROP : rc;
+}
+
 static srq_soft_resp_state_t srq_soft_resp_chk_psn(srq_soft_resp_req_t *r)
 {
     int32_t d = srq_soft_psn_diff(r->pkt->psn, r->qp->epsn);
 
+    if (srq_soft_qp_is_uc(r->qp)) {
+        r->qp->epsn = r->pkt->psn; /* UC: no duplicates, any PSN resyncs */
+        d = 0;
+    }
     if (d == 0) {
         return SRQ_SOFT_RESP_CHK_OP;
     }
@@ -326,7 +345,7 @@ static srq_soft_resp_state_t srq_soft_resp_chk_wqe(srq_soft_resp_req_t *r)
          (r->pkt->flags & SRQ_SOFT_PKT_F_IMM))) {
         r->has_wqe = srq_soft_rview_peek(r->qp, &r->wqe);
         if (!r->has_wqe) {
-            return SRQ_SOFT_RESP_RNR;
+            return srq_soft_resp_refuse(r, SRQ_SOFT_RESP_RNR);
         }
     }
     return SRQ_SOFT_RESP_CHK_RKEY;
@@ -338,7 +357,7 @@ static srq_soft_resp_state_t srq_soft_resp_chk_rkey(srq_soft_resp_req_t *r)
         r->nak = srq_soft_resp_rdma_check(r->qp, &r->rdma, r->pkt->length,
                                           r->op->access, &r->va);
         if (r->nak != 0) {
-            return SRQ_SOFT_RESP_ERR_FAIL;
+            return srq_soft_resp_refuse(r, SRQ_SOFT_RESP_ERR_FAIL);
         }
     }
     return SRQ_SOFT_RESP_CHK_ROOM;
@@ -364,7 +383,7 @@ static srq_soft_resp_state_t srq_soft_resp_exec_recv(srq_soft_resp_req_t *r)
     r->status = srq_soft_resp_place(r->qp, r->pkt, r->payload, &r->wqe, 0);
     if (r->status < 0) {
         r->nak = SRQ_SOFT_NAK_REM_OP;
-        return SRQ_SOFT_RESP_NAK;
+        return srq_soft_resp_refuse(r, SRQ_SOFT_RESP_NAK);
     }
     if ((r->status == IBV_WC_SUCCESS) && (r->pkt->flags & SRQ_SOFT_PKT_F_INV)) {
         /* SEND with invalidate: the window its rkey names */
@@ -395,9 +414,10 @@ static srq_soft_resp_state_t srq_soft_resp_exec_write(srq_soft_resp_req_t *r)
     case SRQ_SOFT_RESP_REVOKED:
         return SRQ_SOFT_RESP_DONE; /* unanswered: the QP leaves RTS/RTR */
     case SRQ_SOFT_NAK_REM_ACCESS:
-        return SRQ_SOFT_RESP_ERR_FAIL;
+        return srq_soft_resp_refuse(r, SRQ_SOFT_RESP_ERR_FAIL);
     default:
-        return SRQ_SOFT_RESP_NAK; /* as for a SEND: not read */
+        /* as for a SEND: not read */
+        return srq_soft_resp_refuse(r, SRQ_SOFT_RESP_NAK);
     }
 }
 
@@ -496,7 +516,9 @@ static srq_soft_resp_state_t srq_soft_resp_complete(srq_soft_resp_req_t *r)
     }
     srq_soft_rview_consume(r->qp, &r->wqe);
     srq_soft_resp_cqe(r->qp, r->pkt, &r->wqe, r->status, r->pkt->length);
-    if (r->status == IBV_WC_SUCCESS) {
+    if ((r->status == IBV_WC_SUCCESS) || srq_soft_qp_is_uc(r->qp)) {
+        /* UC: the WQE completed in error tells our user; the QP goes on
+         * (rxe's) */
         return SRQ_SOFT_RESP_ACKNOWLEDGE;
     }
     r->nak = ((r->status == IBV_WC_LOC_LEN_ERR) ||
@@ -541,6 +563,15 @@ static srq_soft_resp_state_t srq_soft_resp_drop(srq_soft_resp_req_t *r)
     return SRQ_SOFT_RESP_DONE;
 }
 
+/* The requester's WR is done either way: the ACK only tells its device
+ * that the message has left (its buffer may be reused) */
+static srq_soft_resp_state_t srq_soft_resp_uc_drop(srq_soft_resp_req_t *r)
+{
+    ++r->dev->stats.rx_dropped;
+    srq_soft_resp_done(r->qp);
+    return SRQ_SOFT_RESP_DONE;
+}
+
 /* One step: a switch, not a table of pointers, so that the steps of the
  * fast path (a SEND) are inlined as the code before the state machine */
 static srq_soft_resp_state_t srq_soft_resp_step(srq_soft_resp_state_t state,
@@ -561,6 +592,7 @@ static srq_soft_resp_state_t srq_soft_resp_step(srq_soft_resp_state_t state,
     case SRQ_SOFT_RESP_ERR_WQE:     return srq_soft_resp_err_wqe(r);
     case SRQ_SOFT_RESP_ERR_FAIL:    return srq_soft_resp_err_fail(r);
     case SRQ_SOFT_RESP_DROP:        return srq_soft_resp_drop(r);
+    case SRQ_SOFT_RESP_UC_DROP:     return srq_soft_resp_uc_drop(r);
     default:                        return SRQ_SOFT_RESP_DONE;
     }
 }
@@ -651,15 +683,14 @@ void srq_soft_resp_recv(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
         return;
     }
     qp = srq_soft_qp_lookup(dev, pkt->dst_qpn);
-    if (qp == NULL) {
-        ++dev->stats.rx_dropped;
-        return;
-    }
-    if (pkt->flags & SRQ_SOFT_PKT_F_UD) {
+    if ((qp != NULL) && (pkt->flags & SRQ_SOFT_PKT_F_UD)) {
         srq_soft_resp_ud(dev, qp, pkt, payload);
         return;
     }
-    if (!srq_soft_resp_rc_ok(qp, pkt)) {
+    if ((qp == NULL) || !srq_soft_resp_rc_ok(qp, pkt)) {
+        if (pkt->flags & SRQ_SOFT_PKT_F_UC) {
+            srq_soft_resp_uc_lost(dev, pkt);
+        }
         ++dev->stats.rx_dropped;
         return;
     }

@@ -8,6 +8,7 @@
 #include "soft_comp.h"
 #include "soft_dev.h"
 #include "soft_list.h"
+#include "soft_peer.h"
 #include "soft_pkt.h"
 #include "soft_qp.h"
 #include "soft_ring.h"
@@ -82,6 +83,39 @@ int srq_soft_resp_ctrl(srq_soft_qp_t *qp, uint8_t nak, uint32_t psn)
     return srq_soft_resp_ctrl_frame(qp, nak ? SRQ_SOFT_OP_NAK : SRQ_SOFT_OP_ACK,
                                     0, nak | ((uint32_t)qp->attr.min_rnr_timer
                                               << 8), psn, NULL, 0);
+}
+
+/*
+ * A UC message no QP of ours takes (gone, reset, not connected to its
+ * sender) is lost on the way; its sender's WR completes all the same, as a
+ * UC requester's does once the message has left. Its device learns that
+ * the message has left from this ACK (no QP owes it: to the instance and
+ * QP the packet names). Best effort: a queue with no room loses it, as a
+ * packet can be lost.
+ */
+void srq_soft_resp_uc_lost(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt)
+{
+    srq_soft_peer_t *peer = srq_soft_peer_get(dev, pkt->src_inst);
+    srq_soft_tx_t tx;
+
+    if (peer == NULL) {
+        return; /* its sender is gone too */
+    }
+    if (srq_soft_ring_reserve(dev, peer, srq_soft_frame_len(0), &tx) == 0) {
+        tx.pkt->opcode  = SRQ_SOFT_OP_ACK;
+        tx.pkt->flags   = 0;
+        tx.pkt->nsge    = 0;
+        tx.pkt->dst_qpn = pkt->src_qpn;
+        tx.pkt->src_qpn = pkt->dst_qpn;
+        tx.pkt->psn     = pkt->psn;
+        tx.pkt->imm     = 0;
+        tx.pkt->length  = 0;
+        tx.pkt->aux     = 0;
+        memcpy(tx.pkt->src_inst, dev->instance, SRQ_SOFT_INST_LEN);
+        tx.pkt->src_lid = dev->lid;
+        srq_soft_ring_commit(dev, &tx);
+    }
+    srq_soft_peer_put(dev, peer);
 }
 
 /* A READ's answer: @len bytes of @data, or with @data NULL none (the

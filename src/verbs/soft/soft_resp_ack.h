@@ -7,6 +7,7 @@
 
 #include "soft_dev.h"
 #include "soft_list.h"
+#include "soft_pkt.h"
 #include "soft_qp.h"
 
 #include <stdbool.h>
@@ -55,6 +56,8 @@ srq_soft_resp_sched_nak(srq_soft_qp_t *qp, uint8_t nak, uint32_t psn)
 /* An ACK (@nak 0) or NAK of @psn sent now: 0, EAGAIN (no room: try again
  * later) or EPIPE */
 int  srq_soft_resp_ctrl(srq_soft_qp_t *qp, uint8_t nak, uint32_t psn);
+/* A UC message no QP of ours takes: its sender is told it has left */
+void srq_soft_resp_uc_lost(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt);
 /* A READ's answer: @len bytes of @data, or with @data NULL none (the
  * requester reads them itself) */
 int  srq_soft_resp_read_resp(srq_soft_qp_t *qp, uint32_t psn,

@@ -12,11 +12,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* A CMP_SWAP or FETCH_ADD request */
+/* A CMP_SWAP, FETCH_ADD or ATOMIC_WRITE request */
 static inline bool srq_soft_resp_is_atomic(const srq_soft_pkt_t *pkt)
 {
     return (pkt->opcode == SRQ_SOFT_OP_CMP_SWAP) ||
-           (pkt->opcode == SRQ_SOFT_OP_FETCH_ADD);
+           (pkt->opcode == SRQ_SOFT_OP_FETCH_ADD) ||
+           (pkt->opcode == SRQ_SOFT_OP_ATOMIC_WRITE);
 }
 
 /* Payload sizes consistent with the frame? */
@@ -29,6 +30,13 @@ static inline bool srq_soft_resp_pkt_ok(const srq_soft_pkt_t *pkt,
 
     if (pkt->length > SRQ_SOFT_MAX_MSG) {
         return false;
+    }
+    if ((pkt->flags & SRQ_SOFT_PKT_F_UC) &&
+        ((pkt->flags & SRQ_SOFT_PKT_F_UD) ||
+         ((pkt->opcode != SRQ_SOFT_OP_SEND) &&
+          (pkt->opcode != SRQ_SOFT_OP_WRITE) &&
+          (pkt->opcode != SRQ_SOFT_OP_WRITE_IMM)))) {
+        return false; /* UC has no READ, atomics or refusal notices */
     }
     if (srq_soft_resp_is_atomic(pkt)) {
         return !(pkt->flags & (SRQ_SOFT_PKT_F_PULL | SRQ_SOFT_PKT_F_UD |

@@ -53,17 +53,21 @@ TEST_P(qp, create_limits)
     EXPECT_EQ(nullptr, srq_verbs_create_qp(a->dev, a->pd, &attr));
 }
 
-TEST_P(qp, soft_uc_not_supported)
+/* UC is provided (test_uc.cc); XRC and raw packet QPs are not */
+TEST_P(qp, soft_unsupported_types_refused)
 {
     SRQ_SKIP_UNLESS_SOFT();
     ibv_qp_init_attr attr = {};
 
-    attr.send_cq = attr.recv_cq = cq;
-    attr.qp_type = IBV_QPT_UC;
-    attr.cap.max_send_wr = attr.cap.max_recv_wr = 1;
-    errno = 0;
-    EXPECT_EQ(nullptr, srq_verbs_create_qp(a->dev, a->pd, &attr));
-    EXPECT_EQ(EOPNOTSUPP, errno);
+    for (ibv_qp_type type : { IBV_QPT_XRC_SEND, IBV_QPT_XRC_RECV,
+                              IBV_QPT_RAW_PACKET }) {
+        attr.send_cq = attr.recv_cq = cq;
+        attr.qp_type = type;
+        attr.cap.max_send_wr = attr.cap.max_recv_wr = 1;
+        errno = 0;
+        EXPECT_EQ(nullptr, srq_verbs_create_qp(a->dev, a->pd, &attr)) << type;
+        EXPECT_EQ(EOPNOTSUPP, errno) << type;
+    }
 }
 
 TEST_P(qp, rc_required_attributes)

@@ -7,7 +7,9 @@
  *   - every send operation, SGE lists and inline data (copied when set);
  *   - ibv_wr_complete posts the whole batch or, on any error on the way,
  *     none of it; ibv_wr_abort drops it;
- *   - UD with ibv_wr_set_ud_addr.
+ *   - UD with ibv_wr_set_ud_addr;
+ *   - atomic write (ibv_wr_atomic_write, RC): its result, and its
+ *     alignment and access errors.
  */
 #include "verbs_fixture.h"
 
@@ -69,11 +71,13 @@ protected:
     }
 
     /* qa (a, extended with @ops) -> qb (b, plain); buffers registered */
-    void rc_pair(uint64_t ops, uint32_t max_send_wr = 16)
+    void rc_pair(uint64_t ops, uint32_t max_send_wr = 16,
+                 int qp_access_off = 0)
     {
         conn_opts_t o;
 
         o.access       |= IBV_ACCESS_REMOTE_ATOMIC;
+        o.access       &= ~qp_access_off;
         o.max_rd_atomic = o.max_dest_rd_atomic = 4;
         qa  = make_qp_ex(*a, attr_ex(*a, IBV_QPT_RC, scqa, rcqa, ops,
                                      max_send_wr));
@@ -96,6 +100,18 @@ protected:
     {
         qx->wr_id    = wr_id;
         qx->wr_flags = flags;
+    }
+
+    /* One atomic write to @addr: the status of its completion */
+    ibv_wc_status atomic_write_status(uint32_t rkey, void *addr)
+    {
+        uint64_t v = 0x1122334455667788ull;
+
+        ibv_wr_start(qx);
+        start(1);
+        ibv_wr_atomic_write(qx, rkey, (uintptr_t)addr, &v);
+        EXPECT_EQ(0, ibv_wr_complete(qx));
+        return poll1(scqa).status;
     }
 
     /* Nothing completes on a's send CQ, nothing arrives at b, for a while */
@@ -141,18 +157,19 @@ TEST_P(qp_ex, what_soft0_does_not_do_is_refused)
     }
     ibv_qp_init_attr_ex x;
 
-    for (uint64_t op : { (uint64_t)IBV_QP_EX_WITH_TSO,
+    x = attr_ex(*a, IBV_QPT_RC, scqa, rcqa,
+                IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_TSO);
+    errno = 0;
+    EXPECT_EQ(nullptr, srq_verbs_create_qp_ex(a->dev, &x));
+    EXPECT_EQ(EOPNOTSUPP, errno);
+    /* UD: sends only (atomic write is RC's) */
+    for (uint64_t op : { (uint64_t)IBV_QP_EX_WITH_RDMA_WRITE,
                          (uint64_t)IBV_QP_EX_WITH_ATOMIC_WRITE }) {
-        x = attr_ex(*a, IBV_QPT_RC, scqa, rcqa, IBV_QP_EX_WITH_SEND | op);
+        x = attr_ex(*a, IBV_QPT_UD, scqa, rcqa, op);
         errno = 0;
         EXPECT_EQ(nullptr, srq_verbs_create_qp_ex(a->dev, &x)) << op;
         EXPECT_EQ(EOPNOTSUPP, errno) << op;
     }
-    /* UD: sends only */
-    x = attr_ex(*a, IBV_QPT_UD, scqa, rcqa, IBV_QP_EX_WITH_RDMA_WRITE);
-    errno = 0;
-    EXPECT_EQ(nullptr, srq_verbs_create_qp_ex(a->dev, &x));
-    EXPECT_EQ(EOPNOTSUPP, errno);
     /* create flags, XRC domains */
     x = attr_ex(*a, IBV_QPT_RC, scqa, rcqa, IBV_QP_EX_WITH_SEND);
     x.comp_mask   |= IBV_QP_INIT_ATTR_CREATE_FLAGS;
@@ -409,6 +426,88 @@ TEST_P(qp_ex, ud_send_with_set_ud_addr)
     ibv_wr_send(ux);
     ibv_wr_set_sge(ux, smr->lkey, (uintptr_t)sbuf, 10);
     EXPECT_EQ(EINVAL, ibv_wr_complete(ux));
+}
+
+/* Atomic write (IB spec 1.5): the 8 bytes land as given, copied when
+ * ibv_wr_atomic_write returns, completed as IBV_WC_ATOMIC_WRITE, in order
+ * with the WRs around it */
+TEST_P(qp_ex, rc_atomic_write_stores_8_bytes)
+{
+    rc_pair(IBV_QP_EX_WITH_ATOMIC_WRITE | IBV_QP_EX_WITH_RDMA_WRITE);
+    uint64_t *target = (uint64_t*)(rbuf + 1024);
+    char value[8]    = { 'a', 't', 'o', 'm', 'i', 'c', 'w', 'r' };
+    ibv_wc wc[3];
+
+    ibv_wr_start(qx);
+    start(1);
+    ibv_wr_rdma_write(qx, rmr->rkey, (uintptr_t)target);
+    ibv_wr_set_sge(qx, lmr->lkey, (uintptr_t)lbuf, 8);  /* "LLLLLLLL" */
+    start(2);
+    ibv_wr_atomic_write(qx, rmr->rkey, (uintptr_t)target, value);
+    memset(value, 'X', sizeof(value)); /* copied already */
+    start(3);
+    ibv_wr_atomic_write(qx, rmr->rkey, (uintptr_t)(target + 1), "0123456");
+    ASSERT_EQ(0, ibv_wr_complete(qx));
+
+    ASSERT_EQ(3, poll(scqa, 3, wc));
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status) << i;
+        EXPECT_EQ(1u + i, wc[i].wr_id) << i;
+    }
+    EXPECT_EQ(IBV_WC_RDMA_WRITE, wc[0].opcode);
+    EXPECT_EQ(IBV_WC_ATOMIC_WRITE, wc[1].opcode);
+    EXPECT_EQ(IBV_WC_ATOMIC_WRITE, wc[2].opcode);
+    EXPECT_EQ(0, memcmp(target, "atomicwr0123456", 16));
+    EXPECT_EQ('R', rbuf[1024 - 1]);
+    EXPECT_EQ('R', rbuf[1024 + 16]);
+}
+
+/* Refused when posted: a remote address not 8-byte aligned, and through
+ * ibv_post_send, which has no field for the 8 bytes (mlx5 refuses it
+ * there too) */
+TEST_P(qp_ex, rc_atomic_write_post_time_errors)
+{
+    rc_pair(IBV_QP_EX_WITH_ATOMIC_WRITE);
+    ibv_send_wr wr, *bad = nullptr;
+    uint64_t v = 7;
+
+    ibv_wr_start(qx);
+    start(1);
+    ibv_wr_atomic_write(qx, rmr->rkey, (uintptr_t)rbuf + 4, &v);
+    EXPECT_EQ(EINVAL, ibv_wr_complete(qx));
+    expect_nothing_posted();
+
+    memset(&wr, 0, sizeof(wr));
+    wr.opcode                = IBV_WR_ATOMIC_WRITE;
+    wr.send_flags            = IBV_SEND_SIGNALED;
+    wr.wr.atomic.remote_addr = (uintptr_t)rbuf;
+    wr.wr.atomic.rkey        = rmr->rkey;
+    EXPECT_EQ(EINVAL, ibv_post_send(qa, &wr, &bad));
+    EXPECT_EQ(&wr, bad);
+    expect_nothing_posted();
+}
+
+/* The responder's checks, as rxe makes them: a region without remote
+ * write is a remote access error, a QP without remote write an invalid
+ * request; the target stays as it was */
+TEST_P(qp_ex, rc_atomic_write_needs_remote_write_on_the_region)
+{
+    rc_pair(IBV_QP_EX_WITH_ATOMIC_WRITE);
+    char *ro    = (char*)alloc(64, 'R');
+    ibv_mr *rom = reg(*b, ro, 64, IBV_ACCESS_LOCAL_WRITE |
+                                  IBV_ACCESS_REMOTE_READ |
+                                  IBV_ACCESS_REMOTE_ATOMIC);
+
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, atomic_write_status(rom->rkey, ro));
+    EXPECT_EQ(0, memcmp(ro, std::string(64, 'R').data(), 64));
+}
+
+TEST_P(qp_ex, rc_atomic_write_needs_remote_write_on_the_qp)
+{
+    rc_pair(IBV_QP_EX_WITH_ATOMIC_WRITE, 16, IBV_ACCESS_REMOTE_WRITE);
+
+    EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, atomic_write_status(rmr->rkey, rbuf));
+    EXPECT_EQ(0, memcmp(rbuf, std::string(kLen, 'R').data(), kLen));
 }
 
 SRQ_INSTANTIATE(qp_ex);
