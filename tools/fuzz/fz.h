@@ -92,6 +92,12 @@ typedef struct fz_backend {
     struct ibv_mr *(*reg_dm_mr)(fz_dev_t *d, struct ibv_pd *pd,
                                 struct ibv_dm *dm, uint64_t offset,
                                 size_t len, unsigned int access);
+    /* thread and parent domains (a parent domain goes by dealloc_pd) */
+    struct ibv_td *(*alloc_td)(fz_dev_t *d, struct ibv_td_init_attr *attr);
+    /* 0 or the errno */
+    int  (*dealloc_td)(fz_dev_t *d, struct ibv_td *td);
+    struct ibv_pd *(*alloc_parent_domain)(fz_dev_t *d,
+                                          struct ibv_parent_domain_init_attr *attr);
     struct ibv_cq *(*create_cq)(fz_dev_t *d, int cqe);
     int  (*destroy_cq)(fz_dev_t *d, struct ibv_cq *cq);
     int  (*resize_cq)(fz_dev_t *d, struct ibv_cq *cq, int cqe);
@@ -325,6 +331,11 @@ void fz_top_up(fz_t *fz);
 /* Device memory: allocations, copies and a region on it, each refusal
  * the contract's, each success checked for what it promises */
 void fz_dm(fz_t *fz);
+
+/* ---- fz_domain.c ---------------------------------------------------------- */
+/* Thread and parent domains: refusals, and an SRQ in a parent domain with
+ * or without the fuzzer's allocators */
+void fz_domain(fz_t *fz);
 
 /* ---- fz_advise.c ---------------------------------------------------------- */
 /* ibv_advise_mr on the receive region, when it is an ODP one */
