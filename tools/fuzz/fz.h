@@ -217,6 +217,13 @@ typedef struct fz_opts {
     int          verbose;
 } fz_opts_t;
 
+/* What the fuzzer's parent-domain allocator gave and got back (its
+ * pd_context) */
+typedef struct fz_domain_heap {
+    unsigned long  allocs, frees, foreign;
+    struct ibv_pd *pd;              /* the parent domain it serves */
+} fz_domain_heap_t;
+
 typedef struct fz {
     fz_opts_t           opts;
     fz_rand_t           rnd;
@@ -226,6 +233,14 @@ typedef struct fz {
 
     /* the scene */
     struct ibv_pd      *pd;
+    /* where the SRQ, the QPs and the AH are made: pd, or a parent domain
+     * on it (with a TD or none, the fuzzer's allocators or the device's);
+     * the MRs stay in pd, so that a key of the PD serves its parent
+     * domain's QPs */
+    struct ibv_pd      *qpd, *parent;
+    struct ibv_td      *td;
+    bool                allocators;
+    fz_domain_heap_t    heap;
     uint8_t            *buf;        /* FZ_NUM_SLOTS receive slots + send area */
     uint8_t            *sbuf;
     struct ibv_mr      *mr, *smr;
@@ -336,6 +351,12 @@ void fz_dm(fz_t *fz);
 /* Thread and parent domains: refusals, and an SRQ in a parent domain with
  * or without the fuzzer's allocators */
 void fz_domain(fz_t *fz);
+/* The scene's domain (fz->qpd): sometimes a parent domain; false on a
+ * failure, reported */
+bool fz_domain_scene_create(fz_t *fz);
+/* After the scene's objects are gone: the parent domain and TD, and the
+ * allocator's blocks all back */
+void fz_domain_scene_destroy(fz_t *fz);
 
 /* ---- fz_advise.c ---------------------------------------------------------- */
 /* ibv_advise_mr on the receive region, when it is an ODP one */

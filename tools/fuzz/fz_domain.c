@@ -4,18 +4,14 @@
  * parent domain on the scene's PD with the fuzzer's allocators (or the
  * device's), an SRQ made in it, the EBUSYs while it lives, and every
  * block the allocator gave back once the SRQ is gone. Each op frees what
- * it allocated: the scene's own objects stay in the scene's PD.
+ * it allocated. The scene (fz_scene.c) makes its SRQ, QPs and AH in a
+ * parent domain some iterations, through fz_domain_scene_create().
  */
 #include "fz.h"
 
 #include <errno.h>
 #include <stdlib.h>
-
-/* What the fuzzer's allocator gave and got back (its pd_context) */
-typedef struct fz_domain_heap {
-    unsigned long allocs, frees, foreign;
-    struct ibv_pd *pd;
-} fz_domain_heap_t;
+#include <string.h>
 
 static void *fz_domain_alloc(struct ibv_pd *pd, void *pd_context, size_t size,
                              size_t alignment, uint64_t resource_type)
@@ -171,4 +167,58 @@ void fz_domain(fz_t *fz)
     if (td != NULL) {
         fz_ok(fz, "ibv_dealloc_td", FZ_BE(fz, dealloc_td, td));
     }
+}
+
+bool fz_domain_scene_create(fz_t *fz)
+{
+    struct ibv_td_init_attr tattr = { 0 };
+    uint32_t mask;
+
+    fz->qpd = fz->pd;
+    memset(&fz->heap, 0, sizeof(fz->heap));
+    if (!fz_chance(&fz->rnd, 35)) {
+        return true;
+    }
+    if (fz_chance(&fz->rnd, 50)) {
+        errno   = 0;
+        fz->td  = FZ_BE(fz, alloc_td, &tattr);
+        if (!fz_ok(fz, "ibv_alloc_td", (fz->td != NULL) ? 0 : errno)) {
+            return false;
+        }
+    }
+    fz->allocators = fz_chance(&fz->rnd, 50);
+    mask           = fz->allocators ? (IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+                                       IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT) : 0;
+    fz->parent     = fz_domain_parent(fz, fz->pd, fz->td, mask, &fz->heap,
+                                      fz->allocators, fz->allocators);
+    if (!fz_ok(fz, "ibv_alloc_parent_domain",
+               (fz->parent != NULL) ? 0 : errno)) {
+        return false;
+    }
+    fz->heap.pd = fz->parent;
+    fz->qpd     = fz->parent;
+    return true;
+}
+
+void fz_domain_scene_destroy(fz_t *fz)
+{
+    if (fz->parent != NULL) {
+        fz_ok(fz, "ibv_dealloc_pd", FZ_BE(fz, dealloc_pd, fz->parent));
+        if (fz->allocators) {
+            fz_post(fz, FZ_P(ibv_alloc_parent_domain, allocator_result),
+                    (fz->heap.allocs > 0) &&
+                    (fz->heap.allocs == fz->heap.frees) &&
+                    (fz->heap.foreign == 0),
+                    "the scene's allocator: %lu blocks given, %lu back, %lu "
+                    "for another domain", fz->heap.allocs, fz->heap.frees,
+                    fz->heap.foreign);
+        }
+    }
+    if (fz->td != NULL) {
+        fz_ok(fz, "ibv_dealloc_td", FZ_BE(fz, dealloc_td, fz->td));
+    }
+    fz->parent     = NULL;
+    fz->td         = NULL;
+    fz->qpd        = NULL;
+    fz->allocators = false;
 }
