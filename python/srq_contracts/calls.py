@@ -135,6 +135,9 @@ class VerbCall:
                     continue
                 if f["value"] in ("skip", "link"):
                     continue
+                if f["value"] == "callback":
+                    stmts.append("%s.%s = %s;" % (lval, seg, prog.callback(seg, sub)))
+                    continue
                 stmts.append("%s.%s = %s;" % (lval, seg, prog.value(f["value"], sub)))
 
         if p.get("list") == "next":

@@ -69,6 +69,8 @@ class _Gen:
                    (pad, kind, key, access, _ident(f["enum"])))
         elif kind == "object":
             self.w('%ssrq_verbs_trace_object(b, pfx, "%s", %s);' % (pad, key, access))
+        elif kind == "callback":
+            self.w('%ssrq_verbs_trace_callback(b, pfx, "%s", %s != NULL);' % (pad, key, access))
         elif kind == "addr":
             kf = f.get("key_field")
             keyexp = "%s->%s%s" % (v, container, kf) if kf else "0"

@@ -122,6 +122,17 @@ class Program:
             raise _trace.TraceError("%s.%s: no such port" % (ctx, port))
         return ctx
 
+    def callback(self, name, value):
+        """A function of the traced program (a parent domain's alloc or
+        free): the trace says only whether it was given, so the replay
+        gives its own (replay_cb_alloc/_free: aligned heap memory, each
+        pointer checked when it comes back), never the traced address"""
+        if value == "NULL":
+            return "NULL"
+        if name not in ("alloc", "free"):
+            raise _trace.TraceError("no replay function for the callback %s" % name)
+        return "replay_cb_%s" % name
+
     # ---- the whole file
     def render(self, body, source="trace"):
         decls = []
@@ -264,6 +275,53 @@ static void *replay_buf(size_t size)
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
     return (p == MAP_FAILED) ? NULL : p;
+}
+
+/* A parent domain's allocators: the traced program's own cannot be called
+ * (their addresses are that process's), so what was made with allocators
+ * is made with these. Each block is handed out once and must come back
+ * once, to the parent domain it was given for */
+#define REPLAY_CB_MAX  4096
+static struct { void *p; struct ibv_pd *pd; } replay_cb_live[REPLAY_CB_MAX];
+
+static __attribute__((unused)) void *replay_cb_alloc(struct ibv_pd *pd, void *pd_context,
+                                                     size_t size, size_t alignment,
+                                                     uint64_t resource_type)
+{
+    void *p = NULL;
+    int i;
+
+    (void)pd_context; (void)resource_type;
+    for (i = 0; (i < REPLAY_CB_MAX) && (replay_cb_live[i].p != NULL); ++i) {
+    }
+    if ((i == REPLAY_CB_MAX) ||
+        posix_memalign(&p, alignment < sizeof(void*) ? sizeof(void*) : alignment,
+                       size ? size : 1)) {
+        return NULL;
+    }
+    memset(p, 0, size);
+    replay_cb_live[i].p  = p;
+    replay_cb_live[i].pd = pd;
+    return p;
+}
+
+static __attribute__((unused)) void replay_cb_free(struct ibv_pd *pd, void *pd_context,
+                                                   void *ptr, uint64_t resource_type)
+{
+    int i;
+
+    (void)pd_context; (void)resource_type;
+    for (i = 0; i < REPLAY_CB_MAX; ++i) {
+        if ((replay_cb_live[i].p == ptr) && (ptr != NULL)) {
+            replay_int(0, "free: the parent domain alloc gave it for",
+                       replay_cb_live[i].pd == pd, 1);
+            replay_cb_live[i].p = NULL;
+            free(ptr);
+            return;
+        }
+    }
+    printf("MISMATCH: the device freed %p, which the replay's allocator did not give\n", ptr);
+    ++replay_mismatches;
 }
 
 static __attribute__((unused)) union ibv_gid replay_gid(const char *hex)

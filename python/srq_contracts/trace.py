@@ -23,11 +23,11 @@ import re
 META_KEYS = ("ret", "errno", "repeat")
 OBJECT_PREFIX = {"context": "ctx", "pd": "pd", "mr": "mr", "cq": "cq",
                  "comp_channel": "ch", "srq": "srq", "qp": "qp", "ah": "ah",
-                 "mw": "mw", "dm": "dm"}
+                 "mw": "mw", "dm": "dm", "td": "td"}
 PREFIX_KIND = {v: k for k, v in OBJECT_PREFIX.items()}
 
 _SEG = re.compile(r"^([a-z_][a-z0-9_]*)(?:\[(\d+)\])?$")
-_OBJ = re.compile(r"^(ctx|pd|mr|cq|ch|srq|qp|ah|dm)(\d+)$")
+_OBJ = re.compile(r"^(ctx|pd|mr|cq|ch|srq|qp|ah|dm|td)(\d+)$")
 
 
 class TraceError(Exception):
@@ -108,7 +108,7 @@ def check_number(value, bits):
 def check_value(kind, value, enum=None, object_kind_=None):
     """Raise TraceError unless @value is a well-formed value of @kind"""
     ok = True
-    if value == "NULL" and kind in ("object", "ptr", "buffer", "addr"):
+    if value == "NULL" and kind in ("object", "ptr", "buffer", "addr", "callback"):
         return
     if kind in ("int", "uint", "hex"):
         ok = is_number(value)
@@ -135,6 +135,8 @@ def check_value(kind, value, enum=None, object_kind_=None):
         ok = re.match(r"^[a-z_]+\[\d+\]$", value) is not None or value == "NULL"
     elif kind == "ptr":
         ok = is_number(value)
+    elif kind == "callback":
+        ok = value == "given"
     elif kind == "device":
         ok = re.match(r"^[A-Za-z0-9_.:-]+$", value) is not None
     if not ok:

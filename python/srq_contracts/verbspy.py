@@ -25,8 +25,8 @@ from .contracts import base_type
 # object kinds as the framework names its resource types
 RTYPE = {"context": "context", "pd": "pd", "mr": "mr", "cq": "cq",
          "comp_channel": "channel", "srq": "srq", "qp": "qp", "ah": "ah",
-         "mw": "mw", "dm": "dm"}
-_UPPER = {"pd", "cq", "qp", "srq", "mr", "ah", "mw", "dm"}
+         "mw": "mw", "dm": "dm", "td": "td"}
+_UPPER = {"pd", "cq", "qp", "srq", "mr", "ah", "mw", "dm", "td"}
 # contract states to the framework's State members
 _STATE = {"created": "ALLOCATED", "allocated": "ALLOCATED", "registered": "ALLOCATED",
           "open": "ALLOCATED", "IBV_QPS_RESET": "RESET", "IBV_QPS_INIT": "INIT",
@@ -36,7 +36,7 @@ _QP_STATES = ("RESET", "INIT", "RTR", "RTS")
 _WR_CLASS = {"struct ibv_recv_wr": ("IbvRecvWR", ("wr_id", "num_sge")),
              "struct ibv_send_wr": ("IbvSendWR", ("wr_id", "num_sge", "opcode", "send_flags",
                                                   "imm_data"))}
-_DEFAULT = {"int": "0", "uint": "0", "hex": "0", "flags": "0", "enum": "0", "ptr": "NULL",
+_DEFAULT = {"int": "0", "uint": "0", "hex": "0", "flags": "0", "enum": "0", "ptr": "NULL", "callback": "NULL",
             "buffer": "NULL", "addr": "0", "device": "dev_list[0]"}
 
 

@@ -2,7 +2,7 @@
  * ucx-srq verbs layer: the trace file and the names in it.
  *
  * Objects are named by kind and creation order (ctx0, pd0, mr0, cq0, ch0,
- * srq0, qp0, ah0) and never renamed; registered memory by buffer (buf0,
+ * srq0, qp0, ah0, td0; a parent domain is a pd) and never renamed; registered memory by buffer (buf0,
  * ...); keys, QP numbers, LIDs and GIDs by the object they belong to, so
  * that a replay on another device resolves them to its own. Everything is
  * under one lock: the wrappers (srq_verbs_trace_ops.c) format a call's
@@ -48,10 +48,10 @@ typedef struct srq_verbs_trace_idle {
 } srq_verbs_trace_idle_t;
 
 static const char *const srq_verbs_trace_kinds[] = {
-    "ctx", "pd", "mr", "cq", "ch", "srq", "qp", "ah"
+    "ctx", "pd", "mr", "cq", "ch", "srq", "qp", "ah", "td"
 };
 static const char *const srq_verbs_trace_kind_names[] = {
-    "context", "pd", "mr", "cq", "comp_channel", "srq", "qp", "ah"
+    "context", "pd", "mr", "cq", "comp_channel", "srq", "qp", "ah", "td"
 };
 /* The user address space of x86-64 and aarch64 (48 bits, half of it
  * the kernel's): no buffer of a process is longer */
@@ -239,6 +239,13 @@ void srq_verbs_trace_ptr(srq_verbs_trace_buf_t *b, const char *pfx,
 {
     srq_verbs_trace_key(b, pfx, name);
     srq_verbs_trace_printf(b, "%#" PRIxPTR, (uintptr_t)p);
+}
+
+void srq_verbs_trace_callback(srq_verbs_trace_buf_t *b, const char *pfx,
+                              const char *name, int given)
+{
+    srq_verbs_trace_key(b, pfx, name);
+    srq_verbs_trace_printf(b, "%s", given ? "given" : "NULL");
 }
 
 static int srq_verbs_trace_buf_of(uint64_t addr)

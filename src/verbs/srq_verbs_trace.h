@@ -43,6 +43,10 @@ typedef struct srq_verbs_trace_ctx {
 
 void srq_verbs_trace_object(srq_verbs_trace_buf_t *b, const char *pfx,
                             const char *name, const void *obj);
+/* A function of the program (a parent domain's allocator): only whether
+ * it was given, as "given" or NULL; its address means nothing elsewhere */
+void srq_verbs_trace_callback(srq_verbs_trace_buf_t *b, const char *pfx,
+                              const char *name, int given);
 void srq_verbs_trace_ptr(srq_verbs_trace_buf_t *b, const char *pfx,
                          const char *name, const void *p);
 /* An address: bufN+OFF when it is in a registered buffer (the one of the

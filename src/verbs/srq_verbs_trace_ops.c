@@ -230,23 +230,27 @@ static int srq_verbs_trace_dealloc_pd(srq_verbs_dev_t *dev, struct ibv_pd *pd)
                                pd);
 }
 
-/* Thread and parent domains are not in the trace format: passed through
- * unrecorded (a trace of a program that uses them does not replay) */
+/* A parent domain is named as a PD (pdN): what is made in it replays as
+ * made in it. Its allocators are recorded only as given or not */
 static struct ibv_td *srq_verbs_trace_alloc_td(srq_verbs_dev_t *dev,
                                                struct ibv_td_init_attr *attr)
 {
-    return REAL(dev)->alloc_td(dev, attr);
+    return SRQ_VERBS_TRACE_OBJ(ibv_alloc_td, REAL(dev)->alloc_td(dev, attr),
+                               dev->context, attr);
 }
 
 static int srq_verbs_trace_dealloc_td(srq_verbs_dev_t *dev, struct ibv_td *td)
 {
-    return REAL(dev)->dealloc_td(dev, td);
+    return SRQ_VERBS_TRACE_INT(ibv_dealloc_td, REAL(dev)->dealloc_td(dev, td),
+                               td);
 }
 
 static struct ibv_pd *srq_verbs_trace_alloc_parent_domain(
         srq_verbs_dev_t *dev, struct ibv_parent_domain_init_attr *attr)
 {
-    return REAL(dev)->alloc_parent_domain(dev, attr);
+    return SRQ_VERBS_TRACE_OBJ(ibv_alloc_parent_domain,
+                               REAL(dev)->alloc_parent_domain(dev, attr),
+                               dev->context, attr);
 }
 
 static struct ibv_mr *srq_verbs_trace_reg_mr(srq_verbs_dev_t *dev,

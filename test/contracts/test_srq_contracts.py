@@ -86,6 +86,17 @@ class contracts(unittest.TestCase):
         with self.assertRaises(srq_contracts.TraceError):
             srq_contracts.call_from_line("ibv_no_such_verb x=1 ret=0", 1)
 
+    def compiles(self, text):
+        """@text, a C program, builds against libibverbs (-Wall -Werror)"""
+        with tempfile.TemporaryDirectory() as d:
+            src = os.path.join(d, "prog.c")
+            with open(src, "w") as f:
+                f.write(text)
+            cc = os.environ.get("CC", "cc").split()
+            r = subprocess.run(cc + ["-Wall", "-Werror", "-fsyntax-only", src],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            self.assertEqual(0, r.returncode, r.stdout.decode())
+
     # a whole program from a few trace lines builds against libibverbs
     def test_program_compiles(self):
         from srq_contracts import replay
@@ -100,14 +111,36 @@ class contracts(unittest.TestCase):
                  "srq_init_attr.attr.srq_limit=0 ret=srq0",
                  SRQ_LINE.replace("mr1.lkey", "mr0.lkey")]
         text = replay.program(lines, "test", CONTRACTS)
-        with tempfile.TemporaryDirectory() as d:
-            src = os.path.join(d, "prog.c")
-            with open(src, "w") as f:
-                f.write(text)
-            cc = os.environ.get("CC", "cc").split()
-            r = subprocess.run(cc + ["-Wall", "-Werror", "-fsyntax-only", src],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            self.assertEqual(0, r.returncode, r.stdout.decode())
+        self.compiles(text)
+
+    # a parent domain replays as one: its allocators as the replay's own
+    # (the traced addresses are the traced process's), and what is made
+    # in it names it, not its protection PD
+    def test_parent_domain_program(self):
+        from srq_contracts import replay
+        lines = ["ibv_open_device device=soft0 ret=ctx0",
+                 "ibv_alloc_pd context=ctx0 ret=pd0",
+                 "ibv_alloc_td context=ctx0 init_attr.comp_mask=0 ret=td0",
+                 "ibv_alloc_parent_domain context=ctx0 attr.pd=pd0 attr.td=td0 "
+                 "attr.comp_mask=IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS "
+                 "attr.alloc=given attr.free=given ret=pd1",
+                 "ibv_alloc_parent_domain context=ctx0 attr.pd=pd1 attr.td=NULL "
+                 "attr.comp_mask=0 ret=NULL errno=EINVAL",
+                 "ibv_create_srq pd=pd1 srq_init_attr.srq_context=0 "
+                 "srq_init_attr.attr.max_wr=1 srq_init_attr.attr.max_sge=1 "
+                 "srq_init_attr.attr.srq_limit=0 ret=srq0",
+                 "ibv_dealloc_td td=td0 ret=EBUSY"]
+        text = replay.program(lines, "test", CONTRACTS)
+        self.assertRegex(text, r"\.alloc = replay_cb_alloc;")
+        self.assertRegex(text, r"\.free = replay_cb_free;")
+        self.assertRegex(text, r"\.td = td0;")
+        self.assertRegex(text, r"pd1 = \w+;")
+        self.assertIn("ibv_create_srq(pd1, ", text)
+        self.assertIn("ibv_dealloc_td(td0)", text)
+        self.compiles(text)
+        # a callback is given or NULL: a traced address would be called
+        with self.assertRaises(srq_contracts.TraceError):
+            srq_contracts.call_from_line(lines[3].replace("alloc=given", "alloc=0x5555"), 4)
 
 
 # the head of a trace every case below builds on: a context, a PD, buffer 0

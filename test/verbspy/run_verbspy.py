@@ -70,6 +70,12 @@ SCENARIO = [
                 "access=IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_ZERO_BASED"),
     ("DeregMR", "mr=mr7"),
     ("FreeDM", "dm=dm0"),
+    # a thread domain and a parent domain on pd0 (what is made in one is
+    # test_parent_domain.cc's and the fuzzer's)
+    ("AllocTD", "context=ctx0 td=td0 init_attr.comp_mask=0"),
+    ("AllocParentDomain", "context=ctx0 pd=pd1 attr.pd=pd0 attr.td=td0 attr.comp_mask=0"),
+    ("DeallocPD", "pd=pd1"),
+    ("DeallocTD", "td=td0"),
     ("CreateCompChannel", "context=ctx0 channel=ch0"),
     ("CreateCQ", "context=ctx0 cq=cq0 cqe=16 cq_context=NULL channel=ch0 comp_vector=0"),
     ("CreateCQ", "context=ctx0 cq=cq1 cqe=16"),
@@ -180,6 +186,8 @@ AFTER = {
                     " \"what was copied in comes back\");",
     "RegDMMR": "CHECK(mr7 != NULL, \"a zero-based region on device memory\");",
     "FreeDM": "CHECK(ret_free_dm_dm0 == 0, \"device memory freed once its region is gone\");",
+    "AllocTD": "CHECK(td0 != NULL, \"a thread domain\");",
+    "AllocParentDomain": "CHECK(pd1 != NULL && pd1 != pd0, \"a parent domain on pd0 naming td0\");",
     "AllocMW": "CHECK(mw0 != NULL && mw0->type == IBV_MW_TYPE_1, \"type 1 window allocated\");",
     "CreateQPEx": "CHECK(qp2 != NULL && ibv_qp_to_qp_ex(qp2) != NULL,"
                   " \"an extended QP, with the ibv_wr_* API\");",
@@ -237,7 +245,7 @@ for cname, line in SCENARIO:
                 "    CHECK(limit_event, \"IBV_EVENT_SRQ_LIMIT_REACHED on srq0\");\n"
                 "    mark(\"GetAsyncEvent\");\n" % (pending, code))
     if cname in ("DestroyAH", "DestroyQP", "DestroySRQ", "DestroyCQ", "DestroyCompChannel",
-                 "BindMW", "DeallocMW", "MemcpyToDM",
+                 "BindMW", "DeallocMW", "MemcpyToDM", "DeallocTD",
                  "DeregMR", "DeallocPD", "CloseDevice", "ModifySRQ", "ReqNotifyCQ", "ModifyQP",
                  "PostRecv", "AckCQEvents") and check is None and hasattr(call, "ret_var"):
         check = "CHECK(%s == 0, \"%s returned 0\");" % (call.ret_var, line.replace('"', "'")[:60])

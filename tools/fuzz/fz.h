@@ -92,6 +92,12 @@ typedef struct fz_backend {
     struct ibv_mr *(*reg_dm_mr)(fz_dev_t *d, struct ibv_pd *pd,
                                 struct ibv_dm *dm, uint64_t offset,
                                 size_t len, unsigned int access);
+    /* thread and parent domains (a parent domain goes by dealloc_pd) */
+    struct ibv_td *(*alloc_td)(fz_dev_t *d, struct ibv_td_init_attr *attr);
+    /* 0 or the errno */
+    int  (*dealloc_td)(fz_dev_t *d, struct ibv_td *td);
+    struct ibv_pd *(*alloc_parent_domain)(fz_dev_t *d,
+                                          struct ibv_parent_domain_init_attr *attr);
     struct ibv_cq *(*create_cq)(fz_dev_t *d, int cqe);
     int  (*destroy_cq)(fz_dev_t *d, struct ibv_cq *cq);
     int  (*resize_cq)(fz_dev_t *d, struct ibv_cq *cq, int cqe);
@@ -211,6 +217,13 @@ typedef struct fz_opts {
     int          verbose;
 } fz_opts_t;
 
+/* What the fuzzer's parent-domain allocator gave and got back (its
+ * pd_context) */
+typedef struct fz_domain_heap {
+    unsigned long  allocs, frees, foreign;
+    struct ibv_pd *pd;              /* the parent domain it serves */
+} fz_domain_heap_t;
+
 typedef struct fz {
     fz_opts_t           opts;
     fz_rand_t           rnd;
@@ -220,6 +233,14 @@ typedef struct fz {
 
     /* the scene */
     struct ibv_pd      *pd;
+    /* where the SRQ, the QPs and the AH are made: pd, or a parent domain
+     * on it (with a TD or none, the fuzzer's allocators or the device's);
+     * the MRs stay in pd, so that a key of the PD serves its parent
+     * domain's QPs */
+    struct ibv_pd      *qpd, *parent;
+    struct ibv_td      *td;
+    bool                allocators;
+    fz_domain_heap_t    heap;
     uint8_t            *buf;        /* FZ_NUM_SLOTS receive slots + send area */
     uint8_t            *sbuf;
     struct ibv_mr      *mr, *smr;
@@ -325,6 +346,17 @@ void fz_top_up(fz_t *fz);
 /* Device memory: allocations, copies and a region on it, each refusal
  * the contract's, each success checked for what it promises */
 void fz_dm(fz_t *fz);
+
+/* ---- fz_domain.c ---------------------------------------------------------- */
+/* Thread and parent domains: refusals, and an SRQ in a parent domain with
+ * or without the fuzzer's allocators */
+void fz_domain(fz_t *fz);
+/* The scene's domain (fz->qpd): sometimes a parent domain; false on a
+ * failure, reported */
+bool fz_domain_scene_create(fz_t *fz);
+/* After the scene's objects are gone: the parent domain and TD, and the
+ * allocator's blocks all back */
+void fz_domain_scene_destroy(fz_t *fz);
 
 /* ---- fz_advise.c ---------------------------------------------------------- */
 /* ibv_advise_mr on the receive region, when it is an ODP one */

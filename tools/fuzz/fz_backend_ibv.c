@@ -213,6 +213,23 @@ static struct ibv_mr *fz_ibv_reg_dm_mr(fz_dev_t *d, struct ibv_pd *pd,
     return ibv_reg_dm_mr(pd, dm, offset, len, access);
 }
 
+static struct ibv_td *fz_ibv_alloc_td(fz_dev_t *d,
+                                      struct ibv_td_init_attr *attr)
+{
+    return ibv_alloc_td(d->ctx, attr);
+}
+
+static int fz_ibv_dealloc_td(fz_dev_t *d, struct ibv_td *td)
+{
+    return ibv_dealloc_td(td);
+}
+
+static struct ibv_pd *fz_ibv_alloc_parent_domain(
+        fz_dev_t *d, struct ibv_parent_domain_init_attr *attr)
+{
+    return ibv_alloc_parent_domain(d->ctx, attr);
+}
+
 const fz_backend_t fz_backend_ibv = {
     .name            = "libibverbs",
     .open            = fz_ibv_open,
@@ -227,6 +244,9 @@ const fz_backend_t fz_backend_ibv = {
     .alloc_dm        = fz_ibv_alloc_dm,
     .free_dm         = fz_ibv_free_dm,
     .reg_dm_mr       = fz_ibv_reg_dm_mr,
+    .alloc_td        = fz_ibv_alloc_td,
+    .dealloc_td      = fz_ibv_dealloc_td,
+    .alloc_parent_domain = fz_ibv_alloc_parent_domain,
     .create_cq       = fz_ibv_create_cq,
     .destroy_cq      = fz_ibv_destroy_cq,
     .resize_cq       = fz_ibv_resize_cq,

@@ -167,6 +167,23 @@ static uint64_t fz_verbs_max_dm(fz_dev_t *d)
     return 0;
 }
 
+static struct ibv_td *fz_verbs_alloc_td(fz_dev_t *d,
+                                        struct ibv_td_init_attr *attr)
+{
+    return srq_verbs_alloc_td(DEV(d), attr);
+}
+
+static int fz_verbs_dealloc_td(fz_dev_t *d, struct ibv_td *td)
+{
+    return srq_verbs_dealloc_td(DEV(d), td);
+}
+
+static struct ibv_pd *fz_verbs_alloc_parent_domain(
+        fz_dev_t *d, struct ibv_parent_domain_init_attr *attr)
+{
+    return srq_verbs_alloc_parent_domain(DEV(d), attr);
+}
+
 const fz_backend_t fz_backend_verbs = {
     .name            = "project API",
     .open            = fz_verbs_open,
@@ -178,6 +195,9 @@ const fz_backend_t fz_backend_verbs = {
     .rereg_mr        = fz_verbs_rereg_mr,
     .advise_mr       = fz_verbs_advise_mr,
     .max_dm          = fz_verbs_max_dm,
+    .alloc_td        = fz_verbs_alloc_td,
+    .dealloc_td      = fz_verbs_dealloc_td,
+    .alloc_parent_domain = fz_verbs_alloc_parent_domain,
     .create_cq       = fz_verbs_create_cq,
     .destroy_cq      = fz_verbs_destroy_cq,
     .resize_cq       = fz_verbs_resize_cq,

@@ -745,6 +745,7 @@ static const struct {
     { "change",           2, op_change },
     { "advise",           2, fz_advise },
     { "dm",               2, fz_dm },
+    { "domain",           2, fz_domain },
     { "destroy_in_use",   1, op_destroy_in_use },
     { "drain",            6, fz_drain },
 };

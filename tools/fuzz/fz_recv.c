@@ -301,6 +301,13 @@ void fz_recv_wc(fz_t *fz, fz_qp_t *q, const struct ibv_wc *wc)
         fz_recv_error(fz, q, &m, q->srq ? FZ_F(ibv_post_srq_recv, lkey_invalid) :
                                           FZ_F(ibv_post_recv, lkey_invalid),
                       wc, IBV_WC_REM_OP_ERR);
+    } else if ((fz->parent != NULL) &&
+               !fz_post(fz, FZ_P(ibv_alloc_parent_domain, protects_as_pd),
+                        wc->status != IBV_WC_LOC_PROT_ERR,
+                        "%s, in a parent domain: message %u into its PD's "
+                        "region completed %s", q->name, m.seq,
+                        ibv_wc_status_str(wc->status))) {
+        /* a key of the PD must serve its parent domain's QPs */
     } else if (fz_post(fz, FZ_P(ibv_poll_cq, recv_byte_len),
                        (wc->status == IBV_WC_SUCCESS) &&
                        (wc->opcode == IBV_WC_RECV) &&

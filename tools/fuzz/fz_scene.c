@@ -7,6 +7,9 @@
  *   ub -> ua  UD; ua has its own receive queue, ub (which nothing sends
  *             to) is on the SRQ too
  *   d         RC with its own receive queue, left in RESET (wrong state)
+ *
+ * The SRQ, the QPs and the AH are in fz->qpd: the PD, or some iterations a
+ * parent domain on it (fz_domain.c); the MRs are always the PD's.
  */
 #include "fz.h"
 
@@ -52,7 +55,7 @@ static struct ibv_qp *fz_qp_create_ex(fz_t *fz, struct ibv_qp_init_attr *attr)
     memset(&x, 0, sizeof(x));
     memcpy(&x, attr, sizeof(*attr));
     x.comp_mask      = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-    x.pd             = fz->pd;
+    x.pd             = fz->qpd;
     x.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
     qp = FZ_BE(fz, create_qp_ex, &x);
     if (qp != NULL) {
@@ -86,7 +89,7 @@ static bool fz_qp_create(fz_t *fz, fz_qp_t *q, const char *name,
      * keeps to what its replay makes again (and draws the same numbers) */
     ex    = fz_chance(&fz->rnd, 50) && (getenv("SRQ_VERBS_TRACE") == NULL);
     q->qp = ex ? fz_qp_create_ex(fz, &attr) :
-                 FZ_BE(fz, create_qp, fz->pd, &attr);
+                 FZ_BE(fz, create_qp, fz->qpd, &attr);
     if (q->qp == NULL) {
         return fz_ok(fz, "ibv_create_qp", errno ? errno : -1);
     }
@@ -205,7 +208,7 @@ static bool fz_srq_create(fz_t *fz)
     attr.attr.max_wr    = want_wr;
     attr.attr.max_sge   = want_sge;
     attr.attr.srq_limit = fz_range(&fz->rnd, 0, 3); /* ignored */
-    fz->srq = FZ_BE(fz, create_srq, fz->pd, &attr);
+    fz->srq = FZ_BE(fz, create_srq, fz->qpd, &attr);
     if (fz->srq == NULL) {
         return fz_ok(fz, "ibv_create_srq", errno ? errno : -1);
     }
@@ -268,6 +271,9 @@ int fz_scene_create(fz_t *fz)
     if ((fz->buf == NULL) || (fz->sbuf == NULL)) {
         return -1;
     }
+    if (!fz_domain_scene_create(fz)) {
+        return -1;
+    }
     fz->mr  = fz_scene_reg_mr(fz);
     fz->smr = FZ_BE(fz, reg_mr, fz->pd, fz->sbuf, FZ_SEND_AREA,
                     IBV_ACCESS_LOCAL_WRITE);
@@ -314,7 +320,7 @@ int fz_scene_create(fz_t *fz)
     if (!fz_ok(fz, "self address", fz->dev.be->self_ah_attr(&fz->dev, &ah_attr))) {
         return -1;
     }
-    fz->ah = FZ_BE(fz, create_ah, fz->pd, &ah_attr);
+    fz->ah = FZ_BE(fz, create_ah, fz->qpd, &ah_attr);
     return (fz->ah != NULL) ? 0 : (fz_ok(fz, "ibv_create_ah", errno ? errno : -1), -1);
 }
 
@@ -402,6 +408,7 @@ void fz_scene_destroy(fz_t *fz)
     if (fz->smr != NULL) {
         fz_ok(fz, "ibv_dereg_mr", FZ_BE(fz, dereg_mr, fz->smr));
     }
+    fz_domain_scene_destroy(fz);
     if (fz->pd != NULL) {
         fz_ok(fz, "ibv_dealloc_pd", FZ_BE(fz, dealloc_pd, fz->pd));
     }
