@@ -358,6 +358,10 @@ bool fz_domain_scene_create(fz_t *fz);
  * allocator's blocks all back */
 void fz_domain_scene_destroy(fz_t *fz);
 
+/* ---- fz_uc.c -------------------------------------------------------------- */
+/* A UC QP: UC's attribute masks, READ and atomics refused at post */
+void fz_uc(fz_t *fz);
+
 /* ---- fz_advise.c ---------------------------------------------------------- */
 /* ibv_advise_mr on the receive region, when it is an ODP one */
 void fz_advise(fz_t *fz);

@@ -64,45 +64,6 @@
 
 /* ---- receive ---------------------------------------------------------- */
 
-static void srq_soft_resp_cqe(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
-                              const srq_soft_rview_t *v,
-                              enum ibv_wc_status status, uint32_t byte_len)
-{
-    bool ud = (qp->ibv.qp_type == IBV_QPT_UD);
-    srq_soft_cqe_t *cqe;
-
-    cqe = srq_soft_cq_push(srq_soft_cq(qp->ibv.recv_cq),
-                           (pkt->flags & SRQ_SOFT_PKT_F_SE) ||
-                           (status != IBV_WC_SUCCESS));
-    if (cqe == NULL) {
-        return;
-    }
-    cqe->wc.wr_id    = v->wr_id;
-    cqe->wc.status   = status;
-    /* a WRITE with immediate, done one-sided or here */
-    cqe->wc.opcode   = ((pkt->opcode == SRQ_SOFT_OP_WRITE_IMM) ||
-                        (pkt->opcode == SRQ_SOFT_OP_WRITE)) ?
-                       IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
-    cqe->wc.byte_len = byte_len;
-    cqe->wc.qp_num   = qp->ibv.qp_num;
-    cqe->wc.src_qp   = pkt->src_qpn;
-    cqe->wc.slid     = pkt->src_lid;
-    if (pkt->flags & SRQ_SOFT_PKT_F_IMM) {
-        cqe->wc.imm_data  = pkt->imm;
-        cqe->wc.wc_flags |= IBV_WC_WITH_IMM;
-    } else if (pkt->flags & SRQ_SOFT_PKT_F_INV) {
-        cqe->wc.invalidated_rkey = pkt->imm;
-        cqe->wc.wc_flags        |= IBV_WC_WITH_INV;
-    }
-    if (ud) {
-        cqe->wc.wc_flags |= IBV_WC_GRH;
-    }
-    /* the buffer stays the device's until this completion is polled */
-    cqe->srq     = v->srq;
-    cqe->srq_idx = v->srq_idx;
-    cqe->rq_ci_p = (v->srq == NULL) ? &qp->rq_ci : NULL;
-}
-
 /* The RC connection the packet claims to belong to is this QP's */
 static bool srq_soft_resp_rc_ok(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt)
 {
@@ -515,7 +476,7 @@ static srq_soft_resp_state_t srq_soft_resp_complete(srq_soft_resp_req_t *r)
         return SRQ_SOFT_RESP_ACKNOWLEDGE;
     }
     srq_soft_rview_consume(r->qp, &r->wqe);
-    srq_soft_resp_cqe(r->qp, r->pkt, &r->wqe, r->status, r->pkt->length);
+    srq_soft_rview_complete(r->qp, r->pkt, &r->wqe, r->status, r->pkt->length);
     if ((r->status == IBV_WC_SUCCESS) || srq_soft_qp_is_uc(r->qp)) {
         /* UC: the WQE completed in error tells our user; the QP goes on
          * (rxe's) */
@@ -670,7 +631,7 @@ static void srq_soft_resp_ud(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
         srq_soft_rview_copy(&v, 0, grh, SRQ_SOFT_GRH_LEN);
     }
     srq_soft_rview_consume(qp, &v);
-    srq_soft_resp_cqe(qp, pkt, &v, status, pkt->length + SRQ_SOFT_GRH_LEN);
+    srq_soft_rview_complete(qp, pkt, &v, status, pkt->length + SRQ_SOFT_GRH_LEN);
 }
 
 void srq_soft_resp_recv(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,

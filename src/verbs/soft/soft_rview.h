@@ -1,14 +1,15 @@
 /*
  * ucx-srq soft device: a receive WQE as the responder sees it (from the
  * QP's SRQ or its own RQ): the next one, taken, its local keys checked,
- * a payload copied or pulled into its scatter list. The responder's
- * placement of a SEND and of a READ's data (soft_resp.c). Inline: every
- * message the responder places goes through these; the includer defines
- * _GNU_SOURCE (process_vm_readv).
+ * a payload copied or pulled into its scatter list, its completion. The
+ * responder's placement of a SEND and of a READ's data (soft_resp.c).
+ * Inline: every message the responder places goes through these; the
+ * includer defines _GNU_SOURCE (process_vm_readv).
  */
 #ifndef SRQ_SOFT_RVIEW_H_
 #define SRQ_SOFT_RVIEW_H_
 
+#include "soft_cq.h"
 #include "soft_dev.h"
 #include "soft_mr.h"
 #include "soft_pd.h"
@@ -171,6 +172,48 @@ srq_soft_rview_pull(const srq_soft_rview_t *v, pid_t pid,
         remote[i].iov_len  = riov[i].len;
     }
     return process_vm_readv(pid, local, n, remote, nsge, 0) == (ssize_t)len;
+}
+
+/* The receive completion of the WQE @v took for @pkt (its buffer stays
+ * the device's until the completion is polled) */
+static inline void
+srq_soft_rview_complete(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
+                        const srq_soft_rview_t *v,
+                        enum ibv_wc_status status, uint32_t byte_len)
+{
+    bool ud = (qp->ibv.qp_type == IBV_QPT_UD);
+    srq_soft_cqe_t *cqe;
+
+    cqe = srq_soft_cq_push(srq_soft_cq(qp->ibv.recv_cq),
+                           (pkt->flags & SRQ_SOFT_PKT_F_SE) ||
+                           (status != IBV_WC_SUCCESS));
+    if (cqe == NULL) {
+        return;
+    }
+    cqe->wc.wr_id    = v->wr_id;
+    cqe->wc.status   = status;
+    /* a WRITE with immediate, done one-sided or here */
+    cqe->wc.opcode   = ((pkt->opcode == SRQ_SOFT_OP_WRITE_IMM) ||
+                        (pkt->opcode == SRQ_SOFT_OP_WRITE)) ?
+                       IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+    cqe->wc.byte_len = byte_len;
+    cqe->wc.qp_num   = qp->ibv.qp_num;
+    cqe->wc.src_qp   = pkt->src_qpn;
+    cqe->wc.slid     = pkt->src_lid;
+    if (pkt->flags & SRQ_SOFT_PKT_F_IMM) {
+        cqe->wc.imm_data  = pkt->imm;
+        cqe->wc.wc_flags |= IBV_WC_WITH_IMM;
+    } else if (pkt->flags & SRQ_SOFT_PKT_F_INV) {
+        cqe->wc.invalidated_rkey = pkt->imm;
+        cqe->wc.wc_flags        |= IBV_WC_WITH_INV;
+    }
+    if (ud) {
+        cqe->wc.wc_flags |= IBV_WC_GRH;
+    }
+    /* the buffer stays the device's until this completion is polled */
+    cqe->srq     = v->srq;
+    cqe->srq_idx = v->srq_idx;
+    cqe->rq_ci_p = (v->srq == NULL) ? &qp->rq_ci : NULL;
 }
 
 #endif
