@@ -103,7 +103,7 @@ struct verbs_context_ops {
     srq_ibv_op_t attach_counters_point_flow, attach_mcast;
     int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw,
                    struct ibv_mw_bind *mw_bind);
-    srq_ibv_op_t close_xrcd;
+    int (*close_xrcd)(struct ibv_xrcd *xrcd);
     void (*cq_event)(struct ibv_cq *cq);
     struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
     srq_ibv_op_t create_counters;
@@ -120,7 +120,9 @@ struct verbs_context_ops {
     srq_ibv_op_t create_rwq_ind_table;
     struct ibv_srq *(*create_srq)(struct ibv_pd *pd,
                                   struct ibv_srq_init_attr *attr);
-    srq_ibv_op_t create_srq_ex, create_wq;
+    struct ibv_srq *(*create_srq_ex)(struct ibv_context *context,
+                                     struct ibv_srq_init_attr_ex *attr);
+    srq_ibv_op_t create_wq;
     int (*dealloc_mw)(struct ibv_mw *mw);
     int (*dealloc_pd)(struct ibv_pd *pd);
     int (*dealloc_td)(struct ibv_td *td);
@@ -135,14 +137,17 @@ struct verbs_context_ops {
     srq_ibv_op_t destroy_wq, detach_mcast;
     void (*free_context)(struct ibv_context *context);
     int (*free_dm)(struct ibv_dm *dm);
-    srq_ibv_op_t get_srq_num, import_dm, import_mr, import_pd,
+    int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
+    srq_ibv_op_t import_dm, import_mr, import_pd,
                  modify_cq, modify_flow_action_esp;
     int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
                      int attr_mask);
     srq_ibv_op_t modify_qp_rate_limit;
     int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr,
                       int attr_mask);
-    srq_ibv_op_t modify_wq, open_qp, open_xrcd;
+    srq_ibv_op_t modify_wq, open_qp;
+    struct ibv_xrcd *(*open_xrcd)(struct ibv_context *context,
+                                  struct ibv_xrcd_init_attr *attr);
     int (*poll_cq)(struct ibv_cq *cq, int num, struct ibv_wc *wc);
     int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr,
                      struct ibv_recv_wr **bad_wr);

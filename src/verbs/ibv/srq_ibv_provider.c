@@ -388,6 +388,35 @@ static struct ibv_srq *srq_ibv_create_srq(struct ibv_pd *pd,
     return srq_verbs_create_srq(srq_ibv_dev(pd->context), pd, attr);
 }
 
+static struct ibv_srq *srq_ibv_create_srq_ex(struct ibv_context *ctx,
+                                             struct ibv_srq_init_attr_ex *attr)
+{
+    return srq_soft_create_srq_ex(srq_ibv_dev(ctx), attr);
+}
+
+static int srq_ibv_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num)
+{
+    return srq_soft_get_srq_num(srq_ibv_dev(srq->context), srq, srq_num);
+}
+
+/* ---- XRC domains (soft0's own: the verbs layer has none) ---------------- */
+
+static struct ibv_xrcd *srq_ibv_open_xrcd(struct ibv_context *ctx,
+                                          struct ibv_xrcd_init_attr *attr)
+{
+    return srq_soft_open_xrcd(srq_ibv_dev(ctx), attr);
+}
+
+static int srq_ibv_close_xrcd(struct ibv_xrcd *xrcd)
+{
+    int ret = srq_soft_close_xrcd(srq_ibv_dev(xrcd->context), xrcd);
+
+    if (ret != 0) {
+        errno = ret;
+    }
+    return ret;
+}
+
 static int srq_ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
                               int attr_mask)
 {
@@ -462,6 +491,10 @@ static const struct verbs_context_ops srq_ibv_ctx_ops = {
     .create_qp       = srq_ibv_create_qp,
     .create_qp_ex    = srq_ibv_create_qp_ex,
     .create_srq      = srq_ibv_create_srq,
+    .create_srq_ex   = srq_ibv_create_srq_ex,
+    .close_xrcd      = srq_ibv_close_xrcd,
+    .get_srq_num     = srq_ibv_get_srq_num,
+    .open_xrcd       = srq_ibv_open_xrcd,
     .dealloc_pd      = srq_ibv_dealloc_pd,
     .dealloc_td      = srq_ibv_dealloc_td,
     .dereg_mr        = srq_ibv_dereg_mr,

@@ -43,7 +43,7 @@ uint8_t srq_soft_atomic_execute(srq_soft_qp_t *qp, uint8_t opcode,
         return SRQ_SOFT_NAK_INV_REQ;
     }
     if (srq_soft_mw_check_rkey(&qp->dev->seg, qp->attr.qp_access_flags,
-                                 srq_soft_pd_id(qp->ibv.pd), qp->ibv.qp_num,
+                                 qp->req_pd_id, qp->ibv.qp_num,
                                  req->rkey, req->addr, sizeof(uint64_t),
                                  access, &va) != 0) {
         return SRQ_SOFT_NAK_REM_ACCESS;

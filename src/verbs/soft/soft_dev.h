@@ -144,6 +144,10 @@ struct srq_soft_dev {
      * the windows above it */
     bool              (*mr_has_windows)(srq_soft_dev_t *dev, uint32_t mr_key);
 
+    /* XRC SRQs by number (soft_xrcd.c), NULL until the first */
+    srq_soft_srq_t    **xrc_srqs;
+    uint32_t            xrc_srq_last;
+
     /* QPs by index (qpn = gen << 16 | index, soft_qpn.c) */
     srq_soft_qp_t     **qps;
     uint32_t            qp_tab_size;

@@ -161,6 +161,7 @@ static void srq_soft_dev_free(srq_soft_dev_t *dev)
     }
     srq_soft_async_cleanup(dev);
     srq_soft_qp_table_cleanup(dev);
+    free(dev->xrc_srqs);
     srq_soft_mw_cleanup(dev);
     free(dev->ibv_dev);
     if (dev->params.release != NULL) {

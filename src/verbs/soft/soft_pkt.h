@@ -53,8 +53,10 @@ enum {
                                          every PSN up to aux the other way */
     SRQ_SOFT_PKT_F_INV    = 1u << 5,  /* SEND with invalidate: the rkey in
                                          imm (soft_mw.c) */
-    SRQ_SOFT_PKT_F_UC     = 1u << 6   /* from a UC QP: SEND, WRITE_IMM or
+    SRQ_SOFT_PKT_F_UC     = 1u << 6,  /* from a UC QP: SEND, WRITE_IMM or
                                          WRITE only, never NAKed */
+    SRQ_SOFT_PKT_F_XRC    = 1u << 7   /* from an XRC initiator: aux is
+                                         the target's SRQ number */
 };
 
 enum {
@@ -78,6 +80,7 @@ typedef struct srq_soft_pkt {
     uint32_t  imm;         /* as given by the user (network order) */
     uint32_t  length;      /* message length */
     uint32_t  aux;         /* UD: qkey; NAK: syndrome | rnr timer << 8;
+                              F_XRC: the SRQ number;
                               RC request with F_ACK: the PSN acknowledged */
     uint8_t   src_inst[12];
     union {

@@ -34,6 +34,9 @@
 static bool srq_soft_opcode_ok(const srq_soft_qp_t *qp,
                                enum ibv_wr_opcode opcode)
 {
+    if (qp->ibv.qp_type == IBV_QPT_XRC_RECV) {
+        return false; /* an XRC target sends nothing */
+    }
     switch (opcode) {
     case IBV_WR_SEND:
     case IBV_WR_SEND_WITH_IMM:
@@ -47,12 +50,12 @@ static bool srq_soft_opcode_ok(const srq_soft_qp_t *qp,
     case IBV_WR_BIND_MW:
     case IBV_WR_LOCAL_INV:
     case IBV_WR_SEND_WITH_INV:
-        return qp->ibv.qp_type == IBV_QPT_RC;
+        return srq_soft_qp_is_rc_req(qp);
     case IBV_WR_ATOMIC_WRITE:
         /* its 8 bytes come only through ibv_wr_atomic_write: struct
          * ibv_send_wr has no field for them, and ibv_post_send refuses
          * it, as mlx5's does */
-        return (qp->ibv.qp_type == IBV_QPT_RC) && qp->posting_ex;
+        return srq_soft_qp_is_rc_req(qp) && qp->posting_ex;
     default:
         return false; /* TSO, ...: not supported */
     }
@@ -190,6 +193,7 @@ static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr)
     wqe->is_inline   = (wr->send_flags & IBV_SEND_INLINE) != 0;
     wqe->state       = SRQ_SOFT_SWQE_POSTED;
     wqe->fresh       = true;
+    wqe->xrc_srqn    = wr->qp_type.xrc.remote_srqn; /* XRC initiator */
     if (qp->ibv.qp_type == IBV_QPT_UD) {
         ah = srq_soft_container_of(wr->wr.ud.ah, srq_soft_ah_t, ibv);
         wqe->ud_peer = srq_soft_ah_peer(qp->dev, ah, wr->wr.ud.remote_qpn);
@@ -304,8 +308,9 @@ int srq_soft_post_send_all(srq_soft_qp_t *qp, struct ibv_send_wr *wr,
 static int srq_soft_check_recv_wr(srq_soft_qp_t *qp,
                                   const struct ibv_recv_wr *wr)
 {
-    if ((qp->ibv.srq != NULL) || (qp->state == IBV_QPS_RESET)) {
-        return EINVAL;
+    if ((qp->ibv.srq != NULL) || (qp->state == IBV_QPS_RESET) ||
+        srq_soft_qp_is_xrc(qp)) {
+        return EINVAL; /* XRC: no receive queue (a target's is its SRQs) */
     }
     if ((wr->num_sge < 0) || ((uint32_t)wr->num_sge > qp->cap.max_recv_sge)) {
         return EINVAL;

@@ -151,7 +151,8 @@ static void srq_soft_qp_publish_as(srq_soft_qp_t *qp, bool may_accept)
 
     v.qpn = live ? qp->ibv.qp_num : 0;
     if (live) {
-        v.pd       = srq_soft_pd_id(qp->ibv.pd);
+        /* an XRC target has none: no one-sided access through it */
+        v.pd       = (qp->ibv.pd != NULL) ? srq_soft_pd_id(qp->ibv.pd) : 0;
         v.access   = qp->attr.qp_access_flags;
         v.ready    = may_accept && srq_soft_qp_ready(qp);
         v.dest_qpn = qp->attr.dest_qp_num;
@@ -219,8 +220,20 @@ static int srq_soft_qp_check_init(srq_soft_dev_t *dev, struct ibv_pd *pd,
     const struct ibv_qp_cap *cap = &attr->cap;
 
     if ((attr->qp_type != IBV_QPT_RC) && (attr->qp_type != IBV_QPT_UC) &&
-        (attr->qp_type != IBV_QPT_UD)) {
+        (attr->qp_type != IBV_QPT_UD) && (attr->qp_type != IBV_QPT_XRC_SEND) &&
+        (attr->qp_type != IBV_QPT_XRC_RECV)) {
         return EOPNOTSUPP;
+    }
+    if (attr->qp_type == IBV_QPT_XRC_RECV) {
+        return 0; /* no PD, no queue: its domain was checked (soft_qp_ex.c) */
+    }
+    if (attr->qp_type == IBV_QPT_XRC_SEND) {
+        /* a send queue only: its receive CQ is the send CQ (as mlx5) */
+        return (srq_soft_dev_has(dev, pd) &&
+                srq_soft_dev_has(dev, attr->send_cq) && (attr->srq == NULL) &&
+                (cap->max_send_wr <= SRQ_SOFT_MAX_QP_WR) &&
+                (cap->max_send_sge <= SRQ_SOFT_MAX_SGE) &&
+                (cap->max_inline_data <= SRQ_SOFT_MAX_INLINE)) ? 0 : EINVAL;
     }
     if (!srq_soft_dev_has(dev, pd) || !srq_soft_dev_has(dev, attr->send_cq) ||
         !srq_soft_dev_has(dev, attr->recv_cq) ||
@@ -456,15 +469,25 @@ static void srq_soft_qp_init_obj(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     qp->ibv.context     = &dev->vctx.context;
     qp->ibv.qp_context  = attr->qp_context;
     qp->ibv.pd          = pd;
+    qp->req_pd_id       = (pd != NULL) ? srq_soft_pd_id(pd) : 0;
     qp->ibv.send_cq     = attr->send_cq;
     qp->ibv.recv_cq     = attr->recv_cq;
     qp->ibv.srq         = attr->srq;
     qp->ibv.qp_type     = attr->qp_type;
     qp->state           = IBV_QPS_RESET;
     qp->ibv.state       = IBV_QPS_RESET;
-    if (attr->srq != NULL) {
+    if ((attr->srq != NULL) || (attr->qp_type == IBV_QPT_XRC_SEND)) {
         qp->cap.max_recv_wr  = 0;
         qp->cap.max_recv_sge = 0;
+    }
+    if (attr->qp_type == IBV_QPT_XRC_SEND) {
+        qp->ibv.recv_cq = attr->send_cq;
+    } else if (attr->qp_type == IBV_QPT_XRC_RECV) {
+        memset(&qp->cap, 0, sizeof(qp->cap)); /* no queue of its own */
+        qp->ibv.pd      = NULL;
+        qp->ibv.send_cq = NULL;
+        qp->ibv.recv_cq = NULL;
+        qp->ibv.srq     = NULL;
     }
     srq_soft_list_init(&qp->peer_link);
     srq_soft_list_init(&qp->ack_link);
@@ -472,6 +495,34 @@ static void srq_soft_qp_init_obj(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     srq_soft_list_init(&qp->busy_link);
     pthread_mutex_init(&qp->ibv.mutex, NULL);
     pthread_cond_init(&qp->ibv.cond, NULL);
+}
+
+/* The QP holds (@d 1) or lets go of (-1) the objects it was made with;
+ * an XRC target has none but its domain (under dev->lock) */
+static void srq_soft_qp_refs(srq_soft_qp_t *qp, int d)
+{
+    struct ibv_qp *ibqp = &qp->ibv;
+
+    if (qp->xrcd_users != NULL) {
+        *qp->xrcd_users += d;
+    }
+    if (ibqp->pd == NULL) {
+        return;
+    }
+    srq_soft_cq(ibqp->send_cq)->qp_refs += d;
+    if (ibqp->recv_cq != ibqp->send_cq) {
+        srq_soft_cq(ibqp->recv_cq)->qp_refs += d;
+    } else if (ibqp->qp_type != IBV_QPT_XRC_SEND) {
+        srq_soft_cq(ibqp->recv_cq)->qp_refs += d; /* counted twice */
+    }
+    if (ibqp->srq != NULL) {
+        srq_soft_srq(ibqp->srq)->qp_refs += d;
+    }
+    if (d > 0) {
+        srq_soft_pd_get(ibqp->pd);
+    } else {
+        srq_soft_pd_put(ibqp->pd);
+    }
 }
 
 struct ibv_qp *srq_soft_create_qp(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
@@ -509,13 +560,8 @@ struct ibv_qp *srq_soft_create_qp(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     }
     qp->ibv.handle = srq_soft_handle(dev, &qp->ibv);
     srq_soft_qp_publish(qp);
-    ++srq_soft_cq(attr->send_cq)->qp_refs;
-    ++srq_soft_cq(attr->recv_cq)->qp_refs;
-    if (attr->srq != NULL) {
-        ++srq_soft_srq(attr->srq)->qp_refs;
-    }
+    srq_soft_qp_refs(qp, 1);
     srq_soft_dev_unlock(dev);
-    srq_soft_pd_get(pd);
 
     attr->cap = qp->cap;
     return &qp->ibv;
@@ -567,18 +613,15 @@ int srq_soft_destroy_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp)
     srq_soft_qp_unpeer(qp);
     srq_soft_qp_table_del(dev, qp);
     srq_soft_qp_publish(qp); /* no QP there any more */
-    srq_soft_cq_forget_qp(srq_soft_cq(ibqp->recv_cq), &qp->rq_ci,
-                          &qp->sq_free);
-    srq_soft_cq_forget_qp(srq_soft_cq(ibqp->send_cq), &qp->rq_ci,
-                          &qp->sq_free);
-    --srq_soft_cq(ibqp->send_cq)->qp_refs;
-    --srq_soft_cq(ibqp->recv_cq)->qp_refs;
-    if (ibqp->srq != NULL) {
-        --srq_soft_srq(ibqp->srq)->qp_refs;
+    if (ibqp->pd != NULL) { /* an XRC target has no CQ */
+        srq_soft_cq_forget_qp(srq_soft_cq(ibqp->recv_cq), &qp->rq_ci,
+                              &qp->sq_free);
+        srq_soft_cq_forget_qp(srq_soft_cq(ibqp->send_cq), &qp->rq_ci,
+                              &qp->sq_free);
     }
+    srq_soft_qp_refs(qp, -1);
     srq_soft_dev_unlock(dev);
     /* no event can be raised for it any more: it left the QP table */
-    srq_soft_pd_put(ibqp->pd);
     if (!srq_soft_async_release(dev, ibqp, qp->events_written, &ibqp->mutex,
                                 &ibqp->cond, &ibqp->events_completed)) {
         return 0; /* an ack still to come writes here: kept allocated */

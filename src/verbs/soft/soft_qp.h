@@ -61,6 +61,7 @@ typedef struct srq_soft_swqe {
     uint64_t             swap;
     uint32_t             rkey;
     uint32_t             psn;
+    uint32_t             xrc_srqn;    /* XRC initiator: the remote SRQ */
     uint8_t              state;       /* SRQ_SOFT_SWQE_* */
     bool                 write_done;  /* WRITE_IMM: data already written */
     bool                 by_responder; /* WRITE/READ sent as a request the
@@ -110,7 +111,14 @@ struct srq_soft_qp {
         struct ibv_qp_ex ibv_ex;
     };
     uint32_t             ex_comp_mask; /* 0, or VERBS_QP_EX */
-    void                *ex_xrcd;      /* always NULL */
+    struct ibv_xrcd     *ex_xrcd;      /* XRC target: its domain */
+    int                 *xrcd_users;   /* ... the handle's count of users */
+    /* XRC target, responder: the SRQ the request being served names
+     * (soft_resp.c sets it; the receive WQE comes from it) */
+    struct srq_soft_srq *xrc_srq;
+    /* the PD requests to the QP are checked in: its own; an XRC
+     * target's, that of the SRQ the request being served names */
+    uint32_t             req_pd_id;
     bool                 posting_ex; /* ibv_wr_complete is posting (its
                                         operations ibv_post_send has not,
                                         atomic write) */
@@ -224,7 +232,25 @@ static inline bool srq_soft_qp_revoked(srq_soft_qp_t *qp)
  * requester and responder (UC: no ACK the program sees, no retry) */
 static inline bool srq_soft_qp_is_conn(const srq_soft_qp_t *qp)
 {
-    return (qp->ibv.qp_type == IBV_QPT_RC) || (qp->ibv.qp_type == IBV_QPT_UC);
+    return (qp->ibv.qp_type == IBV_QPT_RC) ||
+           (qp->ibv.qp_type == IBV_QPT_UC) ||
+           (qp->ibv.qp_type == IBV_QPT_XRC_SEND) ||
+           (qp->ibv.qp_type == IBV_QPT_XRC_RECV);
+}
+
+/* XRC: an initiator is an RC requester only, a target an RC responder
+ * only, whose receive WQEs come from the SRQ each request names */
+static inline bool srq_soft_qp_is_xrc(const srq_soft_qp_t *qp)
+{
+    return (qp->ibv.qp_type == IBV_QPT_XRC_SEND) ||
+           (qp->ibv.qp_type == IBV_QPT_XRC_RECV);
+}
+
+/* The operations of RC's requester (RC, XRC initiator) */
+static inline bool srq_soft_qp_is_rc_req(const srq_soft_qp_t *qp)
+{
+    return (qp->ibv.qp_type == IBV_QPT_RC) ||
+           (qp->ibv.qp_type == IBV_QPT_XRC_SEND);
 }
 
 static inline bool srq_soft_qp_is_uc(const srq_soft_qp_t *qp)

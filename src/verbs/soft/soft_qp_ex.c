@@ -16,6 +16,7 @@
  * ibv_wr_abort: another thread's ibv_wr_start waits.
  */
 #include "soft_qp_ex.h"
+#include "soft_xrcd.h"
 #include "soft_dev.h"
 #include "soft_post.h"
 #include "soft_qp.h"
@@ -67,6 +68,7 @@ uint64_t srq_soft_qp_ex_send_ops(enum ibv_qp_type qp_type)
 {
     switch (qp_type) {
     case IBV_QPT_RC:
+    case IBV_QPT_XRC_SEND:
         return SRQ_SOFT_QP_EX_RC_OPS;
     case IBV_QPT_UC:
         return SRQ_SOFT_QP_EX_UC_OPS;
@@ -310,9 +312,16 @@ static void srq_soft_wr_send_tso(struct ibv_qp_ex *qpx, void *hdr,
 
 static void srq_soft_wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn)
 {
-    if (srq_soft_wr_cur(qpx) != NULL) {
-        srq_soft_wr_fail(srq_soft_qpx(qpx)->wr_batch, EINVAL); /* no XRC */
+    struct ibv_send_wr *wr = srq_soft_wr_cur(qpx);
+
+    if (wr == NULL) {
+        return;
     }
+    if (qpx->qp_base.qp_type != IBV_QPT_XRC_SEND) {
+        srq_soft_wr_fail(srq_soft_qpx(qpx)->wr_batch, EINVAL);
+        return;
+    }
+    wr->qp_type.xrc.remote_srqn = srqn;
 }
 
 /* ---- setters ---------------------------------------------------------- */
@@ -502,13 +511,22 @@ static void srq_soft_qp_ex_set_ops(struct ibv_qp_ex *qpx)
     qpx->wr_atomic_write         = srq_soft_wr_atomic_write;
 }
 
-static int srq_soft_qp_ex_check(const struct ibv_qp_init_attr_ex *attr)
+static int srq_soft_qp_ex_check(srq_verbs_dev_t *dev,
+                                const struct ibv_qp_init_attr_ex *attr)
 {
-    if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD)) {
-        return EINVAL; /* no XRC: every QP has a PD */
+    if (attr->comp_mask & ~(SRQ_SOFT_QP_EX_MASK | IBV_QP_INIT_ATTR_XRCD)) {
+        return EOPNOTSUPP; /* TSO, RSS, ... */
     }
-    if (attr->comp_mask & ~SRQ_SOFT_QP_EX_MASK) {
-        return EOPNOTSUPP; /* XRC domain, TSO, RSS, ... */
+    if (attr->qp_type == IBV_QPT_XRC_RECV) {
+        /* a target: in its XRC domain, no PD, nothing to send */
+        return (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) ||
+                (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
+                !srq_soft_xrcd_valid(srq_soft_dev(dev), attr->xrcd)) ?
+               EINVAL : 0;
+    }
+    if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) ||
+        (attr->comp_mask & IBV_QP_INIT_ATTR_XRCD)) {
+        return EINVAL; /* every other QP has a PD, none a domain */
     }
     if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
         (attr->create_flags != 0)) {
@@ -564,7 +582,7 @@ struct ibv_qp *srq_soft_create_qp_ex(srq_verbs_dev_t *dev,
     srq_soft_qp_t *qp;
     int ret;
 
-    ret = srq_soft_qp_ex_check(attr);
+    ret = srq_soft_qp_ex_check(dev, attr);
     if (ret != 0) {
         errno = ret;
         return NULL;
@@ -577,7 +595,11 @@ struct ibv_qp *srq_soft_create_qp_ex(srq_verbs_dev_t *dev,
         }
     }
     /* the extended attributes begin with struct ibv_qp_init_attr */
-    ibqp = create(dev, attr->pd, (struct ibv_qp_init_attr*)attr);
+    ibqp = create(dev, (attr->qp_type == IBV_QPT_XRC_RECV) ? NULL : attr->pd,
+                  (struct ibv_qp_init_attr*)attr);
+    if ((ibqp != NULL) && (attr->qp_type == IBV_QPT_XRC_RECV)) {
+        srq_soft_qp_xrc_join(srq_soft_qp(ibqp), attr->xrcd);
+    }
     if ((ibqp == NULL) || (b == NULL)) {
         free(b);
         return ibqp;

@@ -85,6 +85,15 @@ static const srq_soft_qp_trans_t srq_soft_qp_trans[] = {
       0, SRQ_SOFT_RTS_OPT_UC },
 };
 
+/* What RC requires that an XRC initiator (no responder) or target (no
+ * requester) does not */
+static int srq_soft_xrc_unneeded(enum ibv_qp_type type)
+{
+    return (type == IBV_QPT_XRC_SEND) ?
+           (IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) :
+           (IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
 static int srq_soft_qp_check_mask(srq_soft_qp_t *qp, enum ibv_qp_state from,
                                   enum ibv_qp_state to, int mask)
 {
@@ -103,6 +112,13 @@ static int srq_soft_qp_check_mask(srq_soft_qp_t *qp, enum ibv_qp_state from,
         }
         switch (qp->ibv.qp_type) {
         case IBV_QPT_RC: req = t->rc_req; opt = t->rc_opt; break;
+        case IBV_QPT_XRC_SEND:
+        case IBV_QPT_XRC_RECV:
+            /* RC's, less what the half an XRC QP lacks needs (the
+             * kernel's table): may be given, need not */
+            req = t->rc_req & ~srq_soft_xrc_unneeded(qp->ibv.qp_type);
+            opt = t->rc_opt | (t->rc_req & ~req);
+            break;
         case IBV_QPT_UC: req = t->uc_req; opt = t->uc_opt; break;
         default:         req = t->ud_req; opt = t->ud_opt; break;
         }

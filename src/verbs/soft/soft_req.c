@@ -162,6 +162,12 @@ static void srq_soft_req_pkt_hdr(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
     pkt->imm     = wqe->imm;
     pkt->length  = wqe->length;
     pkt->aux     = ud ? wqe->ud_qkey : 0;
+    if (qp->ibv.qp_type == IBV_QPT_XRC_SEND) {
+        /* the XRCETH: the SRQ at the target (an initiator has no
+         * responder, so no ACK of its own ever rides in aux) */
+        pkt->flags |= SRQ_SOFT_PKT_F_XRC;
+        pkt->aux    = wqe->xrc_srqn;
+    }
     memcpy(pkt->src_inst, qp->dev->instance, SRQ_SOFT_INST_LEN);
     pkt->src_lid = qp->dev->lid;
 }
@@ -577,10 +583,12 @@ static int srq_soft_req_rc(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
         return SRQ_SOFT_REQ_STALL; /* the last response resumes us */
     }
     if (srq_soft_is_one_sided(wqe) &&
-        (!in_order || srq_soft_qp_is_uc(qp))) {
+        (!in_order || srq_soft_qp_is_uc(qp) || srq_soft_qp_is_xrc(qp))) {
         /* behind unacknowledged requests, in PSN order: the target's
          * responder executes it. UC's always: what its responder refuses
-         * is dropped there without a word, as a UC responder does */
+         * is dropped there without a word, as a UC responder does. XRC's
+         * always: its keys are checked in the PD of the SRQ the request
+         * names, which only the target knows */
         wqe->by_responder = true;
         ++qp->dev->stats.rdma_by_responder;
     }

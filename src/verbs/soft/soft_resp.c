@@ -55,6 +55,7 @@
 #include "soft_shm.h"
 #include "soft_srq.h"
 #include "soft_srq_wqe.h"
+#include "soft_xrcd.h"
 
 #include <errno.h>
 #include <string.h>
@@ -68,7 +69,10 @@
 static bool srq_soft_resp_rc_ok(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt)
 {
     return srq_soft_qp_is_conn(qp) && (qp->peer != NULL) &&
+           (qp->ibv.qp_type != IBV_QPT_XRC_SEND) && /* no responder */
            !(pkt->flags & SRQ_SOFT_PKT_F_UD) &&
+           (!(pkt->flags & SRQ_SOFT_PKT_F_XRC) ==
+            (qp->ibv.qp_type != IBV_QPT_XRC_RECV)) &&
            (!(pkt->flags & SRQ_SOFT_PKT_F_UC) == !srq_soft_qp_is_uc(qp)) &&
            ((qp->state == IBV_QPS_RTR) || (qp->state == IBV_QPS_RTS)) &&
            (pkt->src_qpn == qp->attr.dest_qp_num) &&
@@ -289,12 +293,39 @@ static srq_soft_resp_state_t srq_soft_resp_duplicate(srq_soft_resp_req_t *r)
     return SRQ_SOFT_RESP_DONE;
 }
 
+/* XRC target: every request names an SRQ of the target's domain (its
+ * receive WQEs come from it, its PD checks the keys); one of no SRQ or of
+ * another domain is refused as an access error, and the QP goes to error
+ * (as any access error of RC's responder) */
+static void srq_soft_resp_xrc_srq(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt)
+{
+    srq_soft_srq_t *srq = srq_soft_xrc_srq_lookup(qp->dev, pkt->aux);
+
+    if ((srq == NULL) || !srq_soft_xrc_same_domain(srq, qp->ex_xrcd)) {
+        srq = NULL;
+    }
+    qp->xrc_srq   = srq;
+    qp->req_pd_id = (srq != NULL) ? srq_soft_pd_id(srq->ibv.pd) : 0;
+}
+
+static srq_soft_resp_state_t srq_soft_resp_chk_xrc(srq_soft_resp_req_t *r)
+{
+    if (r->qp->xrc_srq == NULL) {
+        r->nak = SRQ_SOFT_NAK_REM_ACCESS;
+        return SRQ_SOFT_RESP_ERR_FAIL;
+    }
+    return SRQ_SOFT_RESP_CHK_WQE;
+}
+
 /* The request we would have refused (its requester failed it) */
 static srq_soft_resp_state_t srq_soft_resp_chk_op(srq_soft_resp_req_t *r)
 {
     if (r->op->flags & SRQ_SOFT_RESP_F_REFUSED) {
         r->nak = SRQ_SOFT_NAK_REM_ACCESS;
         return SRQ_SOFT_RESP_ERR_FAIL;
+    }
+    if (r->qp->ibv.qp_type == IBV_QPT_XRC_RECV) {
+        return srq_soft_resp_chk_xrc(r);
     }
     return SRQ_SOFT_RESP_CHK_WQE;
 }
@@ -577,6 +608,9 @@ static void srq_soft_resp_rc(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
         return;
     }
     r.has_wqe = false;
+    if (qp->ibv.qp_type == IBV_QPT_XRC_RECV) {
+        srq_soft_resp_xrc_srq(qp, pkt); /* a duplicate's keys too */
+    }
     if (r.op->flags & SRQ_SOFT_RESP_F_RDMA) {
         memcpy(&r.rdma, payload, sizeof(r.rdma)); /* the frame may be reused */
         r.payload += sizeof(r.rdma);

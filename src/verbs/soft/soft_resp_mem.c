@@ -25,7 +25,7 @@ uint8_t srq_soft_resp_rdma_check(srq_soft_qp_t *qp,
                                  int access, uint64_t *va)
 {
     return (srq_soft_mw_check_rkey(&qp->dev->seg, qp->attr.qp_access_flags,
-                                     srq_soft_pd_id(qp->ibv.pd),
+                                     qp->req_pd_id,
                                      qp->ibv.qp_num, req->rkey, req->addr,
                                      len, access, va) != 0) ?
            SRQ_SOFT_NAK_REM_ACCESS : 0;

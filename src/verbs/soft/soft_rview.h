@@ -68,8 +68,9 @@ srq_soft_rview_peek(srq_soft_qp_t *qp, srq_soft_rview_t *v)
     uint16_t idx;
     void *buf;
 
-    if (qp->ibv.srq != NULL) {
-        srq = srq_soft_srq(qp->ibv.srq);
+    /* an XRC target's: the SRQ its request names (soft_resp.c) */
+    srq = (qp->ibv.srq != NULL) ? srq_soft_srq(qp->ibv.srq) : qp->xrc_srq;
+    if (srq != NULL) {
         buf = srq_soft_srq_peek(srq, &idx);
         if (buf == NULL) {
             return false;
@@ -184,7 +185,9 @@ srq_soft_rview_complete(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
     bool ud = (qp->ibv.qp_type == IBV_QPT_UD);
     srq_soft_cqe_t *cqe;
 
-    cqe = srq_soft_cq_push(srq_soft_cq(qp->ibv.recv_cq),
+    /* an XRC target has no CQ: its SRQ's gets the completion */
+    cqe = srq_soft_cq_push(srq_soft_cq((qp->ibv.recv_cq != NULL) ?
+                                       qp->ibv.recv_cq : v->srq->xrc_cq),
                            (pkt->flags & SRQ_SOFT_PKT_F_SE) ||
                            (status != IBV_WC_SUCCESS));
     if (cqe == NULL) {

@@ -44,6 +44,13 @@ struct srq_soft_srq {
     uint64_t             rnr_naks;    /* RNR NAKs sent because it was
                                          empty (srq_soft_stat_inc_shared) */
     int                  qp_refs;
+    /* XRC (soft_xrcd.c): its number, its own CQ (its receive completions
+     * go there, not to a QP's), and the counter of the XRC domain handle
+     * it was made through; srqn 0: a basic SRQ */
+    uint32_t             srqn;
+    struct ibv_cq       *xrc_cq;
+    struct ibv_xrcd     *xrcd;
+    int                 *xrcd_users;
     uint32_t             events_written; /* uverbs mode: to the async fd
                                             (dev->async_lock) */
 };

@@ -117,6 +117,21 @@ struct ibv_mr *srq_soft_reg_dm_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                                   struct ibv_dm *dm, uint64_t offset,
                                   size_t length, unsigned int access);
 
+/*
+ * XRC (soft_xrcd.c), for the soft device's libibverbs face only, as device
+ * memory: the transport uses no XRC, and the project's own verbs API has
+ * no XRC domain to name. ibv_open_xrcd/ibv_close_xrcd (0, EBUSY while an
+ * XRC SRQ or target QP made through it lives, EINVAL), ibv_create_srq_ex
+ * (basic or XRC), ibv_get_srq_num. NULL/an errno value, errno set.
+ */
+struct ibv_xrcd *srq_soft_open_xrcd(srq_verbs_dev_t *dev,
+                                    struct ibv_xrcd_init_attr *attr);
+int  srq_soft_close_xrcd(srq_verbs_dev_t *dev, struct ibv_xrcd *xrcd);
+struct ibv_srq *srq_soft_create_srq_ex(srq_verbs_dev_t *dev,
+                                       struct ibv_srq_init_attr_ex *attr);
+int  srq_soft_get_srq_num(srq_verbs_dev_t *dev, struct ibv_srq *srq,
+                          uint32_t *srq_num);
+
 /* Where a peer opens the instance's tables (memory regions, QPs), which
  * it may only read: "/proc/<pid>/fd/<n>" (soft_shm.h) */
 int srq_soft_segment_name(srq_verbs_dev_t *dev, char *buf, size_t len);

@@ -1,0 +1,298 @@
+/*
+ * ucx-srq soft device: XRC domains and XRC SRQs.
+ *
+ * An XRC domain groups XRC SRQs and XRC target QPs: a message that arrives
+ * at a target QP names an SRQ by number, and is taken only by an SRQ of
+ * the target's domain. ibv_open_xrcd with a file's descriptor makes the
+ * domains opened on one inode one domain; the table of those domains is
+ * this process's (soft0 has no shared table of them: two processes that
+ * open the same file get two domains - and a target QP and its SRQs are
+ * one context's objects anyway, packets reaching the context that owns
+ * the QP).
+ */
+#include "soft_xrcd.h"
+#include "soft_cq.h"
+#include "soft_dev.h"
+#include "soft_pd.h"
+#include "soft_qp.h"
+#include "soft_srq.h"
+#include "srq_soft_api.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#define SRQ_SOFT_XRCD_MASK (IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS)
+
+/* A domain: opened by @opens handles; on an inode, or private */
+struct srq_soft_xdom {
+    srq_soft_xdom_t *next;
+    bool             on_inode;
+    dev_t            st_dev;
+    ino_t            st_ino;
+    int              opens;
+};
+
+static pthread_mutex_t  srq_soft_xdom_lock = PTHREAD_MUTEX_INITIALIZER;
+static srq_soft_xdom_t *srq_soft_xdoms;    /* those on an inode */
+
+static srq_soft_xdom_t *srq_soft_xdom_find(const struct stat *st)
+{
+    srq_soft_xdom_t *d;
+
+    for (d = srq_soft_xdoms; d != NULL; d = d->next) {
+        if ((d->st_dev == st->st_dev) && (d->st_ino == st->st_ino)) {
+            return d;
+        }
+    }
+    return NULL;
+}
+
+/* The domain @attr asks for, one more open of it: 0 or an errno value
+ * (man ibv_open_xrcd: O_CREAT makes one if there is none, with O_EXCL
+ * only then; fd -1: a new private domain, O_CREAT required) */
+static int srq_soft_xdom_open(const struct ibv_xrcd_init_attr *attr,
+                              srq_soft_xdom_t **dom_p)
+{
+    srq_soft_xdom_t *d = NULL;
+    struct stat st;
+    int ret = 0;
+
+    if ((attr->fd != -1) && (fstat(attr->fd, &st) != 0)) {
+        return EBADF;
+    }
+    if ((attr->fd == -1) && !(attr->oflags & O_CREAT)) {
+        return EINVAL;
+    }
+    pthread_mutex_lock(&srq_soft_xdom_lock);
+    if (attr->fd != -1) {
+        d = srq_soft_xdom_find(&st);
+    }
+    if ((d != NULL) && (attr->oflags & O_CREAT) && (attr->oflags & O_EXCL)) {
+        ret = EEXIST;
+    } else if ((d == NULL) && !(attr->oflags & O_CREAT)) {
+        ret = EINVAL; /* none on the inode, and not to be made */
+    } else if (d == NULL) {
+        d = calloc(1, sizeof(*d));
+        if (d == NULL) {
+            ret = ENOMEM;
+        } else if (attr->fd != -1) {
+            d->on_inode = true;
+            d->st_dev   = st.st_dev;
+            d->st_ino   = st.st_ino;
+            d->next     = srq_soft_xdoms;
+            srq_soft_xdoms = d;
+        }
+    }
+    if (ret == 0) {
+        ++d->opens;
+        *dom_p = d;
+    }
+    pthread_mutex_unlock(&srq_soft_xdom_lock);
+    return ret;
+}
+
+static void srq_soft_xdom_close(srq_soft_xdom_t *dom)
+{
+    srq_soft_xdom_t **p;
+
+    pthread_mutex_lock(&srq_soft_xdom_lock);
+    if (--dom->opens == 0) {
+        for (p = &srq_soft_xdoms; *p != NULL; p = &(*p)->next) {
+            if (*p == dom) {
+                *p = dom->next;
+                break;
+            }
+        }
+        free(dom);
+    }
+    pthread_mutex_unlock(&srq_soft_xdom_lock);
+}
+
+struct ibv_xrcd *srq_soft_open_xrcd(srq_verbs_dev_t *vdev,
+                                    struct ibv_xrcd_init_attr *attr)
+{
+    srq_soft_dev_t *dev = srq_soft_dev(vdev);
+    srq_soft_xrcd_t *x;
+    int ret;
+
+    /* both fields are needed, as the kernel's command needs them */
+    if ((attr == NULL) || (attr->comp_mask & ~SRQ_SOFT_XRCD_MASK) ||
+        ((attr->comp_mask & SRQ_SOFT_XRCD_MASK) != SRQ_SOFT_XRCD_MASK) ||
+        (attr->oflags & ~(O_CREAT | O_EXCL))) {
+        errno = EINVAL;
+        return NULL;
+    }
+    x = calloc(1, sizeof(*x));
+    if (x == NULL) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    ret = srq_soft_xdom_open(attr, &x->dom);
+    if (ret != 0) {
+        free(x);
+        errno = ret;
+        return NULL;
+    }
+    x->dev              = dev;
+    x->ibv.context      = &dev->vctx.context;
+    x->handle           = srq_soft_handle(dev, x);
+    return &x->ibv;
+}
+
+bool srq_soft_xrcd_valid(srq_soft_dev_t *dev, struct ibv_xrcd *ibx)
+{
+    return (ibx != NULL) && srq_soft_owns(dev, ibx->context) &&
+           (srq_soft_xrcd(ibx)->handle == srq_soft_handle(dev, ibx));
+}
+
+int srq_soft_close_xrcd(srq_verbs_dev_t *vdev, struct ibv_xrcd *ibx)
+{
+    srq_soft_dev_t *dev = srq_soft_dev(vdev);
+    srq_soft_xrcd_t *x;
+
+    if (!srq_soft_xrcd_valid(dev, ibx)) {
+        return EINVAL;
+    }
+    x = srq_soft_xrcd(ibx);
+    srq_soft_dev_lock(dev);
+    if (x->users > 0) {
+        srq_soft_dev_unlock(dev);
+        return EBUSY;
+    }
+    x->handle = 0; /* a second close finds it gone */
+    srq_soft_dev_unlock(dev);
+    srq_soft_xdom_close(x->dom);
+    free(x);
+    return 0;
+}
+
+bool srq_soft_xrc_same_domain(const srq_soft_srq_t *srq,
+                              const struct ibv_xrcd *ibx)
+{
+    return (srq->xrcd != NULL) && (ibx != NULL) &&
+           (srq_soft_xrcd((struct ibv_xrcd*)srq->xrcd)->dom ==
+            srq_soft_xrcd((struct ibv_xrcd*)ibx)->dom);
+}
+
+/* ---- XRC SRQs --------------------------------------------------------- */
+
+srq_soft_srq_t *srq_soft_xrc_srq_lookup(srq_soft_dev_t *dev, uint32_t srqn)
+{
+    return ((dev->xrc_srqs == NULL) || (srqn == 0) ||
+            (srqn >= SRQ_SOFT_MAX_SRQ)) ? NULL : dev->xrc_srqs[srqn];
+}
+
+/* A free SRQ number (under dev->lock), 0: none; numbers are not reused
+ * soon, as QP numbers are not, so that a stale one finds nothing */
+static uint32_t srq_soft_xrc_srqn_alloc(srq_soft_dev_t *dev)
+{
+    uint32_t i, n;
+
+    if (dev->xrc_srqs == NULL) {
+        dev->xrc_srqs = calloc(SRQ_SOFT_MAX_SRQ, sizeof(*dev->xrc_srqs));
+        if (dev->xrc_srqs == NULL) {
+            return 0;
+        }
+    }
+    for (i = 1; i < SRQ_SOFT_MAX_SRQ; ++i) {
+        n = (dev->xrc_srq_last + i) % SRQ_SOFT_MAX_SRQ;
+        if ((n != 0) && (dev->xrc_srqs[n] == NULL)) {
+            dev->xrc_srq_last = n;
+            return n;
+        }
+    }
+    return 0;
+}
+
+#define SRQ_SOFT_SRQ_XRC_MASK (IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | \
+                               IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ)
+
+static int srq_soft_srq_ex_check(srq_soft_dev_t *dev,
+                                 const struct ibv_srq_init_attr_ex *attr)
+{
+    if ((attr->comp_mask & ~SRQ_SOFT_SRQ_XRC_MASK) ||
+        !(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD)) {
+        return EINVAL; /* tag matching, ...: fields we do not know */
+    }
+    if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ||
+        (attr->srq_type == IBV_SRQT_BASIC)) {
+        return 0;
+    }
+    if (attr->srq_type != IBV_SRQT_XRC) {
+        return EOPNOTSUPP; /* tag matching */
+    }
+    if (((attr->comp_mask & SRQ_SOFT_SRQ_XRC_MASK) != SRQ_SOFT_SRQ_XRC_MASK) ||
+        !srq_soft_xrcd_valid(dev, attr->xrcd) ||
+        !srq_soft_dev_has(dev, attr->cq)) {
+        return EINVAL;
+    }
+    return 0;
+}
+
+struct ibv_srq *srq_soft_create_srq_ex(srq_verbs_dev_t *vdev,
+                                       struct ibv_srq_init_attr_ex *attr)
+{
+    srq_soft_dev_t *dev = srq_soft_dev(vdev);
+    struct ibv_srq *ibsrq;
+    srq_soft_srq_t *srq;
+    int ret;
+
+    ret = srq_soft_srq_ex_check(dev, attr);
+    if (ret != 0) {
+        errno = ret;
+        return NULL;
+    }
+    /* the extended attributes begin with struct ibv_srq_init_attr */
+    ibsrq = srq_soft_create_srq(vdev, attr->pd,
+                                (struct ibv_srq_init_attr*)attr);
+    if ((ibsrq == NULL) || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ||
+        (attr->srq_type == IBV_SRQT_BASIC)) {
+        return ibsrq;
+    }
+    srq = srq_soft_srq(ibsrq);
+    srq_soft_dev_lock(dev);
+    srq->srqn = srq_soft_xrc_srqn_alloc(dev);
+    if (srq->srqn == 0) {
+        srq_soft_dev_unlock(dev);
+        srq_soft_destroy_srq(vdev, ibsrq);
+        errno = ENOMEM;
+        return NULL;
+    }
+    dev->xrc_srqs[srq->srqn] = srq;
+    srq->xrc_cq     = attr->cq;
+    srq->xrcd       = attr->xrcd;
+    srq->xrcd_users = &srq_soft_xrcd(attr->xrcd)->users;
+    ++srq_soft_cq(attr->cq)->qp_refs;
+    ++*srq->xrcd_users;
+    srq_soft_dev_unlock(dev);
+    return ibsrq;
+}
+
+int srq_soft_get_srq_num(srq_verbs_dev_t *vdev, struct ibv_srq *ibsrq,
+                         uint32_t *srq_num)
+{
+    srq_soft_dev_t *dev = srq_soft_dev(vdev);
+    srq_soft_srq_t *srq;
+
+    if (srq_soft_dev_lock_obj(dev, ibsrq) != 0) {
+        return EINVAL;
+    }
+    srq = srq_soft_srq(ibsrq);
+    *srq_num = srq->srqn;
+    srq_soft_dev_unlock(dev);
+    return (srq->srqn != 0) ? 0 : EINVAL; /* a basic SRQ has none */
+}
+
+/* ---- XRC target QPs --------------------------------------------------- */
+
+void srq_soft_qp_xrc_join(srq_soft_qp_t *qp, struct ibv_xrcd *ibx)
+{
+    srq_soft_dev_lock(qp->dev);
+    qp->ex_xrcd    = ibx;
+    qp->xrcd_users = &srq_soft_xrcd(ibx)->users;
+    ++*qp->xrcd_users;
+    srq_soft_dev_unlock(qp->dev);
+}
