@@ -321,6 +321,7 @@ static int srq_soft_query_device(srq_verbs_dev_t *dev,
     attr->phys_port_cnt    = SRQ_SOFT_NUM_PORTS;
     /* no IBV_DEVICE_SRQ_RESIZE: IBV_SRQ_MAX_WR is EOPNOTSUPP */
     attr->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
+                             IBV_DEVICE_XRC |
                              IBV_DEVICE_MEM_WINDOW |
                              IBV_DEVICE_MEM_WINDOW_TYPE_2B;
     return 0;
@@ -331,7 +332,8 @@ static int srq_soft_query_device(srq_verbs_dev_t *dev,
  * happens, by virtual address (soft_mr.c), so every operation it carries
  * works on an ODP region, the implicit one included. RC: sends, receives
  * (its own and an SRQ's), RDMA WRITE and READ, atomics; UD: sends and
- * receives (its own and an SRQ's). No UC, no XRC.
+ * receives (its own and an SRQ's); XRC as RC (its receives are an
+ * SRQ's). No UC.
  */
 #define SRQ_SOFT_ODP_UD_CAPS (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | \
                               IBV_ODP_SUPPORT_SRQ_RECV)
@@ -348,6 +350,7 @@ static int srq_soft_query_device_ex(srq_verbs_dev_t *dev,
     attr->odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
     attr->odp_caps.per_transport_caps.rc_odp_caps = SRQ_SOFT_ODP_RC_CAPS;
     attr->odp_caps.per_transport_caps.ud_odp_caps = SRQ_SOFT_ODP_UD_CAPS;
+    attr->xrc_odp_caps     = SRQ_SOFT_ODP_RC_CAPS;
     attr->phys_port_cnt_ex = attr->orig_attr.phys_port_cnt;
     attr->max_dm_size      = SRQ_SOFT_MAX_DM_SIZE;
     return 0;

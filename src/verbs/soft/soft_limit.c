@@ -141,11 +141,23 @@ struct ibv_qp *srq_soft_limit_create_qp(srq_verbs_dev_t *dev,
                              srq_soft_create_qp(dev, pd, attr));
 }
 
+static struct ibv_qp *srq_soft_limit_create_qp_in(srq_verbs_dev_t *dev,
+                                                  struct ibv_pd *pd,
+                                                  struct ibv_qp_init_attr *attr,
+                                                  struct ibv_xrcd *xrcd,
+                                                  int *xrcd_users)
+{
+    return !srq_soft_lim_take(dev, SRQ_SOFT_LIM_QP) ? NULL :
+           srq_soft_lim_made(dev, SRQ_SOFT_LIM_QP,
+                             srq_soft_create_qp_in(dev, pd, attr, xrcd,
+                                                   xrcd_users));
+}
+
 /* its checks first, then the QP as srq_soft_limit_create_qp makes it */
 struct ibv_qp *srq_soft_limit_create_qp_ex(srq_verbs_dev_t *dev,
                                            struct ibv_qp_init_attr_ex *attr)
 {
-    return srq_soft_create_qp_ex(dev, attr, srq_soft_limit_create_qp);
+    return srq_soft_create_qp_ex(dev, attr, srq_soft_limit_create_qp_in);
 }
 
 int srq_soft_limit_destroy_qp(srq_verbs_dev_t *dev, struct ibv_qp *qp,

@@ -215,7 +215,8 @@ static uint32_t srq_soft_pow2(uint32_t v)
 }
 
 static int srq_soft_qp_check_init(srq_soft_dev_t *dev, struct ibv_pd *pd,
-                                  const struct ibv_qp_init_attr *attr)
+                                  const struct ibv_qp_init_attr *attr,
+                                  const struct ibv_xrcd *xrcd)
 {
     const struct ibv_qp_cap *cap = &attr->cap;
 
@@ -225,7 +226,8 @@ static int srq_soft_qp_check_init(srq_soft_dev_t *dev, struct ibv_pd *pd,
         return EOPNOTSUPP;
     }
     if (attr->qp_type == IBV_QPT_XRC_RECV) {
-        return 0; /* no PD, no queue: its domain was checked (soft_qp_ex.c) */
+        /* no PD, no queue: a domain (checked by soft_qp_ex.c) */
+        return (xrcd != NULL) ? 0 : EINVAL;
     }
     if (attr->qp_type == IBV_QPT_XRC_SEND) {
         /* a send queue only: its receive CQ is the send CQ (as mlx5) */
@@ -528,11 +530,18 @@ static void srq_soft_qp_refs(srq_soft_qp_t *qp, int d)
 struct ibv_qp *srq_soft_create_qp(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
                                   struct ibv_qp_init_attr *attr)
 {
+    return srq_soft_create_qp_in(vdev, pd, attr, NULL, NULL);
+}
+
+struct ibv_qp *srq_soft_create_qp_in(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
+                                     struct ibv_qp_init_attr *attr,
+                                     struct ibv_xrcd *xrcd, int *xrcd_users)
+{
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     srq_soft_qp_t *qp;
     int ret;
 
-    ret = srq_soft_qp_check_init(dev, pd, attr);
+    ret = srq_soft_qp_check_init(dev, pd, attr, xrcd);
     if (ret != 0) {
         errno = ret;
         return NULL;
@@ -543,6 +552,10 @@ struct ibv_qp *srq_soft_create_qp(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
         return NULL;
     }
     srq_soft_qp_init_obj(dev, qp, pd, attr);
+    if (attr->qp_type == IBV_QPT_XRC_RECV) {
+        qp->ex_xrcd    = xrcd;
+        qp->xrcd_users = xrcd_users;
+    }
     ret = srq_soft_qp_alloc_queues(qp);
     if (ret != 0) {
         srq_soft_qp_free(qp);

@@ -312,6 +312,15 @@ static inline int32_t srq_soft_psn_diff(uint32_t a, uint32_t b)
 
 struct ibv_qp *srq_soft_create_qp(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                                   struct ibv_qp_init_attr *attr);
+/* ... an XRC target (IBV_QPT_XRC_RECV) too: in the domain @xrcd, whose
+ * handle counts it in @xrcd_users while it lives (both NULL otherwise;
+ * an XRC target without them is EINVAL) */
+typedef struct ibv_qp *(*srq_soft_qp_create_fn_t)(
+        srq_verbs_dev_t *dev, struct ibv_pd *pd, struct ibv_qp_init_attr *attr,
+        struct ibv_xrcd *xrcd, int *xrcd_users);
+struct ibv_qp *srq_soft_create_qp_in(srq_verbs_dev_t *dev, struct ibv_pd *pd,
+                                     struct ibv_qp_init_attr *attr,
+                                     struct ibv_xrcd *xrcd, int *xrcd_users);
 int  srq_soft_destroy_qp(srq_verbs_dev_t *dev, struct ibv_qp *qp);
 srq_soft_qp_t *srq_soft_qp_lookup(srq_soft_dev_t *dev, uint32_t qpn);
 int  srq_soft_qp_table_init(srq_soft_dev_t *dev);

@@ -573,9 +573,7 @@ static srq_soft_wr_batch_t *srq_soft_wr_batch_new(uint64_t ops)
 
 struct ibv_qp *srq_soft_create_qp_ex(srq_verbs_dev_t *dev,
                                      struct ibv_qp_init_attr_ex *attr,
-                                     struct ibv_qp *(*create)(
-                                         srq_verbs_dev_t*, struct ibv_pd*,
-                                         struct ibv_qp_init_attr*))
+                                     srq_soft_qp_create_fn_t create)
 {
     srq_soft_wr_batch_t *b = NULL;
     struct ibv_qp *ibqp;
@@ -595,10 +593,12 @@ struct ibv_qp *srq_soft_create_qp_ex(srq_verbs_dev_t *dev,
         }
     }
     /* the extended attributes begin with struct ibv_qp_init_attr */
-    ibqp = create(dev, (attr->qp_type == IBV_QPT_XRC_RECV) ? NULL : attr->pd,
-                  (struct ibv_qp_init_attr*)attr);
-    if ((ibqp != NULL) && (attr->qp_type == IBV_QPT_XRC_RECV)) {
-        srq_soft_qp_xrc_join(srq_soft_qp(ibqp), attr->xrcd);
+    if (attr->qp_type == IBV_QPT_XRC_RECV) {
+        ibqp = create(dev, NULL, (struct ibv_qp_init_attr*)attr, attr->xrcd,
+                      &srq_soft_xrcd(attr->xrcd)->users);
+    } else {
+        ibqp = create(dev, attr->pd, (struct ibv_qp_init_attr*)attr, NULL,
+                      NULL);
     }
     if ((ibqp == NULL) || (b == NULL)) {
         free(b);

@@ -6,6 +6,7 @@
 #define SRQ_SOFT_QP_EX_H_
 
 #include "../dev/srq_verbs_types.h"
+#include "soft_qp.h"
 
 typedef struct srq_soft_qp srq_soft_qp_t;
 
@@ -21,8 +22,6 @@ uint64_t srq_soft_qp_ex_send_ops(enum ibv_qp_type qp_type);
  */
 struct ibv_qp *srq_soft_create_qp_ex(srq_verbs_dev_t *dev,
                                      struct ibv_qp_init_attr_ex *attr,
-                                     struct ibv_qp *(*create)(
-                                         srq_verbs_dev_t*, struct ibv_pd*,
-                                         struct ibv_qp_init_attr*));
+                                     srq_soft_qp_create_fn_t create);
 
 #endif

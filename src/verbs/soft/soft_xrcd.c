@@ -13,8 +13,8 @@
 #include "soft_xrcd.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
+#include "soft_limit.h"
 #include "soft_pd.h"
-#include "soft_qp.h"
 #include "soft_srq.h"
 #include "srq_soft_api.h"
 
@@ -246,8 +246,8 @@ struct ibv_srq *srq_soft_create_srq_ex(srq_verbs_dev_t *vdev,
         return NULL;
     }
     /* the extended attributes begin with struct ibv_srq_init_attr */
-    ibsrq = srq_soft_create_srq(vdev, attr->pd,
-                                (struct ibv_srq_init_attr*)attr);
+    ibsrq = srq_soft_limit_create_srq(vdev, attr->pd,
+                                      (struct ibv_srq_init_attr*)attr);
     if ((ibsrq == NULL) || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ||
         (attr->srq_type == IBV_SRQT_BASIC)) {
         return ibsrq;
@@ -257,7 +257,7 @@ struct ibv_srq *srq_soft_create_srq_ex(srq_verbs_dev_t *vdev,
     srq->srqn = srq_soft_xrc_srqn_alloc(dev);
     if (srq->srqn == 0) {
         srq_soft_dev_unlock(dev);
-        srq_soft_destroy_srq(vdev, ibsrq);
+        srq_soft_limit_destroy_srq(vdev, ibsrq);
         errno = ENOMEM;
         return NULL;
     }
@@ -286,13 +286,3 @@ int srq_soft_get_srq_num(srq_verbs_dev_t *vdev, struct ibv_srq *ibsrq,
     return (srq->srqn != 0) ? 0 : EINVAL; /* a basic SRQ has none */
 }
 
-/* ---- XRC target QPs --------------------------------------------------- */
-
-void srq_soft_qp_xrc_join(srq_soft_qp_t *qp, struct ibv_xrcd *ibx)
-{
-    srq_soft_dev_lock(qp->dev);
-    qp->ex_xrcd    = ibx;
-    qp->xrcd_users = &srq_soft_xrcd(ibx)->users;
-    ++*qp->xrcd_users;
-    srq_soft_dev_unlock(qp->dev);
-}

@@ -13,7 +13,6 @@
 typedef struct srq_soft_dev  srq_soft_dev_t;
 typedef struct srq_soft_srq  srq_soft_srq_t;
 typedef struct srq_soft_xdom srq_soft_xdom_t;
-typedef struct srq_soft_qp   srq_soft_qp_t;
 
 /* One ibv_open_xrcd: a handle on a domain. Domains opened on one inode
  * are one domain (in this process); each open is its own handle, and
@@ -42,9 +41,5 @@ srq_soft_srq_t *srq_soft_xrc_srq_lookup(srq_soft_dev_t *dev, uint32_t srqn);
 /* Are the SRQ's domain and the XRC target QP's domain @x one? */
 bool srq_soft_xrc_same_domain(const srq_soft_srq_t *srq,
                               const struct ibv_xrcd *x);
-
-/* The XRC target @qp, just made, is in the domain @x (checked): it
- * counts as one of the handle's users until it is destroyed */
-void srq_soft_qp_xrc_join(srq_soft_qp_t *qp, struct ibv_xrcd *x);
 
 #endif
