@@ -13,7 +13,7 @@ import re
 
 from . import schema as _schema
 
-OBJECT_KINDS = ("context", "pd", "mr", "cq", "comp_channel", "srq", "qp", "ah", "mw", "dm", "td")
+OBJECT_KINDS = ("context", "pd", "mr", "cq", "comp_channel", "srq", "qp", "ah", "mw", "dm", "td", "xrcd")
 
 
 class ContractError(Exception):

@@ -23,11 +23,11 @@ import re
 META_KEYS = ("ret", "errno", "repeat")
 OBJECT_PREFIX = {"context": "ctx", "pd": "pd", "mr": "mr", "cq": "cq",
                  "comp_channel": "ch", "srq": "srq", "qp": "qp", "ah": "ah",
-                 "mw": "mw", "dm": "dm", "td": "td"}
+                 "mw": "mw", "dm": "dm", "td": "td", "xrcd": "xrcd"}
 PREFIX_KIND = {v: k for k, v in OBJECT_PREFIX.items()}
 
 _SEG = re.compile(r"^([a-z_][a-z0-9_]*)(?:\[(\d+)\])?$")
-_OBJ = re.compile(r"^(ctx|pd|mr|cq|ch|srq|qp|ah|dm|td)(\d+)$")
+_OBJ = re.compile(r"^(ctx|pd|mr|cq|ch|srq|qp|ah|dm|td|xrcd)(\d+)$")
 
 
 class TraceError(Exception):

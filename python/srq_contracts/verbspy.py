@@ -25,8 +25,8 @@ from .contracts import base_type
 # object kinds as the framework names its resource types
 RTYPE = {"context": "context", "pd": "pd", "mr": "mr", "cq": "cq",
          "comp_channel": "channel", "srq": "srq", "qp": "qp", "ah": "ah",
-         "mw": "mw", "dm": "dm", "td": "td"}
-_UPPER = {"pd", "cq", "qp", "srq", "mr", "ah", "mw", "dm", "td"}
+         "mw": "mw", "dm": "dm", "td": "td", "xrcd": "xrcd"}
+_UPPER = {"pd", "cq", "qp", "srq", "mr", "ah", "mw", "dm", "td", "xrcd"}
 # contract states to the framework's State members
 _STATE = {"created": "ALLOCATED", "allocated": "ALLOCATED", "registered": "ALLOCATED",
           "open": "ALLOCATED", "IBV_QPS_RESET": "RESET", "IBV_QPS_INIT": "INIT",
@@ -283,8 +283,10 @@ def _apply_source(v):
         elif p.role == "out" and p.struct:
             b.append('    ctx.alloc_variable(str(self.%s), "%s")' % (p.var, p.ctype))
         elif p.role == "out":
-            b.append('    ctx.alloc_variable(str(self.%s), "%s%s", "NULL")' %
-                     (p.var, p.ctype, " *" * (p.depth - 1)))
+            # a pointer is NULL until the call fills it, a number 0
+            b.append('    ctx.alloc_variable(str(self.%s), "%s%s", "%s")' %
+                     (p.var, p.ctype, " *" * (p.depth - 1),
+                      "NULL" if p.depth > 1 else "0"))
         elif p.role == "out_array":
             cap = p.p.get("capacity")
             b.append('    ctx.alloc_variable(str(self.%s), "%s", None, "[%%d]" %% _srq_count(self.%s))'

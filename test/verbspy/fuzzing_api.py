@@ -204,7 +204,7 @@ class ListValue(Value):
 # ---------------------------------------------------------------- tracker, context
 
 class ObjectTracker:
-    SUPPORTED_TYPES = ["context", "pd", "cq", "qp", "mr", "srq", "mw", "ah", "channel", "dm", "td"]
+    SUPPORTED_TYPES = ["context", "pd", "cq", "qp", "mr", "srq", "mw", "ah", "channel", "dm", "td", "xrcd"]
 
     def __init__(self):
         self.objs = {t: {} for t in self.SUPPORTED_TYPES}

@@ -81,6 +81,17 @@ SCENARIO = [
     ("CreateCQ", "context=ctx0 cq=cq1 cqe=16"),
     ("ResizeCQ", "cq=cq1 cqe=32"),
     ("CreateCQEx", "context=ctx0 cq=cq2 cq_attr.cqe=8 cq_attr.wc_flags=0x7f"),
+    # an XRC domain (private: fd -1, O_CREAT) and an XRC SRQ in it, its
+    # number, both gone again (traffic through them is test_xrc.cc's)
+    ("OpenXRCD", "context=ctx0 xrcd=xrcd0 xrcd_init_attr.comp_mask=0x3 "
+                 "xrcd_init_attr.fd=-1 xrcd_init_attr.oflags=0x40"),
+    ("CreateSRQEx", "context=ctx0 srq=srq1 srq_init_attr_ex.attr.max_wr=4 "
+                    "srq_init_attr_ex.attr.max_sge=1 srq_init_attr_ex.comp_mask=0xf "
+                    "srq_init_attr_ex.srq_type=IBV_SRQT_XRC srq_init_attr_ex.pd=pd0 "
+                    "srq_init_attr_ex.xrcd=xrcd0 srq_init_attr_ex.cq=cq2"),
+    ("GetSRQNum", "srq=srq1"),
+    ("DestroySRQ", "srq=srq1"),
+    ("CloseXRCD", "xrcd=xrcd0"),
     # mr0 keeps what it had (a window is bound to it below) and gains remote read
     ("ReregMR", "mr=mr0 flags=IBV_REREG_MR_CHANGE_ACCESS "
                 "access=IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_WRITE|IBV_ACCESS_REMOTE_READ|"
@@ -187,6 +198,8 @@ AFTER = {
     "RegDMMR": "CHECK(mr7 != NULL, \"a zero-based region on device memory\");",
     "FreeDM": "CHECK(ret_free_dm_dm0 == 0, \"device memory freed once its region is gone\");",
     "AllocTD": "CHECK(td0 != NULL, \"a thread domain\");",
+    "OpenXRCD": "CHECK(xrcd0 != NULL, \"a private XRC domain\");",
+    "CreateSRQEx": "CHECK(srq1 != NULL, \"an XRC SRQ in it\");",
     "AllocParentDomain": "CHECK(pd1 != NULL && pd1 != pd0, \"a parent domain on pd0 naming td0\");",
     "AllocMW": "CHECK(mw0 != NULL && mw0->type == IBV_MW_TYPE_1, \"type 1 window allocated\");",
     "CreateQPEx": "CHECK(qp2 != NULL && ibv_qp_to_qp_ex(qp2) != NULL,"
@@ -245,7 +258,7 @@ for cname, line in SCENARIO:
                 "    CHECK(limit_event, \"IBV_EVENT_SRQ_LIMIT_REACHED on srq0\");\n"
                 "    mark(\"GetAsyncEvent\");\n" % (pending, code))
     if cname in ("DestroyAH", "DestroyQP", "DestroySRQ", "DestroyCQ", "DestroyCompChannel",
-                 "BindMW", "DeallocMW", "MemcpyToDM", "DeallocTD",
+                 "BindMW", "DeallocMW", "MemcpyToDM", "DeallocTD", "GetSRQNum", "CloseXRCD",
                  "DeregMR", "DeallocPD", "CloseDevice", "ModifySRQ", "ReqNotifyCQ", "ModifyQP",
                  "PostRecv", "AckCQEvents") and check is None and hasattr(call, "ret_var"):
         check = "CHECK(%s == 0, \"%s returned 0\");" % (call.ret_var, line.replace('"', "'")[:60])
