@@ -92,6 +92,13 @@ typedef struct fz_backend {
     struct ibv_mr *(*reg_dm_mr)(fz_dev_t *d, struct ibv_pd *pd,
                                 struct ibv_dm *dm, uint64_t offset,
                                 size_t len, unsigned int access);
+    /* XRC: NULL on the project API, which has no XRC domain (the four);
+     * 0 or the errno where an int */
+    struct ibv_xrcd *(*open_xrcd)(fz_dev_t *d, struct ibv_xrcd_init_attr *attr);
+    int  (*close_xrcd)(fz_dev_t *d, struct ibv_xrcd *xrcd);
+    struct ibv_srq *(*create_srq_ex)(fz_dev_t *d,
+                                     struct ibv_srq_init_attr_ex *attr);
+    int  (*get_srq_num)(fz_dev_t *d, struct ibv_srq *srq, uint32_t *srq_num);
     /* thread and parent domains (a parent domain goes by dealloc_pd) */
     struct ibv_td *(*alloc_td)(fz_dev_t *d, struct ibv_td_init_attr *attr);
     /* 0 or the errno */
@@ -270,6 +277,9 @@ typedef struct fz {
     unsigned long       post_hits[FZ_NUM_POSTS];
 } fz_t;
 
+/* The bytes of the send area (fz->sbuf, fz->smr) */
+#define FZ_SEND_AREA  (64 * 1024)
+
 /* ---- fz_check.c --------------------------------------------------------- */
 void fz_violation(fz_t *fz, const char *what, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -346,6 +356,11 @@ void fz_top_up(fz_t *fz);
 /* Device memory: allocations, copies and a region on it, each refusal
  * the contract's, each success checked for what it promises */
 void fz_dm(fz_t *fz);
+
+/* ---- fz_xrc.c ------------------------------------------------------------- */
+/* XRC: refusals, a domain and an XRC SRQ, sometimes a SEND through an
+ * initiator and a target into it (libibverbs backend only) */
+void fz_xrc(fz_t *fz);
 
 /* ---- fz_domain.c ---------------------------------------------------------- */
 /* Thread and parent domains: refusals, and an SRQ in a parent domain with

@@ -201,6 +201,29 @@ static struct ibv_dm *fz_ibv_alloc_dm(fz_dev_t *d,
     return ibv_alloc_dm(d->ctx, attr);
 }
 
+static struct ibv_xrcd *fz_ibv_open_xrcd(fz_dev_t *d,
+                                         struct ibv_xrcd_init_attr *attr)
+{
+    return ibv_open_xrcd(d->ctx, attr);
+}
+
+static int fz_ibv_close_xrcd(fz_dev_t *d, struct ibv_xrcd *xrcd)
+{
+    return ibv_close_xrcd(xrcd);
+}
+
+static struct ibv_srq *fz_ibv_create_srq_ex(fz_dev_t *d,
+                                            struct ibv_srq_init_attr_ex *attr)
+{
+    return ibv_create_srq_ex(d->ctx, attr);
+}
+
+static int fz_ibv_get_srq_num(fz_dev_t *d, struct ibv_srq *srq,
+                              uint32_t *srq_num)
+{
+    return ibv_get_srq_num(srq, srq_num);
+}
+
 static int fz_ibv_free_dm(fz_dev_t *d, struct ibv_dm *dm)
 {
     return ibv_free_dm(dm);
@@ -243,6 +266,10 @@ const fz_backend_t fz_backend_ibv = {
     .max_dm          = fz_ibv_max_dm,
     .alloc_dm        = fz_ibv_alloc_dm,
     .free_dm         = fz_ibv_free_dm,
+    .open_xrcd       = fz_ibv_open_xrcd,
+    .close_xrcd      = fz_ibv_close_xrcd,
+    .create_srq_ex   = fz_ibv_create_srq_ex,
+    .get_srq_num     = fz_ibv_get_srq_num,
     .reg_dm_mr       = fz_ibv_reg_dm_mr,
     .alloc_td        = fz_ibv_alloc_td,
     .dealloc_td      = fz_ibv_dealloc_td,

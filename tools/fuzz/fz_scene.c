@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FZ_SEND_AREA  (64 * 1024)
 #define FZ_QKEY       0x11111111u
 
 static struct ibv_cq *fz_cq(fz_t *fz, int cqe)
