@@ -254,6 +254,49 @@ TEST_P(xrc, send_write_read)
     EXPECT_EQ(0, memcmp(src, dst + 2048, 256));
 }
 
+/* The ibv_wr_* API names the SRQ with ibv_wr_set_xrc_srqn */
+TEST_P(xrc, wr_api_names_the_srq)
+{
+    ibv_xrcd *x = xrcd_open(*b, -1, O_CREAT);
+    ASSERT_NE(nullptr, x) << errno;
+    ibv_cq *cq2 = make_cq(*b);
+    ibv_srq *s1 = xsrq_make(*b, x, rcqb), *s2 = xsrq_make(*b, x, cq2);
+    ASSERT_NE(nullptr, s1) << errno;
+    ASSERT_NE(nullptr, s2) << errno;
+    ibv_qp_init_attr_ex ia = ini_attr(*a, scqa), ta = tgt_attr(x);
+    ia.comp_mask     |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+    ia.send_ops_flags = IBV_QP_EX_WITH_SEND;
+    ini = qp_make(*a, ia);
+    tgt = qp_make(*b, ta);
+    ASSERT_NE(nullptr, ini) << errno;
+    ASSERT_NE(nullptr, tgt) << errno;
+    rc_to_rts(*a, ini, b->addr, tgt->qp_num, conn_opts_t());
+    rc_to_rts(*b, tgt, a->addr, ini->qp_num, conn_opts_t());
+    char *src = (char*)alloc(64, 'x'), *b1 = (char*)alloc(64, 0);
+    char *b2 = (char*)alloc(64, 0);
+    ibv_mr *smr = reg(*a, src, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *m1 = reg(*b, b1, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mr *m2 = reg(*b, b2, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_qp_ex *qpx = ibv_qp_to_qp_ex(ini);
+    ASSERT_NE(nullptr, qpx);
+
+    ASSERT_EQ(0, post_srq_recv(s1, b1, 64, m1->lkey, 1));
+    ASSERT_EQ(0, post_srq_recv(s2, b2, 64, m2->lkey, 2));
+    ibv_wr_start(qpx);
+    qpx->wr_id    = 9;
+    qpx->wr_flags = IBV_SEND_SIGNALED;
+    ibv_wr_send(qpx);
+    ibv_wr_set_xrc_srqn(qpx, srqn(*b, s2));
+    ibv_wr_set_sge(qpx, smr->lkey, (uintptr_t)src, 32);
+    ASSERT_EQ(0, ibv_wr_complete(qpx));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll1(scqa).status);
+    ibv_wc wc = poll1(cq2);
+    EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+    EXPECT_EQ(2u, wc.wr_id) << "the SRQ named";
+    EXPECT_EQ(0, memcmp(b2, src, 32));
+    EXPECT_EQ(0, b1[0]);
+}
+
 /* A key of a PD other than the SRQ's does not open the target's memory */
 TEST_P(xrc, rkey_of_another_pd_refused)
 {
