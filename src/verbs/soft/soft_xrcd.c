@@ -5,10 +5,12 @@
  * at a target QP names an SRQ by number, and is taken only by an SRQ of
  * the target's domain. ibv_open_xrcd with a file's descriptor makes the
  * domains opened on one inode one domain; the table of those domains is
- * this process's (soft0 has no shared table of them: two processes that
- * open the same file get two domains - and a target QP and its SRQs are
- * one context's objects anyway, packets reaching the context that owns
- * the QP). XRC SRQs are made in soft_srq_ex.c; here, how a target finds
+ * this process's. soft0 has no shared table of them (a target QP and its
+ * SRQs are one context's objects: packets reach the context that owns
+ * the QP), so a domain cannot be shared between processes: the process
+ * that has one on an inode holds an exclusive flock on the file, and
+ * another process's open of it is refused (EOPNOTSUPP) rather than
+ * given a second domain that silently is not the first. XRC SRQs are made in soft_srq_ex.c; here, how a target finds
  * one by number.
  */
 #include "soft_xrcd.h"
@@ -20,8 +22,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define SRQ_SOFT_XRCD_MASK (IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS)
 
@@ -29,6 +34,8 @@
 struct srq_soft_xdom {
     srq_soft_xdom_t *next;
     bool             on_inode;
+    int              lock_fd;  /* on_inode: our own open of the file,
+                                  holding the flock, or -1 */
     dev_t            st_dev;
     ino_t            st_ino;
     int              opens;
@@ -47,6 +54,28 @@ static srq_soft_xdom_t *srq_soft_xdom_find(const struct stat *st)
         }
     }
     return NULL;
+}
+
+/* This process takes the inode of @fd for its domain: an exclusive flock
+ * on an open of the file of our own (the program may close @fd), which
+ * another process that has a domain on it holds already (EOPNOTSUPP). A
+ * file that takes no flock is not checked */
+static int srq_soft_xdom_flock(srq_soft_xdom_t *d, int fd)
+{
+    char path[64];
+
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    d->lock_fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (d->lock_fd < 0) {
+        d->lock_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    }
+    if ((d->lock_fd >= 0) && (flock(d->lock_fd, LOCK_EX | LOCK_NB) != 0) &&
+        (errno == EWOULDBLOCK)) {
+        close(d->lock_fd);
+        d->lock_fd = -1;
+        return EOPNOTSUPP; /* another process's domain */
+    }
+    return 0;
 }
 
 /* The domain @attr asks for, one more open of it: 0 or an errno value
@@ -75,8 +104,10 @@ static int srq_soft_xdom_open(const struct ibv_xrcd_init_attr *attr,
         ret = EINVAL; /* none on the inode, and not to be made */
     } else if (d == NULL) {
         d = calloc(1, sizeof(*d));
-        if (d == NULL) {
-            ret = ENOMEM;
+        ret = (d == NULL) ? ENOMEM :
+              (attr->fd != -1) ? srq_soft_xdom_flock(d, attr->fd) : 0;
+        if (ret != 0) {
+            free(d);
         } else if (attr->fd != -1) {
             d->on_inode = true;
             d->st_dev   = st.st_dev;
@@ -104,6 +135,9 @@ static void srq_soft_xdom_close(srq_soft_xdom_t *dom)
                 *p = dom->next;
                 break;
             }
+        }
+        if (dom->on_inode && (dom->lock_fd >= 0)) {
+            close(dom->lock_fd); /* the flock goes with it */
         }
         free(dom);
     }

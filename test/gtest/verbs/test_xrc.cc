@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 using namespace srq_test;
@@ -417,6 +418,50 @@ TEST_P(xrc, one_domain_per_file)
     EXPECT_EQ(IBV_WC_SUCCESS, poll1(scqa).status);
     EXPECT_EQ(9u, poll1(rcqb).wr_id);
     EXPECT_EQ(0, memcmp(dst, src, 16));
+}
+
+/* A file's domain is one process's: soft0 has no table of domains
+ * shared between processes, so another process's open of the file is
+ * refused (EOPNOTSUPP), not given a second domain; once that process
+ * closed it, the file is free again */
+TEST_P(xrc, soft_file_domain_of_another_process_refused)
+{
+    SRQ_SKIP_UNLESS_SOFT();
+    int sv[2];
+    ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+    m_cleanup.push_back([sv]() { close(sv[0]); close(sv[1]); });
+    std::string name = GetParam();
+    int fd = file_fd, s = sv[1];
+    pid_t pid = fork_child([name, fd, s]() {
+        srq_verbs_dev_t *dev = nullptr;
+        ibv_xrcd_init_attr attr = { kFdMask, fd, O_CREAT };
+        char c = 0;
+
+        if (srq_verbs_open(name.c_str(), &dev) != 0) {
+            return 2;
+        }
+        ibv_xrcd *x = srq_soft_open_xrcd(dev, &attr);
+        c = (x != nullptr) ? 'y' : 'n';
+        if (!write_full(s, &c, 1) || !read_full(s, &c, 1, 30000)) {
+            return 3;
+        }
+        if (x != nullptr) {
+            srq_soft_close_xrcd(dev, x);
+        }
+        srq_verbs_close(dev);
+        return (c == 'q') ? 0 : 4;
+    });
+    ASSERT_GT(pid, 0);
+    char c = 0;
+    ASSERT_TRUE(read_full(sv[0], &c, 1));
+    ASSERT_EQ('y', c) << "the child has the file's domain";
+    errno = 0;
+    EXPECT_EQ(nullptr, xrcd_open(*b, file_fd, O_CREAT));
+    EXPECT_EQ(EOPNOTSUPP, errno);
+    c = 'q';
+    ASSERT_TRUE(write_full(sv[0], &c, 1));
+    EXPECT_EQ(0, wait_child(pid));
+    EXPECT_NE(nullptr, xrcd_open(*b, file_fd, O_CREAT)) << errno;
 }
 
 /* ibv_close_xrcd while an SRQ or a target QP of it lives: EBUSY */
