@@ -190,6 +190,12 @@ class _Gen:
             self.w('%ssrq_verbs_trace_object(b, "", "%s", %s);' % (pad, key, val))
         elif kind in ("ptr",):
             self.w('%ssrq_verbs_trace_ptr(b, "", "%s", %s);' % (pad, key, val))
+        elif kind is not None and out and depth >= 1 and kind in _SCALAR_HELPER:
+            # a number the verb writes back (ibv_get_srq_num's srq_num)
+            self.w("%sif (%s != NULL) {" % (pad, name))
+            self.leaf(p, key, "*" + name, "NULL", "", len(pad) + 4)
+            self.out[-1] = self.out[-1].replace("(b, pfx,", '(b, "",')
+            self.w("%s}" % pad)
         elif kind is not None:
             self.leaf(p, key, name, "NULL", "", len(pad))
             self.out[-1] = self.out[-1].replace("(b, pfx,", '(b, "",')

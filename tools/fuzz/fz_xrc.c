@@ -9,6 +9,8 @@
  */
 #include "fz.h"
 
+#include <stdlib.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -108,13 +110,14 @@ static void fz_xrc_complete(fz_t *fz, struct ibv_cq *cq, uint32_t tgt_qpn)
     }
 }
 
-static void fz_xrc_send(fz_t *fz, struct ibv_xrcd *x, struct ibv_srq *srq,
-                        struct ibv_cq *cq)
+/* One SEND initiator -> target -> @srq, from and into @mr's buffer (the
+ * op's own: the scene's buffers belong to its WRs in flight) */
+static void fz_xrc_send_mr(fz_t *fz, struct ibv_xrcd *x, struct ibv_srq *srq,
+                           struct ibv_cq *cq, struct ibv_mr *mr)
 {
     struct ibv_qp_init_attr_ex ta, ia;
-    struct ibv_sge rsge = { (uintptr_t)fz->sbuf + FZ_SEND_AREA - 64, 64,
-                            fz->smr->lkey };
-    struct ibv_sge ssge = { (uintptr_t)fz->sbuf, 16, fz->smr->lkey };
+    struct ibv_sge rsge = { (uintptr_t)mr->addr + 64, 64, mr->lkey };
+    struct ibv_sge ssge = { (uintptr_t)mr->addr, 16, mr->lkey };
     struct ibv_recv_wr rwr = { 0 }, *rbad = NULL;
     struct ibv_send_wr swr, *sbad = NULL;
     struct ibv_qp *tgt, *ini = NULL;
@@ -161,6 +164,23 @@ static void fz_xrc_send(fz_t *fz, struct ibv_xrcd *x, struct ibv_srq *srq,
     if (tgt != NULL) {
         fz_ok(fz, "ibv_destroy_qp", FZ_BE(fz, destroy_qp, tgt));
     }
+}
+
+static void fz_xrc_send(fz_t *fz, struct ibv_xrcd *x, struct ibv_srq *srq,
+                        struct ibv_cq *cq)
+{
+    void *buf = aligned_alloc(64, 128);
+    struct ibv_mr *mr = NULL;
+
+    if (buf != NULL) {
+        memset(buf, 0x5a, 128);
+        mr = FZ_BE(fz, reg_mr, fz->pd, buf, 128, IBV_ACCESS_LOCAL_WRITE);
+    }
+    if (fz_ok(fz, "ibv_reg_mr", (mr != NULL) ? 0 : errno ? errno : -1)) {
+        fz_xrc_send_mr(fz, x, srq, cq, mr);
+        fz_ok(fz, "ibv_dereg_mr", FZ_BE(fz, dereg_mr, mr));
+    }
+    free(buf);
 }
 
 void fz_xrc(fz_t *fz)
