@@ -309,38 +309,42 @@ static void srq_soft_wr_send_tso(struct ibv_qp_ex *qpx, void *hdr,
     (void)srq_soft_wr_new(qpx, IBV_WR_TSO, IBV_QP_EX_WITH_TSO);
 }
 
+/* ---- setters ---------------------------------------------------------- */
 
-static void srq_soft_wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn)
+/* The WR being built, where the QP is of @type (an address of another
+ * kind fails the batch) */
+static struct ibv_send_wr *srq_soft_wr_cur_of(struct ibv_qp_ex *qpx,
+                                              enum ibv_qp_type type)
 {
     struct ibv_send_wr *wr = srq_soft_wr_cur(qpx);
 
-    if (wr == NULL) {
-        return;
-    }
-    if (qpx->qp_base.qp_type != IBV_QPT_XRC_SEND) {
+    if ((wr != NULL) && (qpx->qp_base.qp_type != type)) {
         srq_soft_wr_fail(srq_soft_qpx(qpx)->wr_batch, EINVAL);
-        return;
+        return NULL;
     }
-    wr->qp_type.xrc.remote_srqn = srqn;
+    return wr;
 }
-
-/* ---- setters ---------------------------------------------------------- */
 
 static void srq_soft_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
                                     uint32_t remote_qpn, uint32_t remote_qkey)
 {
-    struct ibv_send_wr *wr = srq_soft_wr_cur(qpx);
+    struct ibv_send_wr *wr = srq_soft_wr_cur_of(qpx, IBV_QPT_UD);
 
     if (wr == NULL) {
-        return;
-    }
-    if (qpx->qp_base.qp_type != IBV_QPT_UD) {
-        srq_soft_wr_fail(srq_soft_qpx(qpx)->wr_batch, EINVAL);
         return;
     }
     wr->wr.ud.ah          = ah;
     wr->wr.ud.remote_qpn  = remote_qpn;
     wr->wr.ud.remote_qkey = remote_qkey;
+}
+
+static void srq_soft_wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn)
+{
+    struct ibv_send_wr *wr = srq_soft_wr_cur_of(qpx, IBV_QPT_XRC_SEND);
+
+    if (wr != NULL) {
+        wr->qp_type.xrc.remote_srqn = srqn;
+    }
 }
 
 static void srq_soft_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
