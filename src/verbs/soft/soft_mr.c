@@ -70,6 +70,12 @@
  * do (device memory's regions: srq_soft_mr_local_va) */
 #define SRQ_SOFT_MR_ENT_OFFSETS  (1u << 30)
 
+/* The accesses that write the region's pages */
+#define SRQ_SOFT_MR_WRITES       (IBV_ACCESS_LOCAL_WRITE | \
+                                  IBV_ACCESS_REMOTE_WRITE | \
+                                  IBV_ACCESS_REMOTE_ATOMIC | \
+                                  SRQ_SOFT_MR_WILL_WRITE)
+
 static uint32_t srq_soft_mr_slot(uint32_t key)
 {
     return key & (SRQ_SOFT_MR_TABLE_SIZE - 1);
@@ -405,15 +411,35 @@ static int srq_soft_mr_grants(const srq_soft_mr_ent_t *e, uint64_t base,
         (len > e->length - (start - base))) {
         return EACCES;
     }
-    return ((uint32_t)access & ~e->access) ? EACCES : 0;
+    return ((uint32_t)access & ~e->access &
+            ~(uint32_t)(SRQ_SOFT_MR_KEY_ONLY | SRQ_SOFT_MR_WILL_WRITE)) ?
+           EACCES : 0;
+}
+
+/* An access to ODP region @e made here, when @seg's regions are this
+ * process's memory, takes its page fault first (soft_mr_fault.c): 0 or
+ * EFAULT. Other regions are not faulted, so that their data path makes
+ * no system call: their pages are the program's to keep mapped while
+ * registered, as an HCA keeps them pinned. A peer's memory is reached
+ * with process_vm_readv/writev, which answer EFAULT themselves. */
+static int srq_soft_mr_fault_in(const srq_soft_seg_t *seg,
+                                const srq_soft_mr_ent_t *e, uint64_t va,
+                                uint64_t len, int access)
+{
+    if (!seg->own || !(e->access & IBV_ACCESS_ON_DEMAND)) {
+        return 0;
+    }
+    return srq_soft_mr_fault(va, len, access & SRQ_SOFT_MR_WRITES);
 }
 
 /* Local read is always granted; a zero-length access checks nothing (IB
- * spec) */
-int srq_soft_mr_check(const srq_soft_seg_t *seg, uint32_t key, uint64_t addr,
-                      uint64_t len, int access, uint32_t pd)
+ * spec). @probe: an access follows, here (srq_soft_mr_fault_in) */
+static int srq_soft_mr_check_local(const srq_soft_seg_t *seg, uint32_t key,
+                                   uint64_t addr, uint64_t len, int access,
+                                   uint32_t pd, bool probe)
 {
     srq_soft_mr_ent_t e;
+    int ret;
 
     if (len == 0) {
         return 0;
@@ -421,7 +447,21 @@ int srq_soft_mr_check(const srq_soft_seg_t *seg, uint32_t key, uint64_t addr,
     if (!srq_soft_mr_ent_get(seg, key, &e)) {
         return EACCES;
     }
-    return srq_soft_mr_grants(&e, e.addr, addr, len, access, pd);
+    ret = srq_soft_mr_grants(&e, e.addr, addr, len, access, pd);
+    return ((ret != 0) || !probe) ? ret :
+           srq_soft_mr_fault_in(seg, &e, addr, len, access);
+}
+
+int srq_soft_mr_check(const srq_soft_seg_t *seg, uint32_t key, uint64_t addr,
+                      uint64_t len, int access, uint32_t pd)
+{
+    return srq_soft_mr_check_local(seg, key, addr, len, access, pd, true);
+}
+
+int srq_soft_mr_check_key(const srq_soft_seg_t *seg, uint32_t key,
+                          uint64_t addr, uint64_t len, int access, uint32_t pd)
+{
+    return srq_soft_mr_check_local(seg, key, addr, len, access, pd, false);
 }
 
 uint64_t srq_soft_mr_local_va(const srq_soft_seg_t *seg, uint32_t key,
@@ -456,6 +496,8 @@ int srq_soft_mr_check_iova(const srq_soft_seg_t *seg, uint32_t key,
     ret = srq_soft_mr_grants(&e, e.iova, iova, len, access, pd);
     if (ret == 0) {
         *va = e.addr + (iova - e.iova);
+        ret = (access & SRQ_SOFT_MR_KEY_ONLY) ? 0 :
+              srq_soft_mr_fault_in(seg, &e, *va, len, access);
     }
     return ret;
 }

@@ -51,9 +51,15 @@ int  srq_soft_advise_mr(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                         struct ibv_sge *sg_list, uint32_t num_sge);
 /* Does @key grant @access to [addr, addr + len) (virtual addresses: an
  * lkey's SGE) to a QP (or SRQ) of the protection domain @pd (its handle),
- * in the table of @seg? 0 or EACCES */
+ * in the table of @seg? 0 or EACCES; EFAULT where an ODP region of ours
+ * has pages there with nothing mapped, which the access would fault on */
 int  srq_soft_mr_check(const srq_soft_seg_t *seg, uint32_t key, uint64_t addr,
                        uint64_t len, int access, uint32_t pd);
+/* The same, for the key alone: no access follows, so the pages of an ODP
+ * region need not be mapped (srq_soft_mr_check: EFAULT then) */
+int  srq_soft_mr_check_key(const srq_soft_seg_t *seg, uint32_t key,
+                           uint64_t addr, uint64_t len, int access,
+                           uint32_t pd);
 /* Where the local SGE (@key, @addr, @len) lies in this process: @addr
  * itself, except in a region addressed by offsets
  * (srq_soft_reg_mr_offsets), where an offset outside it gives an address
@@ -64,6 +70,15 @@ uint64_t srq_soft_mr_local_va(const srq_soft_seg_t *seg, uint32_t key,
 #define srq_soft_mr_local_addr(_dev, _key, _addr, _len) \
     ((atomic_load_explicit(&(_dev)->mr_offsets, memory_order_relaxed) == 0) ? \
      (_addr) : srq_soft_mr_local_va(&(_dev)->seg, _key, _addr, _len))
+/* Fault in [addr, addr + len) of this process as an access would, for
+ * write if @write (soft_mr_fault.c): 0, or EFAULT where the access would
+ * fault (nothing mapped there, or not with the access) */
+int  srq_soft_mr_fault(uint64_t addr, uint64_t len, bool write);
+/* Not verbs' access flags, asked with them of srq_soft_mr_check_iova:
+ * the key and range alone, no access follows (a window's bind); the
+ * access that follows writes (through a window, which grants it) */
+#define SRQ_SOFT_MR_KEY_ONLY    (1 << 28)
+#define SRQ_SOFT_MR_WILL_WRITE  (1 << 29)
 /* The same for [iova, iova + len) as remote accesses address the region
  * (its IOVA, soft_shm.h); where that is in its owner's memory in *va */
 int  srq_soft_mr_check_iova(const srq_soft_seg_t *seg, uint32_t key,

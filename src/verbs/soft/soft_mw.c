@@ -143,8 +143,12 @@ int srq_soft_mw_check(const srq_soft_seg_t *seg, uint32_t qpn, uint32_t pd,
         (len > e.length - (addr - e.addr))) {
         return EACCES;
     }
-    /* the region under it: still registered (local read: always granted) */
-    return srq_soft_mr_check_iova(seg, e.mr_key, addr, len, 0, pd, va);
+    /* the region under it: still registered (local read: always granted;
+     * the window grants the rest) */
+    return srq_soft_mr_check_iova(seg, e.mr_key, addr, len,
+                                  (access & (IBV_ACCESS_REMOTE_WRITE |
+                                             IBV_ACCESS_REMOTE_ATOMIC)) ?
+                                  SRQ_SOFT_MR_WILL_WRITE : 0, pd, va);
 }
 
 /* ---- allocation ------------------------------------------------------- */
@@ -304,7 +308,7 @@ static bool srq_soft_mw_bind_ok(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
     }
     /* the range in the region's remote addresses (its IOVA) */
     return srq_soft_mr_check_iova(&qp->dev->seg, bi->mr->lkey, bi->addr,
-                                  bi->length, need,
+                                  bi->length, need | SRQ_SOFT_MR_KEY_ONLY,
                                   srq_soft_pd_id(qp->ibv.pd), &va) == 0;
 }
 

@@ -151,6 +151,7 @@ int srq_soft_shm_create(srq_soft_dev_t *dev)
     }
     dev->tab_fd = fd;
     srq_soft_seg_tables(&dev->seg, base);
+    dev->seg.own = true;
     /* from now on nobody maps the tables writable, we keep our mapping.
      * A kernel older than 5.1 refuses the seal: peers still map them
      * read-only, as they open them for reading only */

@@ -49,6 +49,7 @@
 #define SRQ_SOFT_SHM_H_
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -217,6 +218,8 @@ typedef struct srq_soft_seg {
     srq_soft_mr_ent_t   *mrs;
     srq_soft_qp_ent_t   *qps;
     srq_soft_mw_ent_t   *mws;
+    bool                 own;   /* ours: its regions are this process's
+                                   memory (soft_mr.c probes ODP ones) */
 } srq_soft_seg_t;
 
 typedef struct srq_soft_dev srq_soft_dev_t;

@@ -12,7 +12,14 @@
  *     mapped after it was registered;
  *   - ibv_advise_mr prefetches (the pages become present, their contents
  *     unchanged), PREFETCH_NO_FAULT only checks, and bad input gets the
- *     man page's errno.
+ *     man page's errno;
+ *   - an access to pages of an ODP region with nothing mapped, or mapped
+ *     without the access, fails as an HCA's page fault that finds no
+ *     such mapping fails it (the remote ones REM_ACCESS_ERR, the local
+ *     ones LOC_PROT_ERR), and neither process goes down: a peer's WRITE,
+ *     READ or atomic, a SEND into such a receive, a SEND or READ of such
+ *     local pages; each in order and behind an unacknowledged SEND, where
+ *     the target executes it. A read of read-only pages succeeds.
  * A device that reports no ODP capability (an HCA without it) skips.
  */
 #include "verbs_fixture.h"
@@ -81,12 +88,31 @@ protected:
         return (char*)p;
     }
 
-    /* An address range of @len bytes with nothing mapped there (now) */
+    /* An address range of @len bytes with nothing mapped there (now):
+     * in the middle of a much larger range freed, so that the program's
+     * next mappings do not land in it */
     char *hole(size_t len)
     {
-        char *p = map(len);
+        const size_t big = (size_t)1 << 30;
+        char *p = (char*)mmap(nullptr, big, PROT_NONE,
+                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                              -1, 0);
 
-        EXPECT_EQ(0, munmap(p, len));
+        EXPECT_NE(MAP_FAILED, p) << strerror(errno);
+        EXPECT_EQ(0, munmap(p, big));
+        return p + big / 2 - len;
+    }
+
+    /* @len bytes with nothing mapped (@prot -1), or mapped with @prot */
+    char *bad_pages(size_t len, int prot)
+    {
+        char *p;
+
+        if (prot == -1) {
+            return hole(len);
+        }
+        p = map(len);
+        EXPECT_EQ(0, mprotect(p, len, prot)) << strerror(errno);
         return p;
     }
 
@@ -177,7 +203,65 @@ protected:
         EXPECT_EQ(before + add, *remote);
     }
 
+    /* a posts @op on pages of an ODP region with nothing mapped (@prot
+     * -1) or mapped with @prot only (b's when @remote_hole, else its
+     * own) and gets @want; b is told nothing but what an HCA tells it (a
+     * receive's status, when @recv_st is not -1). @behind: after a SEND
+     * not yet acknowledged (b does not run meanwhile, where it can be
+     * stopped), so that b's responder executes it */
+    void fault(ibv_wr_opcode op, bool remote_hole, bool behind,
+               ibv_wc_status want, int recv_st = -1, int prot = -1)
+    {
+        const size_t len = 2 * page_size();
+        char *la = map(len), *lb = map(len);
+        char *ha = bad_pages(len, prot), *hb = bad_pages(len, prot);
+        ibv_mr *ia = reg(*a, nullptr, SIZE_MAX, kRemote);
+        ibv_mr *ib = reg(*b, nullptr, SIZE_MAX, kRemote);
+        char *local = remote_hole ? la : ha, *remote = remote_hole ? hb : lb;
+
+        ASSERT_TRUE(ia && ib);
+        /* through rdma-core b runs a progress thread of its own, which
+         * may acknowledge the SEND first: the outcome is the same */
+        if (behind && !b_still && is_soft()) {
+            still(*b);
+            b_still = true;
+        }
+        make_pair();
+        ASSERT_EQ(0, post_recv(qpb, lb + 256, 64, ib->lkey, 6));
+        ASSERT_EQ(0, post_recv(qpb, (op == IBV_WR_SEND) ? remote : lb, 64,
+                               ib->lkey, 7));
+        ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, la + 256, 64, ia->lkey, 1,
+                               0));
+        if (!behind) {
+            ASSERT_EQ(IBV_WC_SUCCESS, poll1(rcqb).status) << "the SEND";
+        }
+        ASSERT_EQ(0, post_send(qpa, op, local, 8, ia->lkey, 2,
+                               IBV_SEND_SIGNALED, (uintptr_t)remote,
+                               ib->rkey));
+        ibv_wc wc = poll1(scqa);
+        EXPECT_EQ(2u, wc.wr_id);
+        EXPECT_EQ(want, wc.status) << ibv_wc_status_str(wc.status);
+        if (behind) {
+            ASSERT_EQ(IBV_WC_SUCCESS, poll1(rcqb).status) << "the SEND";
+        }
+        pump(20); /* the target goes on */
+        if (recv_st != -1) {
+            wc = poll1(rcqb);
+            EXPECT_EQ(7u, wc.wr_id);
+            EXPECT_EQ(recv_st, (int)wc.status)
+                << ibv_wc_status_str(wc.status);
+        }
+        /* the next case starts from empty CQs */
+        destroy_qp(*a, qpa);
+        destroy_qp(*b, qpb);
+        for (ibv_cq *cq : {scqa, rcqa, scqb, rcqb}) {
+            while (ibv_poll_cq(cq, 1, &wc) > 0) {
+            }
+        }
+    }
+
     ibv_qp *qpa = nullptr, *qpb = nullptr;
+    bool b_still = false;
 };
 
 #define SKIP_UNLESS_RC_ODP(_d, _caps) \
@@ -345,6 +429,52 @@ TEST_P(odp, implicit_region_covers_later_mappings)
     rdma(IBV_WR_RDMA_READ, la + page_size(), ia->lkey, lb, ib->rkey, 900);
     *(uint64_t*)lb = 40;
     fetch_add(word, ia->lkey, (uint64_t*)lb, ib->rkey, 2);
+}
+
+TEST_P(odp, unmapped_remote_pages_fail_the_request_not_the_target)
+{
+    if (!(odp_caps(*a).general_caps & IBV_ODP_SUPPORT_IMPLICIT)) {
+        GTEST_SKIP() << "the device reports no implicit ODP";
+    }
+    for (bool behind : {false, true}) {
+        SCOPED_TRACE(behind ? "behind a SEND" : "in order");
+        fault(IBV_WR_RDMA_WRITE, true, behind, IBV_WC_REM_ACCESS_ERR);
+        fault(IBV_WR_RDMA_READ, true, behind, IBV_WC_REM_ACCESS_ERR);
+        fault(IBV_WR_ATOMIC_FETCH_AND_ADD, true, behind,
+              IBV_WC_REM_ACCESS_ERR);
+        fault(IBV_WR_SEND, true, behind, IBV_WC_REM_OP_ERR,
+              IBV_WC_LOC_PROT_ERR);
+        /* mapped, without the access */
+        fault(IBV_WR_RDMA_WRITE, true, behind, IBV_WC_REM_ACCESS_ERR, -1,
+              PROT_NONE);
+        fault(IBV_WR_RDMA_READ, true, behind, IBV_WC_REM_ACCESS_ERR, -1,
+              PROT_NONE);
+        fault(IBV_WR_RDMA_WRITE, true, behind, IBV_WC_REM_ACCESS_ERR, -1,
+              PROT_READ);
+        fault(IBV_WR_ATOMIC_FETCH_AND_ADD, true, behind,
+              IBV_WC_REM_ACCESS_ERR, -1, PROT_READ);
+        fault(IBV_WR_SEND, true, behind, IBV_WC_REM_OP_ERR,
+              IBV_WC_LOC_PROT_ERR, PROT_READ);
+        fault(IBV_WR_RDMA_READ, true, behind, IBV_WC_SUCCESS, -1, PROT_READ);
+    }
+}
+
+TEST_P(odp, unmapped_local_pages_fail_the_request)
+{
+    if (!(odp_caps(*a).general_caps & IBV_ODP_SUPPORT_IMPLICIT)) {
+        GTEST_SKIP() << "the device reports no implicit ODP";
+    }
+    for (bool behind : {false, true}) {
+        SCOPED_TRACE(behind ? "behind a SEND" : "in order");
+        fault(IBV_WR_SEND, false, behind, IBV_WC_LOC_PROT_ERR);
+        fault(IBV_WR_RDMA_WRITE, false, behind, IBV_WC_LOC_PROT_ERR);
+        fault(IBV_WR_RDMA_READ, false, behind, IBV_WC_LOC_PROT_ERR);
+        fault(IBV_WR_SEND, false, behind, IBV_WC_LOC_PROT_ERR, -1,
+              PROT_NONE);
+        fault(IBV_WR_RDMA_READ, false, behind, IBV_WC_LOC_PROT_ERR, -1,
+              PROT_READ);
+        fault(IBV_WR_SEND, false, behind, IBV_WC_SUCCESS, -1, PROT_READ);
+    }
 }
 
 TEST_P(odp, implicit_needs_odp_and_no_iova)
