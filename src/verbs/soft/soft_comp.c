@@ -421,6 +421,30 @@ void srq_soft_comp_carried_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt)
     srq_soft_req_progress(qp);
 }
 
+/*
+ * A UC WR completes when its destination's device says the message has
+ * left (its responder may read our buffer). A destination gone, reset or
+ * connected elsewhere says so only with a best-effort ACK
+ * (srq_soft_resp_uc_lost), which a full queue of ours loses, and UC has
+ * no retransmission to ask again. So each tick in which messages wait,
+ * one whose destination's table shows it no longer takes them completes
+ * them, lost on the way: its responder reads our buffers no more (it
+ * withdraws the entry under its device lock, which it holds while it
+ * reads).
+ */
+void srq_soft_comp_uc_check(srq_soft_qp_t *qp)
+{
+    srq_soft_qp_ent_t ent;
+
+    if ((qp->sq_ci == qp->sq_tx) || (qp->peer == NULL) ||
+        srq_soft_qp_dest_takes(qp, &ent)) {
+        return;
+    }
+    if (srq_soft_comp_acked(qp, srq_soft_psn_add(qp->next_psn, 0xffffffu))) {
+        srq_soft_req_progress(qp);
+    }
+}
+
 /* As an HCA whose peer stopped answering: the oldest outstanding send
  * exhausts its retries, the rest is flushed */
 static void srq_soft_comp_fail_qp(srq_soft_qp_t *qp)

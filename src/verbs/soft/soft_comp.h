@@ -15,6 +15,11 @@ typedef struct srq_soft_peer srq_soft_peer_t;
 typedef struct srq_soft_qp   srq_soft_qp_t;
 typedef struct srq_soft_swqe srq_soft_swqe_t;
 
+/* UC QP @qp, with messages sent and not known to have left: those its
+ * destination can no longer take complete, lost on the way (a tick's
+ * check) */
+void srq_soft_comp_uc_check(srq_soft_qp_t *qp);
+
 /* An ACK/NAK packet from the inbound queue */
 void srq_soft_comp_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt);
 /* The ACK an RC request carries (SRQ_SOFT_PKT_F_ACK), before the request */

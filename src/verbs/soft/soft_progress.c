@@ -144,11 +144,15 @@ static bool srq_soft_peer_behind(srq_soft_qp_t *qp)
 }
 
 /* No ACK within the local ACK timeout: resend (a packet the responder
- * dropped, e.g. for a QP not ready yet), or give up */
+ * dropped, e.g. for a QP not ready yet), or give up. UC: its own check */
 static void srq_soft_progress_timeout(srq_soft_qp_t *qp, uint64_t now)
 {
     uint64_t to = srq_soft_timeout_ns(qp->attr.timeout);
 
+    if (srq_soft_qp_is_uc(qp)) {
+        srq_soft_comp_uc_check(qp); /* UC has no ACK timeout */
+        return;
+    }
     if ((to == UINT64_MAX) || (qp->sq_tx == qp->sq_ci) ||
         (qp->wait != SRQ_SOFT_WAIT_NONE)) {
         return;

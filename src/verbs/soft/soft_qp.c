@@ -202,6 +202,13 @@ bool srq_soft_qp_ent_get(const srq_soft_seg_t *seg, uint32_t qpn,
     return false; /* an owner that died while writing: not a QP */
 }
 
+bool srq_soft_qp_dest_takes(const srq_soft_qp_t *qp, srq_soft_qp_ent_t *ent)
+{
+    return srq_soft_qp_ent_get(&qp->peer->seg, qp->attr.dest_qp_num, ent) &&
+           ent->ready && (ent->dest_qpn == qp->ibv.qp_num) &&
+           !memcmp(ent->dest_inst, qp->dev->instance, SRQ_SOFT_INST_LEN);
+}
+
 /* ---- create / destroy ------------------------------------------------- */
 
 static uint32_t srq_soft_pow2(uint32_t v)

@@ -341,6 +341,9 @@ void srq_soft_qp_publish(srq_soft_qp_t *qp);
  * peer's): false when it has no such QP */
 bool srq_soft_qp_ent_get(const srq_soft_seg_t *seg, uint32_t qpn,
                          srq_soft_qp_ent_t *ent);
+/* Does @qp's destination, in its device's QP table, take our requests
+ * (there, ready, connected to @qp)? Its entry in *ent */
+bool srq_soft_qp_dest_takes(const srq_soft_qp_t *qp, srq_soft_qp_ent_t *ent);
 
 /* The completion of the send WQE @wqe at the head of the queue (sq_ci),
  * if it makes one (errors always do); polling it gives the slots up to it

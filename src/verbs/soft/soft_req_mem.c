@@ -47,9 +47,7 @@ static int srq_soft_req_rdma_check(srq_soft_qp_t *qp,
     srq_soft_peer_t *peer = qp->peer;
     srq_soft_qp_ent_t ent;
 
-    if (!srq_soft_qp_ent_get(&peer->seg, qp->attr.dest_qp_num, &ent) ||
-        !ent.ready || (ent.dest_qpn != qp->ibv.qp_num) ||
-        memcmp(ent.dest_inst, qp->dev->instance, SRQ_SOFT_INST_LEN)) {
+    if (!srq_soft_qp_dest_takes(qp, &ent)) {
         return SRQ_SOFT_REQ_DROPPED;
     }
     if (srq_soft_mw_check_rkey(&peer->seg, ent.access, ent.pd, ent.qpn,

@@ -44,25 +44,6 @@ protected:
 
     /* Fill a's inbound queue with padding from b (soft0 only): b's next
      * frame to a finds no room, and waits */
-    void fill_queue_of_a()
-    {
-        std::vector<char> pad(64 * 1024, 0);
-        size_t len;
-        int i, ret = 0;
-
-        ((srq_soft_pkt_t*)pad.data())->opcode = SRQ_SOFT_OP_PAD;
-        /* large frames, then smaller ones into what is left: a's head
-         * need not sit on a large frame's boundary (a's device may have
-         * taken frames before it stopped) */
-        for (len = pad.size(); len >= SRQ_SOFT_CELL; len /= 2) {
-            for (i = 0, ret = 0; (i < 64) && (ret == 0); ++i) {
-                ret = srq_soft_inject(b->dev, a->dev, pad.data(), len,
-                                      SRQ_SOFT_INJECT_FRAME);
-            }
-            ASSERT_EQ(EAGAIN, ret);
-        }
-    }
-
     /* WR 1: a SEND of 16 bytes of @sbuf; WR 2, behind it: a READ of @len
      * bytes at @raddr into @lbuf */
     void post_send_then_read(char *sbuf, ibv_mr *smr, char *lbuf,
@@ -85,7 +66,7 @@ protected:
         srq_soft_stats_t after{};
 
         post_send_then_read(sbuf, smr, lbuf, lmr, len, raddr, rkey);
-        fill_queue_of_a();
+        fill_queue(*b, *a);
         ASSERT_EQ(0, srq_soft_query_stats(b->dev, before));
         ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
         ibv_wc wc = poll1_alone(rcqb); /* b alone: the SEND, then the READ */

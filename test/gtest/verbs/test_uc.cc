@@ -16,6 +16,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 using namespace srq_test;
 
@@ -322,6 +323,35 @@ TEST_P(uc, message_to_a_qp_gone_completes)
                            IBV_SEND_SIGNALED, (uintptr_t)rbuf, rmr->rkey));
     expect_sent(3, IBV_WC_RDMA_WRITE);
     EXPECT_EQ(0, memcmp(rbuf, std::string(kLen, 'R').data(), kLen));
+}
+
+/* The word that the message has left, from a destination gone, finds the
+ * sender's queue full and is lost: the sender finds out from the
+ * destination's tables on a tick, and the WR completes all the same */
+TEST_P(uc, message_to_a_qp_gone_completes_when_its_word_is_lost)
+{
+    if (!is_soft()) {
+        GTEST_SKIP() << "fills soft0's queue";
+    }
+    uc_pair();
+    still(*a); /* its queue stays full while it does not poll */
+    destroy_qp(*b, qb);
+    fill_queue(*b, *a);
+    srq_soft_stats_t before{}, after{};
+    ASSERT_EQ(0, srq_soft_query_stats(b->dev, &before));
+    ASSERT_EQ(0, post_send(qa, IBV_WR_SEND, lbuf, 8, lmr->lkey, 1));
+    /* b alone: it drops the message, and its word finds a's queue full */
+    for (int i = 0; (i < 1000) && (after.rx_dropped == before.rx_dropped);
+         ++i) {
+        ibv_wc wc;
+        ASSERT_EQ(0, ibv_poll_cq(rcqb, 1, &wc));
+        ASSERT_EQ(0, srq_soft_query_stats(b->dev, &after));
+        usleep(1000);
+    }
+    ASSERT_GT(after.rx_dropped, before.rx_dropped) << "b took no message";
+    EXPECT_GT(after.tx_ring_full, before.tx_ring_full)
+        << "b's word found room: not the case under test";
+    expect_sent(1, IBV_WC_SEND);
 }
 
 /* A UC QP may receive from an SRQ (rdma-core and the kernel allow it) */

@@ -2,6 +2,7 @@
  * ucx-srq verbs conformance tests: shared fixture.
  */
 #include "verbs_fixture.h"
+#include "verbs/soft/soft_pkt.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -120,6 +121,25 @@ void verbs_test::TearDown()
 void verbs_test::still(tdev_t &d)
 {
     ASSERT_EQ(0, srq_soft_test_stop_thread(d.dev));
+}
+
+void verbs_test::fill_queue(tdev_t &from, tdev_t &of)
+{
+    std::vector<char> pad(64 * 1024, 0);
+    size_t len;
+    int i, ret = 0;
+
+    ((srq_soft_pkt_t*)pad.data())->opcode = SRQ_SOFT_OP_PAD;
+    /* large frames, then smaller ones into what is left: the head need
+     * not sit on a large frame's boundary (@of's device may have taken
+     * frames before it stopped) */
+    for (len = pad.size(); len >= SRQ_SOFT_CELL; len /= 2) {
+        for (i = 0, ret = 0; (i < 64) && (ret == 0); ++i) {
+            ret = srq_soft_inject(from.dev, of.dev, pad.data(), len,
+                                  SRQ_SOFT_INJECT_FRAME);
+        }
+        ASSERT_EQ(EAGAIN, ret);
+    }
 }
 
 bool verbs_test::is_soft() const

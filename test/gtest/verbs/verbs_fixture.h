@@ -113,6 +113,10 @@ protected:
     int post_srq_recv(ibv_srq *srq, void *buf, uint32_t len, uint32_t lkey,
                       uint64_t wr_id);
 
+    /* Fill the inbound queue of soft device @of (stopped: still()) with
+     * padding frames from @from, to the last cell */
+    void fill_queue(tdev_t &from, tdev_t &of);
+
     /* Child processes: killed and reaped in TearDown whatever happens */
     pid_t fork_child(const std::function<int()> &body);
     int wait_child(pid_t pid, int timeout_ms = 10000);
