@@ -1684,6 +1684,8 @@ struct revoke_run_t {
     uint64_t whole_ms, revoke_ms;
     ibv_wc   wc[2];
     char    *tgt;
+    ibv_mr  *tmr; /* b's region, registered outside the fixture's list:
+                     the revocation may deregister it */
 };
 
 class rc_revoke : public rc {
@@ -1703,6 +1705,7 @@ protected:
         /* the whole WRITE, executed by b's responder behind the SEND */
         ibv_mr *tmr = srq_verbs_reg_mr(b->dev, b->pd, tgt, big, access);
         ASSERT_NE(nullptr, tmr);
+        r->tmr = tmr;
         ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
         uint64_t t0 = now_ms();
         ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 1));
@@ -1783,6 +1786,7 @@ TEST_P(rc_revoke, qp_error_waits_for_a_chunk_of_a_responder_write)
     }, &r);
     ASSERT_FALSE(HasFatalFailure());
     expect_untouched(r, big);
+    EXPECT_EQ(0, srq_verbs_dereg_mr(b->dev, r.tmr));
 }
 
 SRQ_INSTANTIATE(rc_revoke);
