@@ -21,17 +21,41 @@ if [ ! -d "$src" ] || ! "$python" -c 'import pyverbs' 2>/dev/null; then
     echo "FAIL: pyverbs: $src or $python's pyverbs module missing (install python3-pyverbs)"
     exit 1
 fi
+# The suite's huge-page tests (requires_huge_pages: 2 MiB pages reserved
+# on the host) skip where none are. Where we may (a writable count at 0:
+# root, outside a read-only /sys), a module with such tests gets a few for
+# its run, given back after it, whatever happens (SRQ_PYVERBS_HUGEPAGES=0:
+# never; the count otherwise)
+hp_file=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+hp_want=${SRQ_PYVERBS_HUGEPAGES:-8}
+hp_held=0
+hp_reserve() {
+    [ "$hp_want" -gt 0 ] && [ -w "$hp_file" ] &&
+        [ "$(cat "$hp_file")" = 0 ] || return 0
+    if (echo "$hp_want" >"$hp_file") 2>/dev/null; then
+        hp_held=1
+        echo "pyverbs $1: $(cat "$hp_file") huge pages of 2 MiB reserved for it"
+    fi
+}
+hp_release() {
+    [ $hp_held = 1 ] && echo 0 >"$hp_file"
+    hp_held=0
+}
+
 work=$(mktemp -d "${TMPDIR:-/tmp}/srq-pyverbs.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM
+trap 'hp_release; rm -rf "$work"' EXIT
+trap 'exit 1' INT TERM
 cp -r "$src" "$work/tests"
 gunzip -f "$work"/tests/*.gz
 
 cd "$work" || exit 1
 for f in tests/test_*.py; do
     m=$(basename "$f" .py)
+    grep -q 'requires_huge_pages' "$f" && hp_reserve "$m"
     out=$("$run" --verbs timeout "$limit" "$python" tests/run_tests.py \
               --dev soft0 -v "tests.$m" 2>&1)
     rc=$?
+    hp_release
     ran=$(sed -n 's/^Ran \([0-9]*\) tests\{0,1\} in .*/\1/p' <<<"$out" | tail -1)
     summary=$(grep -E '^(OK|FAILED)( \(|$)' <<<"$out" | tail -1)
     skipped=$(sed -n 's/.*skipped=\([0-9]*\).*/\1/p' <<<"$summary")

@@ -33,6 +33,12 @@
  * the whole address space, as mlx5's does; the range checks below do not
  * overflow on it.
  *
+ * IBV_ACCESS_HUGETLB is the program's promise that huge pages back the
+ * region (the man page: for an explicit ODP region), which lets an HCA
+ * map it with one translation entry per huge page. soft0 has no
+ * translation entries: it accepts the promise, on any region as the
+ * kernel does, and it changes nothing.
+ *
  * Remote accesses address a region by its IOVA (the entry's iova, the
  * start of the region as peers see it): its address, 0 when zero-based
  * (IBV_ACCESS_ZERO_BASED: by offset), or what ibv_reg_mr_iova said.
@@ -60,10 +66,8 @@
                                   IBV_ACCESS_MW_BIND | \
                                   IBV_ACCESS_ZERO_BASED | \
                                   IBV_ACCESS_ON_DEMAND | \
+                                  IBV_ACCESS_HUGETLB | \
                                   IBV_ACCESS_RELAXED_ORDERING)
-/* Access flags verbs defines that the device does not implement: the
- * huge-page hint (the host has no huge pages to back it with) */
-#define SRQ_SOFT_MR_ACCESS_UNSUPPORTED IBV_ACCESS_HUGETLB
 
 /* In a table entry's access only (no verb passes it, so no access asks
  * for it): local SGEs address the region by offset, as remote accesses
@@ -113,9 +117,6 @@ static int srq_soft_mr_check_args(srq_soft_dev_t *dev, struct ibv_pd *pd,
                ((uintptr_t)addr + length < (uintptr_t)addr) ||
                (iova + length < iova)) {
         return EINVAL;
-    }
-    if (access & SRQ_SOFT_MR_ACCESS_UNSUPPORTED) {
-        return EOPNOTSUPP;
     }
     if (access & ~SRQ_SOFT_MR_ACCESS_KNOWN) {
         return EINVAL;
