@@ -153,7 +153,8 @@ struct verbs_context_ops {
                      struct ibv_recv_wr **bad_wr);
     int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr,
                      struct ibv_send_wr **bad_wr);
-    srq_ibv_op_t post_srq_ops;
+    int (*post_srq_ops)(struct ibv_srq *srq, struct ibv_ops_wr *op,
+                        struct ibv_ops_wr **bad_op);
     int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *wr,
                          struct ibv_recv_wr **bad_wr);
     int (*query_device_ex)(struct ibv_context *context,

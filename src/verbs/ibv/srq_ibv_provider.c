@@ -394,6 +394,12 @@ static struct ibv_srq *srq_ibv_create_srq_ex(struct ibv_context *ctx,
     return srq_soft_create_srq_ex(srq_ibv_dev(ctx), attr);
 }
 
+static int srq_ibv_post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *op,
+                                struct ibv_ops_wr **bad_op)
+{
+    return srq_soft_post_srq_ops(srq_ibv_dev(srq->context), srq, op, bad_op);
+}
+
 static int srq_ibv_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num)
 {
     return srq_soft_get_srq_num(srq_ibv_dev(srq->context), srq, srq_num);
@@ -495,6 +501,7 @@ static const struct verbs_context_ops srq_ibv_ctx_ops = {
     .close_xrcd      = srq_ibv_close_xrcd,
     .get_srq_num     = srq_ibv_get_srq_num,
     .open_xrcd       = srq_ibv_open_xrcd,
+    .post_srq_ops    = srq_ibv_post_srq_ops,
     .dealloc_pd      = srq_ibv_dealloc_pd,
     .dealloc_td      = srq_ibv_dealloc_td,
     .dereg_mr        = srq_ibv_dereg_mr,

@@ -509,6 +509,20 @@ void srq_soft_cqs_forget_srq(srq_soft_dev_t *dev, srq_soft_srq_t *srq)
     }
 }
 
+void srq_soft_cq_forget_counters(srq_soft_cq_t *cq, const void *lo,
+                                 size_t len)
+{
+    const uint8_t *p;
+    uint32_t i;
+
+    for (i = cq->ci; i != cq->pi; ++i) {
+        p = (const uint8_t*)cq->ring[i & (cq->size - 1)].rq_ci_p;
+        if ((p >= (const uint8_t*)lo) && (p < (const uint8_t*)lo + len)) {
+            cq->ring[i & (cq->size - 1)].rq_ci_p = NULL;
+        }
+    }
+}
+
 int srq_soft_cq_pop(srq_soft_cq_t *cq, int num, struct ibv_wc *wc)
 {
     srq_soft_cq_frees_t frees;
@@ -522,6 +536,9 @@ int srq_soft_cq_pop(srq_soft_cq_t *cq, int num, struct ibv_wc *wc)
     while ((n < num) && (ci != cq->pi)) {
         cqe     = &cq->ring[ci++ & (cq->size - 1)];
         wc[n++] = cqe->wc;
+        if (cqe->wc.wc_flags & IBV_WC_TM_MATCH) {
+            cq->ex_tm = cqe->tm; /* what ibv_wc_read_tm_info reads */
+        }
         srq_soft_cqe_release(cqe, &frees);
     }
     srq_soft_cq_store(&cq->ci, ci);

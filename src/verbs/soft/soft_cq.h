@@ -28,6 +28,8 @@ typedef struct srq_soft_cqe {
     uint32_t        *sq_free_p;/* SQ slots to free on poll, or NULL: */
     uint32_t         sq_free;  /* ... all before this index */
     uint16_t         srq_idx;
+    struct ibv_wc_tm_info tm;  /* with IBV_WC_TM_MATCH: the message's tag
+                                  and app_ctx (soft_tm.c) */
 } srq_soft_cqe_t;
 
 struct srq_soft_cq {
@@ -38,6 +40,7 @@ struct srq_soft_cq {
     };
     struct ibv_wc        ex_wc;    /* extended CQ: the completion between
                                       ibv_start_poll and ibv_end_poll */
+    struct ibv_wc_tm_info ex_tm;   /* ... its tm_info, when it has one */
     srq_soft_dev_t      *dev;
     srq_soft_cqe_t      *ring;     /* ring_buf.ptr */
     srq_soft_qbuf_t      ring_buf;
@@ -133,5 +136,9 @@ void srq_soft_cq_forget_qp(srq_soft_cq_t *cq, const uint32_t *rq_ci_p,
 /* The QP @qp_num is reset: its completions go */
 void srq_soft_cq_clean_qp(srq_soft_cq_t *cq, uint32_t qp_num);
 void srq_soft_cqs_forget_srq(srq_soft_dev_t *dev, srq_soft_srq_t *srq);
+/* The counters in [@lo, @lo + @len) that completions bump when polled
+ * (rq_ci_p) are gone: a TM SRQ's (soft_tm.c) */
+void srq_soft_cq_forget_counters(srq_soft_cq_t *cq, const void *lo,
+                                 size_t len);
 
 #endif

@@ -9,9 +9,11 @@
  * accessors read until the next one; end_poll has nothing left to do: a
  * completion gave its resources back when it was taken.
  *
- * Only the fields of struct ibv_wc exist here (IBV_WC_STANDARD_FLAGS): a
- * time stamp, VLAN, flow tag or tag-matching info is refused at creation
- * (EOPNOTSUPP), as a provider refuses what its hardware lacks.
+ * Only the fields of struct ibv_wc exist here (IBV_WC_STANDARD_FLAGS), and
+ * tag-matching info (IBV_WC_EX_WITH_TM_INFO: a TM SRQ's, soft_tm.c): a
+ * time stamp, VLAN or flow tag is refused at creation (EOPNOTSUPP), as a
+ * provider refuses what its hardware lacks. An accessor is there only for
+ * a field asked for, as a provider's.
  */
 #include "soft_cq.h"
 #include "soft_dev.h"
@@ -22,7 +24,8 @@
 #include <string.h>
 
 /* What a soft completion carries */
-#define SRQ_SOFT_CQ_EX_WC_FLAGS  IBV_WC_STANDARD_FLAGS
+#define SRQ_SOFT_CQ_EX_WC_FLAGS  (IBV_WC_STANDARD_FLAGS | \
+                                  IBV_WC_EX_WITH_TM_INFO)
 
 #define SRQ_SOFT_CQ_EX_FLAGS_KNOWN (IBV_CREATE_CQ_ATTR_SINGLE_THREADED | \
                                     IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN)
@@ -116,6 +119,19 @@ static uint8_t srq_soft_cq_ex_dlid_path_bits(struct ibv_cq_ex *ex)
     return srq_soft_cq_of_ex(ex)->ex_wc.dlid_path_bits;
 }
 
+/* The message's tag and app_ctx, with IBV_WC_TM_MATCH; zero otherwise */
+static void srq_soft_cq_ex_tm_info(struct ibv_cq_ex *ex,
+                                   struct ibv_wc_tm_info *tm_info)
+{
+    srq_soft_cq_t *cq = srq_soft_cq_of_ex(ex);
+
+    if (cq->ex_wc.wc_flags & IBV_WC_TM_MATCH) {
+        *tm_info = cq->ex_tm;
+    } else {
+        memset(tm_info, 0, sizeof(*tm_info));
+    }
+}
+
 /* 0, or why @attr asks for what the device cannot give */
 static int srq_soft_cq_ex_check(const struct ibv_cq_init_attr_ex *attr)
 {
@@ -175,5 +191,7 @@ struct ibv_cq_ex *srq_soft_create_cq_ex(srq_verbs_dev_t *vdev,
     ex->read_slid           = srq_soft_cq_ex_slid;
     ex->read_sl             = srq_soft_cq_ex_sl;
     ex->read_dlid_path_bits = srq_soft_cq_ex_dlid_path_bits;
+    ex->read_tm_info        = (attr->wc_flags & IBV_WC_EX_WITH_TM_INFO) ?
+                              srq_soft_cq_ex_tm_info : NULL;
     return ex;
 }

@@ -29,6 +29,7 @@
 #include "soft_shm.h"
 #include "soft_srq.h"
 #include "soft_thread.h"
+#include "soft_tm.h"
 #include "soft_wait.h"
 #include "srq_soft_api.h"
 
@@ -353,6 +354,7 @@ static int srq_soft_query_device_ex(srq_verbs_dev_t *dev,
     attr->xrc_odp_caps     = SRQ_SOFT_ODP_RC_CAPS;
     attr->phys_port_cnt_ex = attr->orig_attr.phys_port_cnt;
     attr->max_dm_size      = SRQ_SOFT_MAX_DM_SIZE;
+    srq_soft_tm_caps(&attr->tm_caps); /* RC, on a TM SRQ (soft_tm.c) */
     return 0;
 }
 

@@ -124,18 +124,12 @@ static int srq_soft_check_send_fields(srq_soft_qp_t *qp,
  * a completion is polled); below it the queue's arrays grow */
 static int srq_soft_sq_room(srq_soft_qp_t *qp, uint32_t n)
 {
-    int ret;
-
-    if (qp->sq_pi - qp->sq_free + n > qp->cap.max_send_wr) {
+    /* FINs of a TM QP (soft_tm_rndv.c) are the device's, not the
+     * program's: room beyond max_send_wr */
+    if (qp->sq_pi - qp->sq_free + n > qp->cap.max_send_wr + qp->tm_fins) {
         return ENOMEM;
     }
-    while (qp->sq_pi - qp->sq_ci + n > qp->sq_mask + 1) {
-        ret = srq_soft_qp_sq_grow(qp);
-        if (ret != 0) {
-            return ret;
-        }
-    }
-    return 0;
+    return srq_soft_qp_sq_reserve(qp, n, qp->cap.max_send_wr + qp->tm_fins);
 }
 
 static int srq_soft_check_send_wr(srq_soft_qp_t *qp,

@@ -258,6 +258,11 @@ static int srq_soft_qp_check_init(srq_soft_dev_t *dev, struct ibv_pd *pd,
                                 (cap->max_recv_sge > SRQ_SOFT_MAX_SGE))) {
         return EINVAL;
     }
+    /* tag matching is RC's (IBV_TM_CAP_RC) */
+    if ((attr->srq != NULL) && (srq_soft_srq(attr->srq)->tm != NULL) &&
+        (attr->qp_type != IBV_QPT_RC)) {
+        return EINVAL;
+    }
     return 0;
 }
 
@@ -296,12 +301,22 @@ static int srq_soft_qp_sq_resize(srq_soft_qp_t *qp, uint32_t slots)
     return 0;
 }
 
-int srq_soft_qp_sq_grow(srq_soft_qp_t *qp)
+int srq_soft_qp_sq_reserve(srq_soft_qp_t *qp, uint32_t n, uint32_t max_wr)
 {
-    uint32_t max = srq_soft_pow2(qp->cap.max_send_wr ? qp->cap.max_send_wr : 1);
+    uint32_t max = srq_soft_pow2(max_wr ? max_wr : 1);
+    int ret;
 
-    return (qp->sq_mask + 1 >= max) ? ENOMEM :
-           srq_soft_qp_sq_resize(qp, 2 * (qp->sq_mask + 1));
+    while (qp->sq_pi - qp->sq_ci + n > qp->sq_mask + 1) {
+        /* a parent domain's queue was made at its full size */
+        if ((qp->sq_mask + 1 >= max) || (qp->sq_buf.ptr != NULL)) {
+            return ENOMEM;
+        }
+        ret = srq_soft_qp_sq_resize(qp, 2 * (qp->sq_mask + 1));
+        if (ret != 0) {
+            return ret;
+        }
+    }
+    return 0;
 }
 
 /* Where the next of a queue's arrays starts in its one block */
@@ -408,12 +423,31 @@ static enum ibv_wc_opcode srq_soft_wc_opcode(enum ibv_wr_opcode op)
     }
 }
 
+/* A FIN of ours (soft_tm_rndv.c) leaves the queue: its room beyond
+ * max_send_wr is given back; its slot is free at once when every slot
+ * before it is (no completion will be polled for it), else with the
+ * program's next completion, as an unsignaled WQE's */
+static void srq_soft_qp_fin_done(srq_soft_qp_t *qp)
+{
+    --qp->tm_fins;
+    if (qp->sq_free == qp->sq_ci) {
+        ++qp->sq_free;
+    }
+}
+
 void srq_soft_qp_send_cqe(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
                           enum ibv_wc_status status)
 {
     srq_soft_cqe_t *cqe;
 
     if ((status == IBV_WC_SUCCESS) && !wqe->signaled) {
+        if (wqe->tm_fin) {
+            srq_soft_qp_fin_done(qp);
+        }
+        return;
+    }
+    if (wqe->tm_fin) {
+        srq_soft_qp_fin_done(qp); /* the program never sees it */
         return;
     }
     cqe = srq_soft_cq_push(srq_soft_cq(qp->ibv.send_cq),
@@ -482,6 +516,8 @@ static void srq_soft_qp_init_obj(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     qp->ibv.send_cq     = attr->send_cq;
     qp->ibv.recv_cq     = attr->recv_cq;
     qp->ibv.srq         = attr->srq;
+    qp->tm              = (attr->srq != NULL) &&
+                          (srq_soft_srq(attr->srq)->tm != NULL);
     qp->ibv.qp_type     = attr->qp_type;
     qp->state           = IBV_QPS_RESET;
     qp->ibv.state       = IBV_QPS_RESET;

@@ -73,6 +73,10 @@ typedef struct srq_soft_swqe {
     bool                 fresh;       /* in the ibv_post_send that is
                                          posting it: its buffer was just
                                          given, memcpy reads it */
+    bool                 tm_fin;      /* the device's own: a rendezvous
+                                         FIN (soft_tm_rndv.c), its TMH's
+                                         tag in compare_add, app_ctx in
+                                         swap; no completion */
     enum ibv_wc_status   status;      /* when state == DONE */
     srq_soft_peer_t     *ud_peer;     /* UD destination */
     uint32_t             ud_qpn;
@@ -155,6 +159,8 @@ struct srq_soft_qp {
     uint32_t             sq_mask;
     uint32_t             sq_pi, sq_tx, sq_ci, sq_free;
     uint32_t             next_psn;
+    uint32_t             tm_fins;    /* FINs of ours in [sq_ci, sq_pi): room
+                                        beyond max_send_wr (soft_tm_rndv.c) */
     int                  wait;       /* SRQ_SOFT_WAIT_* */
     uint64_t             wait_until;
     uint64_t             tx_time;    /* oldest unacked transmission, 0:
@@ -183,6 +189,7 @@ struct srq_soft_qp {
                                         (atomic, set without the lock) */
 
     /* responder */
+    bool                 tm;         /* on a TM SRQ: its SENDs are matched */
     uint32_t             epsn;
     bool                 comm_est;   /* IBV_EVENT_COMM_EST raised (RTR) */
     bool                 ack_pending;
@@ -327,8 +334,9 @@ int  srq_soft_qp_table_init(srq_soft_dev_t *dev);
 void srq_soft_qp_table_cleanup(srq_soft_dev_t *dev);
 /* Leave every work list: the QP does no more transport work */
 void srq_soft_qp_detach(srq_soft_qp_t *qp);
-/* The send queue is full below max_send_wr: double it (0, or ENOMEM) */
-int srq_soft_qp_sq_grow(srq_soft_qp_t *qp);
+/* Room in the send queue's arrays for @n more WQEs, growing them (by
+ * doubling) up to @max_wr WQEs: 0 or ENOMEM */
+int srq_soft_qp_sq_reserve(srq_soft_qp_t *qp, uint32_t n, uint32_t max_wr);
 /* ... and let go of its peer, once no one-sided access of the peer through
  * the QP is in flight any more */
 void srq_soft_qp_unpeer(srq_soft_qp_t *qp);

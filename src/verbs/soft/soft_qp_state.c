@@ -222,6 +222,7 @@ static void srq_soft_qp_reset(srq_soft_qp_t *qp)
 {
     srq_soft_qp_unpeer(qp);
     qp->sq_pi = qp->sq_tx = qp->sq_ci = qp->sq_free = 0;
+    qp->tm_fins = 0;
     qp->rq_pi = qp->rq_hw = qp->rq_ci = 0;
     /* the responder's kept results belong to the old connection */
     srq_soft_qp_free_atomics(qp);

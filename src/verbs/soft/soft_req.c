@@ -58,6 +58,7 @@
 #include "soft_qp_state.h"
 #include "soft_ring.h"
 #include "soft_shm.h"
+#include "soft_tmh.h"
 
 #include <errno.h>
 #include <string.h>
@@ -237,7 +238,11 @@ static bool srq_soft_req_pkt_payload(srq_soft_qp_t *qp,
         return true; /* the scatter list waits for the ATOMIC_ACK */
     }
     if (wqe->is_inline) {
-        memcpy(dst, srq_soft_swqe_inline(qp, wqe), wqe->length);
+        if (wqe->tm_fin) { /* the device's own FIN (soft_tm_rndv.c) */
+            srq_soft_tmh_fin(dst, wqe->compare_add, (uint32_t)wqe->swap);
+        } else {
+            memcpy(dst, srq_soft_swqe_inline(qp, wqe), wqe->length);
+        }
         return true;
     }
     for (i = 0; i < wqe->num_sge; ++i) {

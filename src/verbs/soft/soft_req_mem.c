@@ -41,7 +41,7 @@ static int srq_soft_req_local_iov(srq_soft_qp_t *qp,
  * a responder drops such a request). Our access is announced already.
  */
 static int srq_soft_req_rdma_check(srq_soft_qp_t *qp,
-                                   const srq_soft_swqe_t *wqe, int access,
+                                   const srq_soft_req_xfer_t *x, int access,
                                    uint64_t *va)
 {
     srq_soft_peer_t *peer = qp->peer;
@@ -51,31 +51,29 @@ static int srq_soft_req_rdma_check(srq_soft_qp_t *qp,
         return SRQ_SOFT_REQ_DROPPED;
     }
     if (srq_soft_mw_check_rkey(&peer->seg, ent.access, ent.pd, ent.qpn,
-                                 wqe->rkey, wqe->remote_addr, wqe->length,
+                                 x->rkey, x->remote_addr, x->length,
                                  access, va) != 0) {
         return IBV_WC_REM_ACCESS_ERR;
     }
     return IBV_WC_SUCCESS;
 }
 
-/* Copy [off, off + len) of the WQE, whose remote start is at @va in the
- * target's memory: 0 or an IBV_WC_* status */
+/* Copy [off, off + len) of the transfer, whose remote start is at @va in
+ * the target's memory: 0 or an IBV_WC_* status */
 static int srq_soft_req_rdma_chunk(srq_soft_qp_t *qp,
-                                   const srq_soft_swqe_t *wqe,
-                                   const struct iovec *local, int n,
+                                   const srq_soft_req_xfer_t *x,
                                    uint64_t va, size_t off, size_t len)
 {
     struct iovec part[SRQ_SOFT_MAX_SGE], remote;
-    bool read = (wqe->opcode == IBV_WR_RDMA_READ);
     pid_t pid = qp->peer->pid;
     ssize_t done;
     int m;
 
-    m               = srq_soft_iov_slice(local, n, off, len, part);
+    m               = srq_soft_iov_slice(x->local, x->n, off, len, part);
     remote.iov_base = (void*)(uintptr_t)(va + off);
     remote.iov_len  = len;
-    done = read ? process_vm_readv(pid, part, m, &remote, 1, 0) :
-                  process_vm_writev(pid, part, m, &remote, 1, 0);
+    done = x->read ? process_vm_readv(pid, part, m, &remote, 1, 0) :
+                     process_vm_writev(pid, part, m, &remote, 1, 0);
     if (done == (ssize_t)len) {
         return IBV_WC_SUCCESS;
     }
@@ -87,40 +85,59 @@ static int srq_soft_req_rdma_chunk(srq_soft_qp_t *qp,
 }
 
 /*
- * One-sided write/read with cross-memory attach. Chunk by chunk, each announced before the
- * target's tables are checked again (soft_inflight.c): a region
- * deregistered or a QP destroyed meanwhile stops it.
+ * One-sided write/read with cross-memory attach. Chunk by chunk, each
+ * announced before the target's tables are checked again
+ * (soft_inflight.c): a region deregistered or a QP destroyed meanwhile
+ * stops it.
  */
-int srq_soft_req_rdma(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
+int srq_soft_req_xfer(srq_soft_qp_t *qp, const srq_soft_req_xfer_t *x)
 {
     srq_soft_dev_t *dev = qp->dev;
-    int access = (wqe->opcode == IBV_WR_RDMA_READ) ? IBV_ACCESS_REMOTE_READ :
-                                                     IBV_ACCESS_REMOTE_WRITE;
-    struct iovec local[SRQ_SOFT_MAX_SGE];
+    int access = x->read ? IBV_ACCESS_REMOTE_READ : IBV_ACCESS_REMOTE_WRITE;
     size_t off = 0, len;
     uint64_t va;
-    int n, status;
+    int status;
 
-    n = srq_soft_req_local_iov(qp, wqe, local);
     do {
-        len = wqe->length - off;
+        len = x->length - off;
         len = (len < SRQ_SOFT_INFLIGHT_CHUNK) ? len : SRQ_SOFT_INFLIGHT_CHUNK;
-        srq_soft_inflight_begin(dev, qp->peer->instance, wqe->rkey,
+        srq_soft_inflight_begin(dev, qp->peer->instance, x->rkey,
                                 qp->attr.dest_qp_num);
         /* the remote address as the target's memory has it (its
          * region's IOVA translated) */
-        status = srq_soft_req_rdma_check(qp, wqe, access, &va);
+        status = srq_soft_req_rdma_check(qp, x, access, &va);
         if ((status == IBV_WC_SUCCESS) && (off > 0) &&
-            (srq_soft_req_check_lkeys(qp, wqe) != 0)) {
+            (x->lkeys(qp, x->arg) != 0)) {
             /* our own region, deregistered since the last chunk (its
              * ibv_dereg_mr withdraws it before waiting for our lock) */
             status = IBV_WC_LOC_PROT_ERR;
         }
         if ((status == IBV_WC_SUCCESS) && (len > 0)) {
-            status = srq_soft_req_rdma_chunk(qp, wqe, local, n, va, off, len);
+            status = srq_soft_req_rdma_chunk(qp, x, va, off, len);
         }
         srq_soft_inflight_end(dev);
         off += len;
-    } while ((status == IBV_WC_SUCCESS) && (off < wqe->length));
+    } while ((status == IBV_WC_SUCCESS) && (off < x->length));
     return status;
+}
+
+static int srq_soft_req_wqe_lkeys(srq_soft_qp_t *qp, const void *wqe)
+{
+    return srq_soft_req_check_lkeys(qp, wqe);
+}
+
+int srq_soft_req_rdma(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
+{
+    struct iovec local[SRQ_SOFT_MAX_SGE];
+    srq_soft_req_xfer_t x;
+
+    x.n           = srq_soft_req_local_iov(qp, wqe, local);
+    x.local       = local;
+    x.rkey        = wqe->rkey;
+    x.remote_addr = wqe->remote_addr;
+    x.length      = wqe->length;
+    x.read        = (wqe->opcode == IBV_WR_RDMA_READ);
+    x.lkeys       = srq_soft_req_wqe_lkeys;
+    x.arg         = wqe;
+    return srq_soft_req_xfer(qp, &x);
 }

@@ -12,6 +12,8 @@
 #include "soft_qp.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <sys/uio.h>
 
 /* srq_soft_req_rdma's results that are not a WC status */
 #define SRQ_SOFT_REQ_DROPPED    (-1) /* the target dropped the request */
@@ -39,6 +41,24 @@ srq_soft_req_check_lkeys(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
     }
     return 0;
 }
+
+/* A one-sided copy between our memory and the target's (the QP's peer),
+ * checked in its tables as its responder would check it */
+typedef struct srq_soft_req_xfer {
+    const struct iovec *local;    /* ours */
+    int                 n;
+    uint32_t            rkey;     /* the target's */
+    uint64_t            remote_addr;
+    uint32_t            length;
+    bool                read;     /* else write */
+    /* our local keys, checked again between chunks: 0 or EACCES */
+    int               (*lkeys)(srq_soft_qp_t *qp, const void *arg);
+    const void         *arg;
+} srq_soft_req_xfer_t;
+
+/* ... done: IBV_WC_SUCCESS, an IBV_WC_* error status, SRQ_SOFT_REQ_DROPPED
+ * or SRQ_SOFT_REQ_PEER_GONE */
+int srq_soft_req_xfer(srq_soft_qp_t *qp, const srq_soft_req_xfer_t *x);
 
 /* RDMA_WRITE/RDMA_READ (or WRITE_WITH_IMM's data) of @wqe, done here:
  * IBV_WC_SUCCESS, an IBV_WC_* error status, SRQ_SOFT_REQ_DROPPED or

@@ -55,6 +55,7 @@
 #include "soft_shm.h"
 #include "soft_srq.h"
 #include "soft_srq_wqe.h"
+#include "soft_tm.h"
 #include "soft_xrcd.h"
 
 #include <errno.h>
@@ -77,32 +78,6 @@ static bool srq_soft_resp_rc_ok(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt)
            ((qp->state == IBV_QPS_RTR) || (qp->state == IBV_QPS_RTS)) &&
            (pkt->src_qpn == qp->attr.dest_qp_num) &&
            !memcmp(pkt->src_inst, qp->peer->instance, SRQ_SOFT_INST_LEN);
-}
-
-/* Place the message; an IBV_WC_* status, or -1: the sender's memory could
- * not be read (the WQE is not taken) */
-static int srq_soft_resp_place(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
-                               const uint8_t *payload, srq_soft_rview_t *v,
-                               uint64_t off)
-{
-    uint64_t need = off + ((pkt->opcode == SRQ_SOFT_OP_WRITE_IMM) ? 0 :
-                           pkt->length);
-    int status;
-
-    if (need > srq_verbs_sge_len(v->sge, v->num_sge)) {
-        return IBV_WC_LOC_LEN_ERR;
-    }
-    status = srq_soft_rview_check(qp, v, need);
-    if ((status != IBV_WC_SUCCESS) || (need == off)) {
-        return status;
-    }
-    if (!(pkt->flags & SRQ_SOFT_PKT_F_PULL)) {
-        srq_soft_rview_copy(v, off, payload, pkt->length);
-        return IBV_WC_SUCCESS;
-    }
-    return srq_soft_rview_pull(v, qp->peer->pid,
-                               (const srq_soft_pkt_iov_t*)payload, pkt->nsge,
-                               pkt->length) ? IBV_WC_SUCCESS : -1;
 }
 
 /* A responder error on RC: tell the requester, then go to error */
@@ -173,6 +148,7 @@ typedef enum srq_soft_resp_state {
     SRQ_SOFT_RESP_DUPLICATE,     /* behind: answered again, not executed */
     SRQ_SOFT_RESP_CHK_OP,        /* one the requester refused for us */
     SRQ_SOFT_RESP_CHK_WQE,       /* a receive WQE for what completes in one */
+    SRQ_SOFT_RESP_TM,            /* a SEND to a TM SRQ: tag matching */
     SRQ_SOFT_RESP_CHK_RKEY,      /* the checks of one-sided RDMA */
     SRQ_SOFT_RESP_CHK_ROOM,      /* room to keep a result until it is sent */
     SRQ_SOFT_RESP_EXECUTE,       /* the opcode's own step */
@@ -327,7 +303,25 @@ static srq_soft_resp_state_t srq_soft_resp_chk_op(srq_soft_resp_req_t *r)
     if (r->qp->ibv.qp_type == IBV_QPT_XRC_RECV) {
         return srq_soft_resp_chk_xrc(r);
     }
+    if (r->qp->tm && (r->pkt->opcode == SRQ_SOFT_OP_SEND)) {
+        return SRQ_SOFT_RESP_TM;
+    }
     return SRQ_SOFT_RESP_CHK_WQE;
+}
+
+/* A SEND to a TM SRQ: matched, or an ordinary receive (soft_tm.c) */
+static srq_soft_resp_state_t srq_soft_resp_tm(srq_soft_resp_req_t *r)
+{
+    switch (srq_soft_tm_recv(r->qp, r->pkt, r->payload, &r->nak)) {
+    case SRQ_SOFT_TM_RNR:
+        return SRQ_SOFT_RESP_RNR;
+    case SRQ_SOFT_TM_NAK:
+        return SRQ_SOFT_RESP_NAK;
+    case SRQ_SOFT_TM_ERR:
+        return SRQ_SOFT_RESP_ERR_WQE;
+    default:
+        return SRQ_SOFT_RESP_ACKNOWLEDGE;
+    }
 }
 
 static srq_soft_resp_state_t srq_soft_resp_chk_wqe(srq_soft_resp_req_t *r)
@@ -372,7 +366,7 @@ static srq_soft_resp_state_t srq_soft_resp_chk_room(srq_soft_resp_req_t *r)
  * could not be read) leaves the WQE posted */
 static srq_soft_resp_state_t srq_soft_resp_exec_recv(srq_soft_resp_req_t *r)
 {
-    r->status = srq_soft_resp_place(r->qp, r->pkt, r->payload, &r->wqe, 0);
+    r->status = srq_soft_rview_place(r->qp, r->pkt, r->payload, &r->wqe, 0);
     if (r->status < 0) {
         r->nak = SRQ_SOFT_NAK_REM_OP;
         return srq_soft_resp_refuse(r, SRQ_SOFT_RESP_NAK);
@@ -574,6 +568,7 @@ static srq_soft_resp_state_t srq_soft_resp_step(srq_soft_resp_state_t state,
     case SRQ_SOFT_RESP_DUPLICATE:   return srq_soft_resp_duplicate(r);
     case SRQ_SOFT_RESP_CHK_OP:      return srq_soft_resp_chk_op(r);
     case SRQ_SOFT_RESP_CHK_WQE:     return srq_soft_resp_chk_wqe(r);
+    case SRQ_SOFT_RESP_TM:          return srq_soft_resp_tm(r);
     case SRQ_SOFT_RESP_CHK_RKEY:    return srq_soft_resp_chk_rkey(r);
     case SRQ_SOFT_RESP_CHK_ROOM:    return srq_soft_resp_chk_room(r);
     case SRQ_SOFT_RESP_EXECUTE:     return srq_soft_resp_execute(r);
@@ -659,7 +654,7 @@ static void srq_soft_resp_ud(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
         return; /* no receive WQE: a datagram is silently lost */
     }
     /* the first 40 bytes of the scatter list hold the GRH */
-    status = srq_soft_resp_place(qp, pkt, payload, &v, SRQ_SOFT_GRH_LEN);
+    status = srq_soft_rview_place(qp, pkt, payload, &v, SRQ_SOFT_GRH_LEN);
     if (status == IBV_WC_SUCCESS) {
         srq_soft_resp_grh(dev, pkt, grh);
         srq_soft_rview_copy(&v, 0, grh, SRQ_SOFT_GRH_LEN);

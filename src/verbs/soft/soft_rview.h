@@ -13,6 +13,7 @@
 #include "soft_dev.h"
 #include "soft_mr.h"
 #include "soft_pd.h"
+#include "soft_peer.h"
 #include "soft_pkt.h"
 #include "soft_qp.h"
 #include "soft_shm.h"
@@ -173,6 +174,35 @@ srq_soft_rview_pull(const srq_soft_rview_t *v, pid_t pid,
         remote[i].iov_len  = riov[i].len;
     }
     return process_vm_readv(pid, local, n, remote, nsge, 0) == (ssize_t)len;
+}
+
+/* Place the message @pkt from offset @off of the scatter list (SEND:
+ * the payload; WRITE_IMM: nothing, its data is in place): an IBV_WC_*
+ * status, or -1 when the sender's memory could not be read (the WQE is
+ * not taken) */
+static inline int
+srq_soft_rview_place(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
+                     const uint8_t *payload, srq_soft_rview_t *v,
+                     uint64_t off)
+{
+    uint64_t need = off + ((pkt->opcode == SRQ_SOFT_OP_WRITE_IMM) ? 0 :
+                           pkt->length);
+    int status;
+
+    if (need > srq_verbs_sge_len(v->sge, v->num_sge)) {
+        return IBV_WC_LOC_LEN_ERR;
+    }
+    status = srq_soft_rview_check(qp, v, need);
+    if ((status != IBV_WC_SUCCESS) || (need == off)) {
+        return status;
+    }
+    if (!(pkt->flags & SRQ_SOFT_PKT_F_PULL)) {
+        srq_soft_rview_copy(v, off, payload, pkt->length);
+        return IBV_WC_SUCCESS;
+    }
+    return srq_soft_rview_pull(v, qp->peer->pid,
+                               (const srq_soft_pkt_iov_t*)payload, pkt->nsge,
+                               pkt->length) ? IBV_WC_SUCCESS : -1;
 }
 
 /* The receive completion of the WQE @v took for @pkt (its buffer stays

@@ -182,6 +182,9 @@ int srq_soft_destroy_srq(srq_verbs_dev_t *vdev, struct ibv_srq *ibsrq)
     /* completions still in CQs must not give WQEs back to a freed SRQ */
     srq_soft_cqs_forget_srq(dev, srq);
     srq->limit = 0; /* no event after this one */
+    if (srq->tm != NULL) {
+        srq->tm_free(srq);
+    }
     if (srq->srqn != 0) { /* XRC: its number, its CQ, its domain */
         dev->xrc_srqs[srq->srqn] = NULL;
         --srq_soft_cq(srq->xrc_cq)->qp_refs;

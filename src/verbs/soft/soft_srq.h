@@ -51,6 +51,11 @@ struct srq_soft_srq {
     struct ibv_cq       *xrc_cq;
     struct ibv_xrcd     *xrcd;
     int                 *xrcd_users;
+    /* tag matching (IBV_SRQT_TM): its list, NULL: none; and what frees it
+     * (soft_tm.c's, given here so that the SRQ needs nothing of the
+     * layer above it) */
+    void                *tm;
+    void               (*tm_free)(srq_soft_srq_t *srq);
     uint32_t             events_written; /* uverbs mode: to the async fd
                                             (dev->async_lock) */
 };

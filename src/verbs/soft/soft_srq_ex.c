@@ -1,14 +1,17 @@
 /*
- * ucx-srq soft device: ibv_create_srq_ex - a basic SRQ (as ibv_create_srq)
- * or an XRC SRQ: in an XRC domain (soft_xrcd.c), numbered (the number a
+ * ucx-srq soft device: ibv_create_srq_ex - a basic SRQ (as ibv_create_srq),
+ * an XRC SRQ: in an XRC domain (soft_xrcd.c), numbered (the number a
  * sender names, ibv_get_srq_num), its receive completions on a CQ of its
- * own. Its queue is the basic SRQ's (soft_srq.c); the count of SRQs the
- * device allows covers both (soft_limit.c).
+ * own; or a TM SRQ: a list of tagged buffers besides its queue, all its
+ * completions on its CQ (soft_tm.c). Its queue is the basic SRQ's
+ * (soft_srq.c); the count of SRQs the device allows covers all
+ * (soft_limit.c).
  */
 #include "soft_cq.h"
 #include "soft_dev.h"
 #include "soft_limit.h"
 #include "soft_srq.h"
+#include "soft_tm.h"
 #include "soft_xrcd.h"
 #include "srq_soft_api.h"
 
@@ -43,16 +46,22 @@ static uint32_t srq_soft_xrc_srqn_alloc(srq_soft_dev_t *dev)
 static int srq_soft_srq_ex_check(srq_soft_dev_t *dev,
                                  const struct ibv_srq_init_attr_ex *attr)
 {
-    if ((attr->comp_mask & ~SRQ_SOFT_SRQ_XRC_MASK) ||
+    if ((attr->comp_mask & ~(SRQ_SOFT_SRQ_XRC_MASK | IBV_SRQ_INIT_ATTR_TM)) ||
         !(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD)) {
-        return EINVAL; /* tag matching, ...: fields we do not know */
+        return EINVAL; /* fields we do not know */
     }
     if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ||
         (attr->srq_type == IBV_SRQT_BASIC)) {
-        return 0;
+        /* the sizes of a list only a TM SRQ has */
+        return (attr->comp_mask & IBV_SRQ_INIT_ATTR_TM) ? EINVAL : 0;
     }
-    if (attr->srq_type != IBV_SRQT_XRC) {
-        return EOPNOTSUPP; /* tag matching */
+    if (attr->srq_type == IBV_SRQT_TM) {
+        return (srq_soft_tm_check(attr) == 0) &&
+               srq_soft_dev_has(dev, attr->cq) ? 0 : EINVAL;
+    }
+    if ((attr->srq_type != IBV_SRQT_XRC) ||
+        (attr->comp_mask & IBV_SRQ_INIT_ATTR_TM)) {
+        return EINVAL;
     }
     if (((attr->comp_mask & SRQ_SOFT_SRQ_XRC_MASK) != SRQ_SOFT_SRQ_XRC_MASK) ||
         !srq_soft_xrcd_valid(dev, attr->xrcd) ||
@@ -84,6 +93,16 @@ struct ibv_srq *srq_soft_create_srq_ex(srq_verbs_dev_t *vdev,
     }
     srq = srq_soft_srq(ibsrq);
     srq_soft_dev_lock(dev);
+    if (attr->srq_type == IBV_SRQT_TM) {
+        ret = srq_soft_tm_create(srq, attr);
+        srq_soft_dev_unlock(dev);
+        if (ret != 0) {
+            srq_soft_limit_destroy_srq(vdev, ibsrq);
+            errno = ret;
+            return NULL;
+        }
+        return ibsrq;
+    }
     srq->srqn = srq_soft_xrc_srqn_alloc(dev);
     if (srq->srqn == 0) {
         srq_soft_dev_unlock(dev);

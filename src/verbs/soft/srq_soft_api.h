@@ -132,6 +132,16 @@ struct ibv_srq *srq_soft_create_srq_ex(srq_verbs_dev_t *dev,
 int  srq_soft_get_srq_num(srq_verbs_dev_t *dev, struct ibv_srq *srq,
                           uint32_t *srq_num);
 
+/*
+ * Tag matching (soft_tm.c), for the soft device's libibverbs face only, as
+ * XRC: the transport matches no tags, and the project's own verbs API has
+ * no ibv_create_srq_ex to make a TM SRQ with. ibv_create_srq_ex above
+ * makes one (IBV_SRQT_TM); ibv_post_srq_ops: 0, or EINVAL/ENOMEM with
+ * *bad_wr the first operation not done (errno set).
+ */
+int  srq_soft_post_srq_ops(srq_verbs_dev_t *dev, struct ibv_srq *srq,
+                           struct ibv_ops_wr *wr, struct ibv_ops_wr **bad_wr);
+
 /* Where a peer opens the instance's tables (memory regions, QPs), which
  * it may only read: "/proc/<pid>/fd/<n>" (soft_shm.h) */
 int srq_soft_segment_name(srq_verbs_dev_t *dev, char *buf, size_t len);
