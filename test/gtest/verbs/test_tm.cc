@@ -317,6 +317,63 @@ TEST_P(tag_match, eager_match)
     expect_sent();
 }
 
+/* A message larger than what travels in a packet (the responder pulls it
+ * from the sender's memory): matched on its TMH all the same, its data
+ * after the TMH in the tag's buffer; unexpected, whole in a receive */
+TEST_P(tag_match, eager_large)
+{
+    const uint32_t big = 256 * 1024;
+    stage();
+    uint8_t *src = (uint8_t*)alloc(big + sizeof(ibv_tmh), 0);
+    uint8_t *dst = (uint8_t*)alloc(big + sizeof(ibv_tmh), 0);
+    ibv_mr *smr  = reg(*a, src, big + sizeof(ibv_tmh), kRemote);
+    ibv_mr *dmr  = reg(*b, dst, big + sizeof(ibv_tmh), IBV_ACCESS_LOCAL_WRITE);
+    ASSERT_TRUE(smr && dmr);
+    for (uint32_t i = 0; i < big + sizeof(ibv_tmh); ++i) {
+        src[i] = (uint8_t)(i * 13 + 1);
+    }
+    ibv_tmh tmh = {};
+    tmh.opcode = IBV_TMH_EAGER;
+    tmh.tag    = htobe64(0x77);
+    memcpy(src, &tmh, sizeof(tmh));
+
+    ibv_sge sge = { (uintptr_t)dst, big, dmr->lkey };
+    ibv_ops_wr wr = {}, *bad = nullptr;
+    wr.wr_id             = 0x81;
+    wr.opcode            = IBV_WR_TAG_ADD;
+    wr.flags             = IBV_OPS_SIGNALED;
+    wr.tm.add.recv_wr_id = 0x81;
+    wr.tm.add.sg_list    = &sge;
+    wr.tm.add.num_sge    = 1;
+    wr.tm.add.tag        = 0x77;
+    wr.tm.add.mask       = kMask;
+    ASSERT_EQ(0, post_ops(srq, &wr, &bad));
+    expect_op(IBV_WC_TM_ADD, 0x81);
+
+    ASSERT_EQ(0, post_send(client, IBV_WR_SEND, src, big + sizeof(ibv_tmh),
+                           smr->lkey, 0x82));
+    tm_wc w = next();
+    EXPECT_EQ(IBV_WC_SUCCESS, w.status);
+    EXPECT_EQ(0x81u, w.wr_id);
+    EXPECT_TRUE(w.wc_flags & IBV_WC_TM_DATA_VALID);
+    EXPECT_EQ(big, w.byte_len);
+    EXPECT_EQ(0, memcmp(dst, src + sizeof(ibv_tmh), big));
+    expect_sent();
+
+    /* unexpected: the whole of it, TMH included */
+    memset(dst, 0, big + sizeof(ibv_tmh));
+    ASSERT_EQ(0, post_srq_recv(srq, dst, big + sizeof(ibv_tmh), dmr->lkey,
+                               0x83));
+    ASSERT_EQ(0, post_send(client, IBV_WR_SEND, src, big + sizeof(ibv_tmh),
+                           smr->lkey, 0x84));
+    w = next();
+    EXPECT_EQ(IBV_WC_SUCCESS, w.status);
+    EXPECT_EQ(0x83u, w.wr_id);
+    EXPECT_EQ(0u, w.wc_flags & IBV_WC_TM_MATCH);
+    EXPECT_EQ(0, memcmp(dst, src, big + sizeof(ibv_tmh)));
+    expect_sent();
+}
+
 /* Unexpected: the whole message into an ordinary receive, counted; a tag
  * added before the program caught up does not match until TAG_SYNC */
 TEST_P(tag_match, unexpected_then_sync)
