@@ -110,6 +110,18 @@ def _lint_type(c, tname, tdef, errors):
         return out
 
     top = member_names(tdef["fields"])
+    # an array's count is a member of the struct it is in: the top one, or
+    # the inline struct that holds it (ibv_ops_wr's tm.add.num_sge)
+    def counts(fields):
+        names = member_names(fields)
+        for f in fields:
+            if "array_len" in f and f["array_len"] not in names | top:
+                errors.append("%s: %s.%s: array_len %s is no field of %s" %
+                              (c.verb, tname, f["name"], f["array_len"], tname))
+            if "fields" in f:
+                counts(f["fields"])
+
+    counts(tdef["fields"])
     for _, f in _walk_fields(tdef["fields"]):
         bt, _depth = base_type(f["type"])
         if bt.startswith(("struct ibv_", "union ibv_")) and bt not in c.types \
@@ -121,8 +133,6 @@ def _lint_type(c, tname, tdef, errors):
             errors.append("%s: %s.%s: enum value without an enum" % (c.verb, tname, f["name"]))
         if f.get("value") == "object" and not f.get("object"):
             errors.append("%s: %s.%s: object value without an object kind" % (c.verb, tname, f["name"]))
-        if "array_len" in f and f["array_len"] not in top:
-            errors.append("%s: %s.%s: array_len %s is no field of %s" % (c.verb, tname, f["name"], f["array_len"], tname))
         if "key_field" in f:
             pass  # a sibling in the same (inline) struct; checked by the C generator
         if f["type"] in ("struct", "union") and "fields" not in f:

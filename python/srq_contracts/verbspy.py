@@ -35,7 +35,11 @@ _QP_STATES = ("RESET", "INIT", "RTR", "RTS")
 # the framework's WR classes and the fields their constructors take
 _WR_CLASS = {"struct ibv_recv_wr": ("IbvRecvWR", ("wr_id", "num_sge")),
              "struct ibv_send_wr": ("IbvSendWR", ("wr_id", "num_sge", "opcode", "send_flags",
-                                                  "imm_data"))}
+                                                  "imm_data")),
+             # the framework has none: the runtime's own (verbspy_rt.py)
+             "struct ibv_ops_wr": ("SrqOpsWR", ("wr_id", "opcode", "flags", "tm.unexpected_cnt",
+                                                "tm.handle", "tm.add.recv_wr_id", "tm.add.num_sge",
+                                                "tm.add.tag", "tm.add.mask"))}
 _DEFAULT = {"int": "0", "uint": "0", "hex": "0", "flags": "0", "enum": "0", "ptr": "NULL", "callback": "NULL",
             "buffer": "NULL", "addr": "0", "device": "dev_list[0]"}
 

@@ -18,7 +18,8 @@ _SRQ_OBJECT = _srq_re.compile(r"^(ctx|pd|mr|cq|ch|srq|qp|ah)[0-9]+$")
 _SRQ_LVALUE = _srq_re.compile(r"^[A-Za-z_]\w*(\[[0-9]+\])*((\.|->)[A-Za-z_]\w*(\[[0-9]+\])*)*$")
 _SRQ_OFFSET = _srq_re.compile(r"^([A-Za-z_]\w*(\[[0-9]+\])*)\+(0x[0-9a-fA-F]+|[0-9]+)$")
 _SRQ_CHAIN_KEY = _srq_re.compile(r"^([a-z_]+)\[([0-9]+)\]\.(.+)$")
-_SRQ_SGE_KEY = _srq_re.compile(r"^sg_list\[([0-9]+)\]\.(addr|length|lkey|mr)$")
+# an SGE of a WR: sg_list[j].field, or inside a member (tm.add.sg_list[j])
+_SRQ_SGE_KEY = _srq_re.compile(r"^(?:[a-z_]+\.)*sg_list\[([0-9]+)\]\.(addr|length|lkey|mr)$")
 
 
 def _srq_kv(info):
@@ -225,6 +226,56 @@ class SrqStruct:
         return {"type": "SrqStruct", "ctype": self.ctype,
                 "value": {p: v.to_dict() if hasattr(v, "to_dict") else str(v)
                           for p, v in sorted(self.values.items())}}
+
+
+class SrqOpsWR:
+    """A struct ibv_ops_wr (ibv_post_srq_ops), which the framework has no
+    class for: built as its IbvRecvWR is (wr_id, next, an IbvSge list) with
+    the operation's scalars by their paths (opcode, flags, tm.handle,
+    tm.add.tag, ...); its scatter list is tm.add.sg_list"""
+
+    CTYPE = "struct ibv_ops_wr"
+
+    def __init__(self, wr_id=None, next_wr=None, sg_list=None, **scalars):
+        self.wr_id = ConstantValue(wr_id) if wr_id is not None else None
+        self.next = OptionalValue(next_wr)
+        self.sg_list = OptionalValue(ListValue(sg_list or []))
+        self.scalars = {k: ConstantValue(v) for k, v in scalars.items() if v is not None}
+        if sg_list and "tm.add.num_sge" not in self.scalars:
+            self.scalars["tm.add.num_sge"] = ConstantValue(len(sg_list))
+
+    @property
+    def MUTABLE_FIELDS(self):
+        return ["wr_id"] + sorted(self.scalars)
+
+    def to_cxx(self, varname, ctx=None):
+        if ctx:
+            ctx.alloc_variable(varname, self.CTYPE)
+        s = "    memset(&%s, 0, sizeof(%s));\n" % (varname, varname)
+        if self.wr_id is not None:
+            s += "    %s.wr_id = %s;\n" % (varname, _srq_unwrap(self.wr_id))
+        for path, value in sorted(self.scalars.items()):
+            s += "    %s.%s = %s;\n" % (varname, path, _srq_unwrap(value))
+        sges = _srq_unwrap(self.sg_list) or []
+        if sges:
+            arr = varname + "_sg_list"
+            if ctx:
+                ctx.alloc_variable(arr, "struct ibv_sge", None, "[%d]" % len(sges))
+            for i, sge in enumerate(sges):
+                s += _srq_unwrap(sge).to_cxx("%s[%d]" % (arr, i), ctx)
+            s += "    %s.tm.add.sg_list = %s;\n" % (varname, arr)
+        nxt = _srq_unwrap(self.next)
+        if nxt is not None:
+            s += nxt.to_cxx(varname + "_next", ctx)
+            s += "    %s.next = &%s_next;\n" % (varname, varname)
+        return s
+
+    def to_dict(self):
+        nxt = _srq_unwrap(self.next)
+        return {"type": "SrqOpsWR", "wr_id": str(_srq_unwrap(self.wr_id)),
+                "scalars": {k: str(_srq_unwrap(v)) for k, v in sorted(self.scalars.items())},
+                "sg_list": [_srq_unwrap(s).to_dict() for s in _srq_unwrap(self.sg_list) or []],
+                "next": nxt.to_dict() if nxt is not None else None}
 
 
 def _srq_struct(kv, param, ctype, fields):

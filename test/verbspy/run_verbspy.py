@@ -92,6 +92,21 @@ SCENARIO = [
     ("GetSRQNum", "srq=srq1"),
     ("DestroySRQ", "srq=srq1"),
     ("CloseXRCD", "xrcd=xrcd0"),
+    # a TM SRQ: a tag added, then a TAG_DEL of a handle no tag can have
+    # (EINVAL there, the add done; matching is test_tm.cc's)
+    ("CreateSRQEx", "context=ctx0 srq=srq2 srq_init_attr_ex.attr.max_wr=4 "
+                    "srq_init_attr_ex.attr.max_sge=1 srq_init_attr_ex.comp_mask=0x1b "
+                    "srq_init_attr_ex.srq_type=IBV_SRQT_TM srq_init_attr_ex.pd=pd0 "
+                    "srq_init_attr_ex.cq=cq2 srq_init_attr_ex.tm_cap.max_num_tags=4 "
+                    "srq_init_attr_ex.tm_cap.max_ops=4"),
+    ("PostSRQOps", "srq=srq2 wr[0].wr_id=0x51 wr[0].opcode=IBV_WR_TAG_ADD "
+                   "wr[0].flags=IBV_OPS_SIGNALED wr[0].tm.add.recv_wr_id=0x52 "
+                   "wr[0].tm.add.tag=0x7 wr[0].tm.add.mask=0xff "
+                   "wr[0].tm.add.sg_list[0].mr=mr0 wr[0].tm.add.sg_list[0].addr=bufs[0]+4096 "
+                   "wr[0].tm.add.sg_list[0].length=64 wr[1].wr_id=0x53 "
+                   "wr[1].opcode=IBV_WR_TAG_DEL wr[1].tm.handle=99 "
+                   "wr_var=ops_srq2 bad_wr_var=bad_ops_srq2 ret_var=ret_ops_srq2"),
+    ("DestroySRQ", "srq=srq2"),
     # mr0 keeps what it had (a window is bound to it below) and gains remote read
     ("ReregMR", "mr=mr0 flags=IBV_REREG_MR_CHANGE_ACCESS "
                 "access=IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_WRITE|IBV_ACCESS_REMOTE_READ|"
@@ -199,7 +214,11 @@ AFTER = {
     "FreeDM": "CHECK(ret_free_dm_dm0 == 0, \"device memory freed once its region is gone\");",
     "AllocTD": "CHECK(td0 != NULL, \"a thread domain\");",
     "OpenXRCD": "CHECK(xrcd0 != NULL, \"a private XRC domain\");",
-    "CreateSRQEx": "CHECK(srq1 != NULL, \"an XRC SRQ in it\");",
+    "CreateSRQEx#1": "CHECK(srq1 != NULL, \"an XRC SRQ in it\");",
+    "CreateSRQEx#2": "CHECK(srq2 != NULL, \"a TM SRQ\");",
+    "PostSRQOps": "CHECK(ret_ops_srq2 == EINVAL && bad_ops_srq2 == &ops_srq2_next && bad_ops_srq2_idx == 1 &&"
+                  " ops_srq2.tm.handle != 0,"
+                  " \"TAG_ADD done (a handle), TAG_DEL of handle 99: EINVAL, *bad_wr is it\");",
     "AllocParentDomain": "CHECK(pd1 != NULL && pd1 != pd0, \"a parent domain on pd0 naming td0\");",
     "AllocMW": "CHECK(mw0 != NULL && mw0->type == IBV_MW_TYPE_1, \"type 1 window allocated\");",
     "CreateQPEx": "CHECK(qp2 != NULL && ibv_qp_to_qp_ex(qp2) != NULL,"
