@@ -357,6 +357,11 @@ void fz_top_up(fz_t *fz);
  * the contract's, each success checked for what it promises */
 void fz_dm(fz_t *fz);
 
+/* ---- fz_tm.c -------------------------------------------------------------- */
+/* Tag matching: refusals, a TM SRQ, chains of list operations checked
+ * against a model of its list (through libibverbs) */
+void fz_tm(fz_t *fz);
+
 /* ---- fz_xrc.c ------------------------------------------------------------- */
 /* XRC: refusals, a domain and an XRC SRQ, sometimes a SEND through an
  * initiator and a target into it (libibverbs backend only) */

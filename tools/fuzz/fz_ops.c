@@ -663,6 +663,7 @@ static const struct {
     { "send_unsupported", 3, op_send_unsupported },
     { "uc",               1, fz_uc },
     { "xrc",              1, fz_xrc },
+    { "tm",               1, fz_tm },
     { "wrong_state",      4, op_wrong_state },
     { "modify_invalid",   2, op_modify_invalid },
     { "query",            3, op_query },
