@@ -233,8 +233,12 @@ int srq_soft_tm_post_ops(srq_soft_srq_t *srq, struct ibv_ops_wr *wr,
     if (srq->tm == NULL) {
         ret = EINVAL; /* not a TM SRQ */
     }
-    for (; (wr != NULL) && (ret == 0); wr = (ret == 0) ? wr->next : wr) {
+    /* in order, up to the first that fails: those before it stay done */
+    while ((ret == 0) && (wr != NULL)) {
         ret = srq_soft_tm_op(srq->tm, wr);
+        if (ret == 0) {
+            wr = wr->next;
+        }
     }
     srq_soft_dev_unlock(dev);
     if (ret != 0) {
