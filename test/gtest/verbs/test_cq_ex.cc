@@ -19,21 +19,6 @@ using namespace srq_test;
 
 class cq_ex : public two_dev_test {
 protected:
-    /* An extended CQ of @d, destroyed in TearDown; nullptr and errno set
-     * if the device refuses @attr */
-    ibv_cq_ex *make_cq_ex(tdev_t &d, ibv_cq_init_attr_ex &attr)
-    {
-        ibv_cq_ex *cq = srq_verbs_create_cq_ex(d.dev, &attr);
-
-        if (cq != nullptr) {
-            srq_verbs_dev_t *dev = d.dev;
-            m_cleanup.push_back([dev, cq]() {
-                EXPECT_EQ(0, srq_verbs_destroy_cq(dev, ibv_cq_ex_to_cq(cq)));
-            });
-        }
-        return cq;
-    }
-
     ibv_cq_init_attr_ex std_attr(uint64_t wc_flags = IBV_WC_STANDARD_FLAGS)
     {
         ibv_cq_init_attr_ex attr = {};

@@ -72,14 +72,7 @@ protected:
 
         attr.cqe      = 256;
         attr.wc_flags = wc_flags;
-        ibv_cq_ex *cq = srq_verbs_create_cq_ex(d.dev, &attr);
-        if (cq != nullptr) {
-            srq_verbs_dev_t *dev = d.dev;
-            m_cleanup.push_back([dev, cq]() {
-                EXPECT_EQ(0, srq_verbs_destroy_cq(dev, ibv_cq_ex_to_cq(cq)));
-            });
-        }
-        return cq;
+        return verbs_test::make_cq_ex(d, attr);
     }
 
     ibv_srq_init_attr_ex tm_attr(ibv_cq *cq, uint32_t tags, uint32_t ops)
@@ -253,6 +246,40 @@ protected:
                                wr_id));
     }
 
+    /* A message that went whole into the ordinary receive @wr_id */
+    void expect_ordinary(int opcode, uint64_t wr_id, uint32_t len)
+    {
+        tm_wc w = next();
+
+        EXPECT_EQ(IBV_WC_SUCCESS, w.status);
+        EXPECT_EQ(opcode, w.opcode);
+        EXPECT_EQ(wr_id, w.wr_id);
+        EXPECT_EQ(0u, w.wc_flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID));
+        EXPECT_EQ(0u, w.tm.tag) << "no tag info without a match";
+        EXPECT_EQ(len, w.byte_len);
+        EXPECT_EQ(0, memcmp(obuf, cbuf, len)) << "the TMH too";
+    }
+
+    /* The client sends a rendezvous request for @len bytes at @src
+     * (@rkey): TMH and RVH */
+    void send_rndv(uint64_t tag, uint32_t ctx, const void *src, uint32_t rkey,
+                   uint32_t len, uint64_t wr_id)
+    {
+        ibv_tmh tmh = {};
+        ibv_rvh rvh;
+
+        tmh.opcode  = IBV_TMH_RNDV;
+        tmh.app_ctx = htobe32(ctx);
+        tmh.tag     = htobe64(tag);
+        rvh.va      = htobe64((uintptr_t)src);
+        rvh.rkey    = htobe32(rkey);
+        rvh.len     = htobe32(len);
+        memcpy(cbuf, &tmh, sizeof(tmh));
+        memcpy(cbuf + sizeof(tmh), &rvh, sizeof(rvh));
+        ASSERT_EQ(0, post_send(client, IBV_WR_SEND, cbuf,
+                               sizeof(tmh) + sizeof(rvh), cmr->lkey, wr_id));
+    }
+
     void expect_sent(int status = IBV_WC_SUCCESS)
     {
         EXPECT_EQ(status, poll1(scqa).status);
@@ -385,21 +412,14 @@ TEST_P(tag_match, unexpected_then_sync)
     ASSERT_EQ(0, post_srq_recv(srq, obuf, kBuf, omr->lkey, 0x502));
 
     send_tm(IBV_TMH_EAGER, 9, 1, 64, 'u');
-    tm_wc w = next();
-    EXPECT_EQ(IBV_WC_SUCCESS, w.status);
-    EXPECT_EQ(IBV_WC_TM_RECV, w.opcode);
-    EXPECT_EQ(0x501u, w.wr_id);
-    EXPECT_EQ(0u, w.wc_flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID));
-    EXPECT_EQ(0u, w.tm.tag) << "no tag info without a match";
-    EXPECT_EQ(64u, w.byte_len);
-    EXPECT_EQ(0, memcmp(obuf, cbuf, 64)) << "the TMH too";
+    expect_ordinary(IBV_WC_TM_RECV, 0x501, 64);
     expect_sent();
 
     /* the device saw one unexpected message, the program said 0 */
     ASSERT_NE(0u, add_tag(9, 1, 0x22));
     expect_op(IBV_WC_TM_ADD, 0x22, IBV_WC_TM_SYNC_REQ);
     send_tm(IBV_TMH_EAGER, 9, 2, 64, 'v');
-    w = next();
+    tm_wc w = next();
     EXPECT_EQ(0x502u, w.wr_id) << "a tag added out of sync matched";
     EXPECT_EQ(0u, w.wc_flags & IBV_WC_TM_MATCH);
     expect_sent();
@@ -423,12 +443,7 @@ TEST_P(tag_match, no_tag)
     ASSERT_EQ(0, post_srq_recv(srq, obuf, kBuf, omr->lkey, 0x601));
 
     send_tm(IBV_TMH_NO_TAG, 5, 0, 48, 'n');
-    tm_wc w = next();
-    EXPECT_EQ(IBV_WC_SUCCESS, w.status);
-    EXPECT_EQ(IBV_WC_TM_NO_TAG, w.opcode);
-    EXPECT_EQ(0x601u, w.wr_id);
-    EXPECT_EQ(0u, w.wc_flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID));
-    EXPECT_EQ(0, memcmp(obuf, cbuf, 48));
+    expect_ordinary(IBV_WC_TM_NO_TAG, 0x601, 48);
     EXPECT_EQ(0, tbuf[0][0]) << "the tag of the same value took it";
     expect_sent();
 
@@ -453,20 +468,7 @@ TEST_P(tag_match, rndv_reads_and_fins)
     expect_op(IBV_WC_TM_ADD, 0x41);
     ASSERT_EQ(0, post_recv(client, finb, kBuf, finmr->lkey, 0x701));
 
-    ibv_rvh rvh;
-    rvh.va   = htobe64((uintptr_t)src);
-    rvh.rkey = htobe32(smr->rkey);
-    rvh.len  = htobe32(kBuf);
-    memset(cbuf, 0, 64);
-    memcpy(cbuf + sizeof(ibv_tmh), &rvh, sizeof(rvh));
-    {
-        ibv_tmh tmh = {};
-        tmh.opcode  = IBV_TMH_RNDV;
-        tmh.app_ctx = htobe32(0xabc);
-        tmh.tag     = htobe64(3);
-        memcpy(cbuf, &tmh, sizeof(tmh));
-    }
-    ASSERT_EQ(0, post_send(client, IBV_WR_SEND, cbuf, 32, cmr->lkey, 0x42));
+    send_rndv(3, 0xabc, src, smr->rkey, kBuf, 0x42);
 
     tm_wc w = next();
     EXPECT_EQ(IBV_WC_SUCCESS, w.status);
@@ -509,16 +511,7 @@ TEST_P(tag_match, rndv_errors_fail_the_tag)
     ASSERT_NE(0u, add_tag(4, 0, 0x51));
     expect_op(IBV_WC_TM_ADD, 0x51);
 
-    ibv_tmh tmh = {};
-    ibv_rvh rvh;
-    tmh.opcode = IBV_TMH_RNDV;
-    tmh.tag    = htobe64(4);
-    rvh.va     = htobe64((uintptr_t)src);
-    rvh.rkey   = htobe32(lmr->rkey);
-    rvh.len    = htobe32(kBuf);
-    memcpy(cbuf, &tmh, sizeof(tmh));
-    memcpy(cbuf + sizeof(tmh), &rvh, sizeof(rvh));
-    ASSERT_EQ(0, post_send(client, IBV_WR_SEND, cbuf, 32, cmr->lkey, 0x52));
+    send_rndv(4, 0, src, lmr->rkey, kBuf, 0x52);
 
     tm_wc w = next();
     EXPECT_EQ(IBV_WC_SUCCESS, w.status);
@@ -541,16 +534,7 @@ TEST_P(tag_match, rndv_too_big_for_the_tag)
     ASSERT_NE(0u, add_tag(4, 0, 0x53, IBV_OPS_SIGNALED, 100));
     expect_op(IBV_WC_TM_ADD, 0x53);
 
-    ibv_tmh tmh = {};
-    ibv_rvh rvh;
-    tmh.opcode = IBV_TMH_RNDV;
-    tmh.tag    = htobe64(4);
-    rvh.va     = htobe64((uintptr_t)src);
-    rvh.rkey   = htobe32(smr->rkey);
-    rvh.len    = htobe32(101);
-    memcpy(cbuf, &tmh, sizeof(tmh));
-    memcpy(cbuf + sizeof(tmh), &rvh, sizeof(rvh));
-    ASSERT_EQ(0, post_send(client, IBV_WR_SEND, cbuf, 32, cmr->lkey, 0x54));
+    send_rndv(4, 0, src, smr->rkey, 101, 0x54);
 
     tm_wc w = next();
     EXPECT_TRUE(w.wc_flags & IBV_WC_TM_MATCH);

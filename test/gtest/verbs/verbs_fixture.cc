@@ -198,6 +198,19 @@ ibv_cq *verbs_test::make_cq(tdev_t &d, int cqe, ibv_comp_channel *ch)
     return cq;
 }
 
+ibv_cq_ex *verbs_test::make_cq_ex(tdev_t &d, ibv_cq_init_attr_ex &attr)
+{
+    ibv_cq_ex *cq = srq_verbs_create_cq_ex(d.dev, &attr);
+
+    if (cq != nullptr) {
+        srq_verbs_dev_t *dev = d.dev;
+        m_cleanup.push_back([dev, cq]() {
+            EXPECT_EQ(0, srq_verbs_destroy_cq(dev, ibv_cq_ex_to_cq(cq)));
+        });
+    }
+    return cq;
+}
+
 ibv_comp_channel *verbs_test::make_channel(tdev_t &d)
 {
     ibv_comp_channel *ch = srq_verbs_create_comp_channel(d.dev);

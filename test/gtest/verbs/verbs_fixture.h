@@ -71,6 +71,9 @@ protected:
     tdev_t &open_dev();
     ibv_cq *make_cq(tdev_t &d, int cqe = 256,
                     ibv_comp_channel *ch = nullptr);
+    /* An extended CQ of @d, destroyed in TearDown; nullptr and errno set
+     * if the device refuses @attr */
+    ibv_cq_ex *make_cq_ex(tdev_t &d, ibv_cq_init_attr_ex &attr);
     ibv_comp_channel *make_channel(tdev_t &d);
     ibv_srq *make_srq(tdev_t &d, uint32_t max_wr, uint32_t max_sge = 1);
     ibv_qp *make_qp(tdev_t &d, ibv_qp_type type, ibv_cq *scq, ibv_cq *rcq,
