@@ -536,8 +536,12 @@ int srq_soft_cq_pop(srq_soft_cq_t *cq, int num, struct ibv_wc *wc)
     while ((n < num) && (ci != cq->pi)) {
         cqe     = &cq->ring[ci++ & (cq->size - 1)];
         wc[n++] = cqe->wc;
-        if (cqe->wc.wc_flags & IBV_WC_TM_MATCH) {
-            cq->ex_tm = cqe->tm; /* what ibv_wc_read_tm_info reads */
+        if ((cqe->wc.wc_flags & IBV_WC_TM_MATCH) && (cqe->rq_ci_p != NULL)) {
+            /* what ibv_wc_read_tm_info reads (an SRQ gone: none) */
+            cq->ex_tm = srq_soft_container_of(cqe->rq_ci_p, srq_soft_cqe_tm_t,
+                                              polled)->info;
+        } else if (cqe->wc.wc_flags & IBV_WC_TM_MATCH) {
+            memset(&cq->ex_tm, 0, sizeof(cq->ex_tm));
         }
         srq_soft_cqe_release(cqe, &frees);
     }

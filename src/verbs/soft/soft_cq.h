@@ -28,9 +28,17 @@ typedef struct srq_soft_cqe {
     uint32_t        *sq_free_p;/* SQ slots to free on poll, or NULL: */
     uint32_t         sq_free;  /* ... all before this index */
     uint16_t         srq_idx;
-    struct ibv_wc_tm_info tm;  /* with IBV_WC_TM_MATCH: the message's tag
-                                  and app_ctx (soft_tm.c) */
 } srq_soft_cqe_t;
+
+/* The counter a tag-matching receive completion bumps (rq_ci_p points at
+ * its polled), with what ibv_wc_read_tm_info reports for it (with
+ * IBV_WC_TM_MATCH): kept beside the counter, in the tag it is for
+ * (soft_tm_list.h), so that every other completion stays as small as it
+ * was */
+typedef struct srq_soft_cqe_tm {
+    uint32_t               polled;
+    struct ibv_wc_tm_info  info;
+} srq_soft_cqe_tm_t;
 
 struct srq_soft_cq {
     union {

@@ -129,6 +129,9 @@ static int srq_soft_sq_room(srq_soft_qp_t *qp, uint32_t n)
     if (qp->sq_pi - qp->sq_free + n > qp->cap.max_send_wr + qp->tm_fins) {
         return ENOMEM;
     }
+    if (qp->sq_pi - qp->sq_ci + n <= qp->sq_mask + 1) {
+        return 0; /* the arrays have room: the fast path */
+    }
     return srq_soft_qp_sq_reserve(qp, n, qp->cap.max_send_wr + qp->tm_fins);
 }
 

@@ -159,9 +159,9 @@ struct srq_soft_qp {
     uint32_t             sq_mask;
     uint32_t             sq_pi, sq_tx, sq_ci, sq_free;
     uint32_t             next_psn;
+    int                  wait;       /* SRQ_SOFT_WAIT_* */
     uint32_t             tm_fins;    /* FINs of ours in [sq_ci, sq_pi): room
                                         beyond max_send_wr (soft_tm_rndv.c) */
-    int                  wait;       /* SRQ_SOFT_WAIT_* */
     uint64_t             wait_until;
     uint64_t             tx_time;    /* oldest unacked transmission, 0:
                                         not known yet (set on a tick) */

@@ -214,8 +214,7 @@ static int srq_soft_tm_op(srq_soft_tm_t *tm, struct ibv_ops_wr *wr)
         return 0;
     }
     cqe = srq_soft_tm_cqe(tm, NULL, NULL, srq_soft_tm_op_wc[wr->opcode],
-                          status, wr->wr_id, in_sync ? 0 : IBV_WC_TM_SYNC_REQ,
-                          NULL);
+                          status, wr->wr_id, in_sync ? 0 : IBV_WC_TM_SYNC_REQ);
     if (cqe != NULL) {
         cqe->rq_ci_p = &tm->ops_polled; /* its room back once polled */
         ++tm->ops_made;
@@ -357,7 +356,7 @@ static srq_soft_tm_result_t srq_soft_tm_ordinary(srq_soft_qp_t *qp,
         return SRQ_SOFT_TM_NAK;
     }
     srq_soft_rview_consume(qp, &v);
-    cqe = srq_soft_tm_cqe(tm, qp, pkt, opcode, status, v.wr_id, 0, NULL);
+    cqe = srq_soft_tm_cqe(tm, qp, pkt, opcode, status, v.wr_id, 0);
     if (cqe != NULL) {
         cqe->srq     = v.srq; /* the WQE is the device's until polled */
         cqe->srq_idx = v.srq_idx;
@@ -403,10 +402,10 @@ static srq_soft_tm_result_t srq_soft_tm_eager(srq_soft_qp_t *qp,
             return SRQ_SOFT_TM_NAK;
         }
     }
+    srq_soft_tm_consume(t, h);
     srq_soft_tm_tag_cqe(tm, qp, t, pkt, status, len,
                         IBV_WC_TM_MATCH |
-                        ((status == IBV_WC_SUCCESS) ? IBV_WC_TM_DATA_VALID : 0),
-                        h);
+                        ((status == IBV_WC_SUCCESS) ? IBV_WC_TM_DATA_VALID : 0));
     return (status == IBV_WC_SUCCESS) ? SRQ_SOFT_TM_DONE :
                                         srq_soft_tm_failed(status, nak);
 }

@@ -20,7 +20,8 @@
 static bool srq_soft_tm_slot_free(const srq_soft_tm_tag_t *t)
 {
     return (t->state == SRQ_SOFT_TM_TAG_FREE) ||
-           ((t->state == SRQ_SOFT_TM_TAG_CONSUMED) && (t->polled != 0));
+           ((t->state == SRQ_SOFT_TM_TAG_CONSUMED) &&
+            (t->cqe.polled == t->cqes));
 }
 
 srq_soft_tm_tag_t *srq_soft_tm_slot(srq_soft_tm_t *tm)
@@ -57,7 +58,7 @@ srq_soft_cqe_t *srq_soft_tm_cqe(srq_soft_tm_t *tm, srq_soft_qp_t *qp,
                                 const srq_soft_pkt_t *pkt,
                                 enum ibv_wc_opcode opcode,
                                 enum ibv_wc_status status, uint64_t wr_id,
-                                unsigned flags, const srq_soft_tm_hdr_t *h)
+                                unsigned flags)
 {
     bool se = (pkt != NULL) && (pkt->flags & SRQ_SOFT_PKT_F_SE);
     srq_soft_cqe_t *cqe;
@@ -77,29 +78,31 @@ srq_soft_cqe_t *srq_soft_tm_cqe(srq_soft_tm_t *tm, srq_soft_qp_t *qp,
         cqe->wc.src_qp   = pkt->src_qpn;
         cqe->wc.slid     = pkt->src_lid;
     }
-    if ((h != NULL) && (flags & IBV_WC_TM_MATCH)) {
-        cqe->tm.tag  = h->tag;
-        cqe->tm.priv = h->app_ctx;
-    }
     return cqe;
+}
+
+void srq_soft_tm_consume(srq_soft_tm_tag_t *t, const srq_soft_tm_hdr_t *h)
+{
+    t->state         = SRQ_SOFT_TM_TAG_CONSUMED;
+    t->cqes          = 0;
+    t->cqe.polled    = 0;
+    t->cqe.info.tag  = h->tag;
+    t->cqe.info.priv = h->app_ctx;
 }
 
 void srq_soft_tm_tag_cqe(srq_soft_tm_t *tm, srq_soft_qp_t *qp,
                          srq_soft_tm_tag_t *t, const srq_soft_pkt_t *pkt,
                          enum ibv_wc_status status, uint32_t byte_len,
-                         unsigned flags, const srq_soft_tm_hdr_t *h)
+                         unsigned flags)
 {
     srq_soft_cqe_t *cqe;
 
-    t->state  = SRQ_SOFT_TM_TAG_CONSUMED;
-    t->polled = 0;
     cqe = srq_soft_tm_cqe(tm, qp, pkt, IBV_WC_TM_RECV, status, t->wr_id,
-                          flags, h);
+                          flags);
     if (cqe == NULL) {
-        t->polled = 1; /* nothing to poll: free at once */
-        return;
+        return; /* nothing to poll for it */
     }
     cqe->wc.byte_len = byte_len;
-    cqe->rq_ci_p     = &t->polled; /* the slot is free once polled */
+    cqe->rq_ci_p     = &t->cqe.polled; /* the slot is free once polled */
+    ++t->cqes;
 }
-

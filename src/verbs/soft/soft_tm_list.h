@@ -8,6 +8,7 @@
 #define SRQ_SOFT_TM_LIST_H_
 
 #include "../dev/srq_verbs_types.h"
+#include "soft_cq.h"
 #include "soft_pkt.h"
 #include "soft_tmh.h"
 
@@ -15,7 +16,6 @@
 #include <stdint.h>
 
 typedef struct srq_soft_qp   srq_soft_qp_t;
-typedef struct srq_soft_cqe  srq_soft_cqe_t;
 
 /* What ibv_query_device_ex reports in tm_caps, and enforces */
 #define SRQ_SOFT_TM_MAX_TAGS      255 /* tagged buffers in one list */
@@ -28,7 +28,6 @@ typedef struct srq_soft_cqe  srq_soft_cqe_t;
 /* FINs a QP has in its send queue at once (more: the rendezvous request
  * that needs one waits, RNR) */
 #define SRQ_SOFT_TM_MAX_FIN       16
-
 
 enum {
     SRQ_SOFT_TM_TAG_FREE     = 0,
@@ -45,8 +44,10 @@ typedef struct srq_soft_tm_tag {
     uint64_t        seq;        /* posting order: the earliest match wins */
     struct ibv_sge  sge;
     uint32_t        num_sge;
-    uint32_t        polled;     /* bumped when its last completion is
-                                   polled (the CQ's rq_ci_p) */
+    uint32_t        cqes;       /* receive completions made for it */
+    srq_soft_cqe_tm_t cqe;      /* ... polled (the CQ bumps cqe.polled), and
+                                   the message's tag and app_ctx they
+                                   report */
     uint8_t         state;      /* SRQ_SOFT_TM_TAG_* */
     bool            armed;      /* may match: added while the counts
                                    agreed, or synchronised since */
@@ -92,18 +93,19 @@ srq_soft_tm_tag_t *srq_soft_tm_match(srq_soft_tm_t *tm, uint64_t tag);
 srq_soft_tm_tag_t *srq_soft_tm_slot(srq_soft_tm_t *tm);
 
 /* A completion on the SRQ's CQ (NULL: the CQ overran); @pkt: of the
- * message it is for, or NULL (a list operation); @h: its headers, whose
- * tag and app_ctx it reports (IBV_WC_TM_MATCH), or NULL */
+ * message it is for, or NULL (a list operation) */
 srq_soft_cqe_t *srq_soft_tm_cqe(srq_soft_tm_t *tm, srq_soft_qp_t *qp,
-                                     const srq_soft_pkt_t *pkt,
-                                     enum ibv_wc_opcode opcode,
-                                     enum ibv_wc_status status,
-                                     uint64_t wr_id, unsigned flags,
-                                     const struct srq_soft_tm_hdr *h);
-/* ... the receive completion that ends tag @t (consumed: its slot comes
- * back when this is polled) */
+                                const srq_soft_pkt_t *pkt,
+                                enum ibv_wc_opcode opcode,
+                                enum ibv_wc_status status,
+                                uint64_t wr_id, unsigned flags);
+/* Tag @t takes the message of @h: consumed, its slot back once every
+ * receive completion made for it is polled */
+void srq_soft_tm_consume(srq_soft_tm_tag_t *t, const struct srq_soft_tm_hdr *h);
+/* ... a receive completion of it (IBV_WC_TM_RECV; with IBV_WC_TM_MATCH
+ * its tm_info is the message's tag and app_ctx) */
 void srq_soft_tm_tag_cqe(srq_soft_tm_t *tm, srq_soft_qp_t *qp,
                          srq_soft_tm_tag_t *t, const srq_soft_pkt_t *pkt,
                          enum ibv_wc_status status, uint32_t byte_len,
-                         unsigned flags, const struct srq_soft_tm_hdr *h);
+                         unsigned flags);
 #endif

@@ -120,19 +120,15 @@ srq_soft_tm_result_t srq_soft_tm_rndv(srq_soft_qp_t *qp, srq_soft_tm_t *tm,
                                       const srq_soft_tm_hdr_t *h,
                                       uint8_t *nak)
 {
-    srq_soft_cqe_t *cqe;
     int status;
 
     /* matched: told at once, the data follows */
-    cqe = srq_soft_tm_cqe(tm, qp, pkt, IBV_WC_TM_RECV, IBV_WC_SUCCESS,
-                          t->wr_id, IBV_WC_TM_MATCH, h);
-    if (cqe != NULL) {
-        cqe->wc.byte_len = h->len;
-    }
+    srq_soft_tm_consume(t, h);
+    srq_soft_tm_tag_cqe(tm, qp, t, pkt, IBV_WC_SUCCESS, h->len,
+                        IBV_WC_TM_MATCH);
     status = srq_soft_tm_rndv_read(qp, t, h);
     srq_soft_tm_tag_cqe(tm, qp, t, pkt, status, h->len,
-                        (status == IBV_WC_SUCCESS) ? IBV_WC_TM_DATA_VALID : 0,
-                        NULL);
+                        (status == IBV_WC_SUCCESS) ? IBV_WC_TM_DATA_VALID : 0);
     if (status == IBV_WC_SUCCESS) {
         srq_soft_tm_fin_post(qp, h);
         return SRQ_SOFT_TM_DONE;
