@@ -35,6 +35,7 @@
 #include "soft_clock.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
+#include "soft_mem.h"
 #include "soft_list.h"
 #include "soft_peer.h"
 #include "soft_pkt.h"
@@ -195,8 +196,8 @@ static bool srq_soft_comp_psn_sent(const srq_soft_qp_t *qp, uint32_t psn)
 
 /* Write a response's data to the WQE's scatter list (ours), which covers
  * its length: an atomic's 8 bytes (post check), a READ's length (the
- * response's, checked) */
-static void srq_soft_comp_scatter(srq_soft_qp_t *qp,
+ * response's, checked). false: a page of it is not there (soft_mem.h) */
+static bool srq_soft_comp_scatter(srq_soft_qp_t *qp,
                                   const srq_soft_swqe_t *wqe,
                                   const uint8_t *src)
 {
@@ -204,9 +205,14 @@ static void srq_soft_comp_scatter(srq_soft_qp_t *qp,
     uint32_t i;
 
     for (i = 0; i < wqe->num_sge; ++i) {
-        memcpy((void*)(uintptr_t)sge[i].addr, src, sge[i].length);
+        if (!srq_soft_mem_copy(qp->dev->guard_copies,
+                               (void*)(uintptr_t)sge[i].addr, src,
+                               sge[i].length)) {
+            return false;
+        }
         src += sge[i].length;
     }
+    return true;
 }
 
 /* ---- responses: the completer's state machine -------------------------- */
@@ -328,10 +334,12 @@ static srq_soft_comp_state_t srq_soft_comp_read(srq_soft_comp_resp_t *c)
 {
     if (c->pkt->flags & SRQ_SOFT_PKT_F_PULL) {
         srq_soft_req_pull_read(c->qp, c->wqe);
-    } else {
-        srq_soft_comp_scatter(c->qp, c->wqe, c->payload);
+    } else if (srq_soft_comp_scatter(c->qp, c->wqe, c->payload)) {
         c->wqe->state  = SRQ_SOFT_SWQE_DONE;
         c->wqe->status = IBV_WC_SUCCESS;
+    } else {
+        srq_soft_comp_swqe_error(c->qp, c->wqe, IBV_WC_LOC_PROT_ERR);
+        return SRQ_SOFT_COMP_RESUME;
     }
     return (c->wqe->state == SRQ_SOFT_SWQE_DONE) ? SRQ_SOFT_COMP_UPDATE :
                                                    SRQ_SOFT_COMP_RESUME;

@@ -176,6 +176,10 @@ struct srq_soft_dev {
     uint64_t            user_polls __attribute__((aligned(64))); /* ibv_poll_cq calls */
     uint64_t            thread_polls_seen; /* user_polls, the thread's last
                                               look */
+    bool                guard_copies; /* progress runs beside the
+                                         program, not in its poll: copies
+                                         go through the kernel (soft_mem.h;
+                                         under the device lock) */
     bool                thread_woken; /* its last sleep ended by a poke or
                                          the timer (the thread's own) */
     unsigned            thread_look_ms; /* its next look at a polling user */

@@ -314,6 +314,13 @@ void srq_soft_progress(srq_soft_dev_t *dev)
     srq_soft_progress_timed(dev);
 }
 
+void srq_soft_progress_beside(srq_soft_dev_t *dev)
+{
+    dev->guard_copies = true;
+    srq_soft_progress(dev);
+    dev->guard_copies = false;
+}
+
 /* Send every ACK owed now (before a caller may sleep, before a QP is
  * modified or destroyed) */
 void srq_soft_progress_acks(srq_soft_dev_t *dev)

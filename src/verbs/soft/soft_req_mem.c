@@ -67,7 +67,7 @@ static int srq_soft_req_rdma_chunk(srq_soft_qp_t *qp,
     struct iovec part[SRQ_SOFT_MAX_SGE], remote;
     pid_t pid = qp->peer->pid;
     ssize_t done;
-    int m;
+    int m, i;
 
     m               = srq_soft_iov_slice(x->local, x->n, off, len, part);
     remote.iov_base = (void*)(uintptr_t)(va + off);
@@ -80,7 +80,14 @@ static int srq_soft_req_rdma_chunk(srq_soft_qp_t *qp,
     if ((done < 0) && (errno == ESRCH)) {
         return SRQ_SOFT_REQ_PEER_GONE;
     }
-    /* registered but not mapped any more: the target's memory is bad */
+    /* registered but not mapped any more: our side (a READ's buffer
+     * written, a WRITE's read) or else the target's */
+    for (i = 0; i < m; ++i) {
+        if (srq_soft_mr_fault((uintptr_t)part[i].iov_base, part[i].iov_len,
+                              x->read) != 0) {
+            return IBV_WC_LOC_PROT_ERR;
+        }
+    }
     return IBV_WC_REM_ACCESS_ERR;
 }
 

@@ -388,8 +388,13 @@ static srq_soft_resp_state_t srq_soft_resp_exec_write(srq_soft_resp_req_t *r)
     if (!(r->pkt->flags & SRQ_SOFT_PKT_F_PULL)) {
         v.sge[0].addr   = r->va;
         v.sge[0].length = r->pkt->length;
-        srq_soft_rview_copy(&v, 0, r->payload, r->pkt->length);
-        return SRQ_SOFT_RESP_COMPLETE;
+        if (srq_soft_rview_copy(r->dev->guard_copies, &v, 0, r->payload,
+                                r->pkt->length)) {
+            return SRQ_SOFT_RESP_COMPLETE;
+        }
+        /* the region's pages are gone (soft_mem.h): as a refused key */
+        r->nak = SRQ_SOFT_NAK_REM_ACCESS;
+        return srq_soft_resp_refuse(r, SRQ_SOFT_RESP_ERR_FAIL);
     }
     r->nak = srq_soft_resp_write_pull(r->qp, &r->rdma,
                                       (const srq_soft_pkt_iov_t*)r->payload,
@@ -657,7 +662,10 @@ static void srq_soft_resp_ud(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     status = srq_soft_rview_place(qp, pkt, payload, &v, SRQ_SOFT_GRH_LEN);
     if (status == IBV_WC_SUCCESS) {
         srq_soft_resp_grh(dev, pkt, grh);
-        srq_soft_rview_copy(&v, 0, grh, SRQ_SOFT_GRH_LEN);
+        if (!srq_soft_rview_copy(dev->guard_copies, &v, 0, grh,
+                                 SRQ_SOFT_GRH_LEN)) {
+            status = IBV_WC_LOC_PROT_ERR;
+        }
     }
     srq_soft_rview_consume(qp, &v);
     srq_soft_rview_complete(qp, pkt, &v, status, pkt->length + SRQ_SOFT_GRH_LEN);

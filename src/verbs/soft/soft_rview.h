@@ -11,6 +11,7 @@
 
 #include "soft_cq.h"
 #include "soft_dev.h"
+#include "soft_mem.h"
 #include "soft_mr.h"
 #include "soft_pd.h"
 #include "soft_peer.h"
@@ -130,10 +131,12 @@ srq_soft_rview_check(srq_soft_qp_t *qp, srq_soft_rview_t *v,
     return IBV_WC_SUCCESS;
 }
 
-/* Copy @len bytes to offset @off of the scatter list (checked before) */
-static inline void
-srq_soft_rview_copy(const srq_soft_rview_t *v, uint64_t off,
-                         const uint8_t *src, uint64_t len)
+/* Copy @len bytes to offset @off of the scatter list (checked before),
+ * through the kernel when @guard (soft_mem.h). false: a page of it is
+ * not there */
+static inline bool
+srq_soft_rview_copy(bool guard, const srq_soft_rview_t *v, uint64_t off,
+                    const uint8_t *src, uint64_t len)
 {
     uint64_t part, skip;
     uint32_t i;
@@ -146,11 +149,16 @@ srq_soft_rview_copy(const srq_soft_rview_t *v, uint64_t off,
         skip = off;
         part = v->sge[i].length - skip;
         part = (part < len) ? part : len;
-        memcpy((uint8_t*)(uintptr_t)v->sge[i].addr + skip, src, part);
+        if (!srq_soft_mem_copy(guard,
+                               (uint8_t*)(uintptr_t)v->sge[i].addr + skip,
+                               src, part)) {
+            return false;
+        }
         src += part;
         len -= part;
         off  = 0;
     }
+    return true;
 }
 
 /* Pull @len bytes from the sender's buffers into the scatter list */
@@ -197,8 +205,9 @@ srq_soft_rview_place(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
         return status;
     }
     if (!(pkt->flags & SRQ_SOFT_PKT_F_PULL)) {
-        srq_soft_rview_copy(v, off, payload, pkt->length);
-        return IBV_WC_SUCCESS;
+        return srq_soft_rview_copy(qp->dev->guard_copies, v, off, payload,
+                                   pkt->length) ? IBV_WC_SUCCESS :
+                                                  IBV_WC_LOC_PROT_ERR;
     }
     return srq_soft_rview_pull(v, qp->peer->pid,
                                (const srq_soft_pkt_iov_t*)payload, pkt->nsge,

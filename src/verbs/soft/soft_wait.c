@@ -171,7 +171,7 @@ int srq_soft_get_cq_event(srq_verbs_dev_t *vdev,
         if (!dev->thread_started) {
             srq_soft_wake_drain(dev); /* else they are the thread's */
         }
-        srq_soft_progress(dev);
+        srq_soft_progress_beside(dev);
         cq = srq_soft_channel_pop(ch);
         if (cq == NULL) {
             srq_soft_progress_acks(dev);
@@ -245,7 +245,7 @@ bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
     if (!user_polls || dev->thread_woken) {
         srq_soft_dev_lock(dev);
         srq_soft_wake_drain(dev);
-        srq_soft_progress(dev);
+        srq_soft_progress_beside(dev);
         srq_soft_progress_acks(dev);
         if (!user_polls) {
             srq_soft_wake_arm(dev);
