@@ -709,18 +709,8 @@ protected:
     /* One datagram of @len bytes through @ah; its send completes */
     void send(ibv_ah *ah, uint32_t len, uint64_t wr_id)
     {
-        ibv_sge sge = { (uintptr_t)sbuf, len, smr->lkey };
-        ibv_send_wr wr = {}, *bad = nullptr;
-
-        wr.wr_id             = wr_id;
-        wr.sg_list           = &sge;
-        wr.num_sge           = 1;
-        wr.opcode            = IBV_WR_SEND;
-        wr.send_flags        = IBV_SEND_SIGNALED;
-        wr.wr.ud.ah          = ah;
-        wr.wr.ud.remote_qpn  = qb->qp_num;
-        wr.wr.ud.remote_qkey = kQkey;
-        ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad));
+        ASSERT_EQ(0, post_ud_send(qa, ah, qb->qp_num, kQkey, sbuf, len,
+                                  smr->lkey, wr_id));
         EXPECT_EQ(IBV_WC_SUCCESS, poll1(scqa).status);
     }
 

@@ -355,8 +355,6 @@ TEST_P(odp, ud_send_recv)
     ibv_mr *smr = reg(*a, sbuf, page_size(), kOdp);
     ibv_mr *rmr = reg(*b, rbuf, page_size(), kOdp);
     ibv_ah *ah = make_ah(*a, b->addr);
-    ibv_sge sge = { (uintptr_t)sbuf, 64, smr ? smr->lkey : 0 };
-    ibv_send_wr wr = {}, *bad;
 
     ASSERT_TRUE(smr && rmr && ah);
     ud_to_rts(*a, qa, 0x11);
@@ -364,15 +362,8 @@ TEST_P(odp, ud_send_recv)
     /* into the SRQ: UD's SRQ_RECV with the same region */
     ASSERT_EQ(0, post_srq_recv(srq, rbuf, 40 + 64, rmr->lkey, 9));
     memset(sbuf, 'u', 64);
-    wr.wr_id             = 4;
-    wr.sg_list           = &sge;
-    wr.num_sge           = 1;
-    wr.opcode            = IBV_WR_SEND;
-    wr.send_flags        = IBV_SEND_SIGNALED;
-    wr.wr.ud.ah          = ah;
-    wr.wr.ud.remote_qpn  = qb->qp_num;
-    wr.wr.ud.remote_qkey = 0x11;
-    ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad));
+    ASSERT_EQ(0, post_ud_send(qa, ah, qb->qp_num, 0x11, sbuf, 64, smr->lkey,
+                              4));
     ibv_wc wc = poll1(cqb);
     ASSERT_EQ(IBV_WC_SUCCESS, wc.status) << ibv_wc_status_str(wc.status);
     EXPECT_EQ(0, memcmp(rbuf + 40, sbuf, 64));

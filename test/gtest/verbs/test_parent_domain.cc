@@ -207,23 +207,14 @@ protected:
         ibv_mr *smr = reg(a, sbuf, 64, 0);
         ibv_mr *rmr = reg(b, rbuf, 128, IBV_ACCESS_LOCAL_WRITE);
         ibv_ah *ah  = make_ah(a, b.addr);
-        ibv_sge sge = { (uintptr_t)sbuf, 24, smr->lkey };
-        ibv_send_wr wr = {}, *bad;
 
         ud_to_rts(a, qa, 0x77);
         ud_to_rts(b, qb, 0x77);
         for (int i = 0; i < count; ++i) {
             snprintf(sbuf, 24, "datagram %d", i);
             ASSERT_EQ(0, post_recv(qb, rbuf, 128, rmr->lkey, i));
-            wr.wr_id             = i;
-            wr.sg_list           = &sge;
-            wr.num_sge           = 1;
-            wr.opcode            = IBV_WR_SEND;
-            wr.send_flags        = IBV_SEND_SIGNALED;
-            wr.wr.ud.ah          = ah;
-            wr.wr.ud.remote_qpn  = qb->qp_num;
-            wr.wr.ud.remote_qkey = 0x77;
-            ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad));
+            ASSERT_EQ(0, post_ud_send(qa, ah, qb->qp_num, 0x77, sbuf, 24,
+                                      smr->lkey, i));
             ibv_wc wc = poll1(cqb);
             ASSERT_EQ(IBV_WC_SUCCESS, wc.status) << ibv_wc_status_str(wc.status);
             EXPECT_EQ(40u + 24u, wc.byte_len);

@@ -95,8 +95,6 @@ TEST_P(unmapped, ud_receive_fails_and_the_qp_goes_on)
     ibv_mr *smr = reg(*a, sbuf, 64, 0);
     ibv_mr *rmr = reg(*b, rbuf, 40 + 64, IBV_ACCESS_LOCAL_WRITE);
     ibv_ah *ah = make_ah(*a, b->addr);
-    ibv_sge sge = { (uintptr_t)sbuf, 64, smr ? smr->lkey : 0 };
-    ibv_send_wr wr = {}, *bad;
     uint32_t lkey;
     char *dead = gone(*b, &lkey);
 
@@ -104,15 +102,8 @@ TEST_P(unmapped, ud_receive_fails_and_the_qp_goes_on)
     ud_to_rts(*a, qa, 0x11);
     ud_to_rts(*b, qb, 0x11);
     ASSERT_EQ(0, post_recv(qb, dead, 40 + 64, lkey, 1));
-    wr.wr_id             = 4;
-    wr.sg_list           = &sge;
-    wr.num_sge           = 1;
-    wr.opcode            = IBV_WR_SEND;
-    wr.send_flags        = IBV_SEND_SIGNALED;
-    wr.wr.ud.ah          = ah;
-    wr.wr.ud.remote_qpn  = qb->qp_num;
-    wr.wr.ud.remote_qkey = 0x11;
-    ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad));
+    ASSERT_EQ(0, post_ud_send(qa, ah, qb->qp_num, 0x11, sbuf, 64, smr->lkey,
+                              4));
     EXPECT_EQ(IBV_WC_SUCCESS, poll_a(cqa).status);
     ibv_wc wc = after_event(*b, ch, cqb);
     EXPECT_EQ(1u, wc.wr_id);
@@ -120,7 +111,8 @@ TEST_P(unmapped, ud_receive_fails_and_the_qp_goes_on)
 
     /* the QP goes on */
     ASSERT_EQ(0, post_recv(qb, rbuf, 40 + 64, rmr->lkey, 2));
-    ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad));
+    ASSERT_EQ(0, post_ud_send(qa, ah, qb->qp_num, 0x11, sbuf, 64, smr->lkey,
+                              4));
     EXPECT_EQ(IBV_WC_SUCCESS, poll_a(cqa).status);
     wc = poll1(cqb);
     EXPECT_EQ(2u, wc.wr_id);

@@ -525,6 +525,24 @@ int verbs_test::post_send(ibv_qp *qp, ibv_wr_opcode op, void *buf,
     return ibv_post_send(qp, &wr, &bad);
 }
 
+int verbs_test::post_ud_send(ibv_qp *qp, ibv_ah *ah, uint32_t qpn,
+                             uint32_t qkey, void *buf, uint32_t len,
+                             uint32_t lkey, uint64_t wr_id)
+{
+    ibv_sge sge = { (uint64_t)(uintptr_t)buf, len, lkey };
+    ibv_send_wr wr = {}, *bad = nullptr;
+
+    wr.wr_id             = wr_id;
+    wr.sg_list           = &sge;
+    wr.num_sge           = 1;
+    wr.opcode            = IBV_WR_SEND;
+    wr.send_flags        = IBV_SEND_SIGNALED;
+    wr.wr.ud.ah          = ah;
+    wr.wr.ud.remote_qpn  = qpn;
+    wr.wr.ud.remote_qkey = qkey;
+    return ibv_post_send(qp, &wr, &bad);
+}
+
 int verbs_test::post_recv(ibv_qp *qp, void *buf, uint32_t len, uint32_t lkey,
                           uint64_t wr_id)
 {

@@ -111,6 +111,9 @@ protected:
     int post_send(ibv_qp *qp, ibv_wr_opcode op, void *buf, uint32_t len,
                   uint32_t lkey, uint64_t wr_id, int flags = IBV_SEND_SIGNALED,
                   uint64_t raddr = 0, uint32_t rkey = 0, uint32_t imm = 0);
+    /* UD: a signaled SEND of @len bytes to QP @qpn through @ah */
+    int post_ud_send(ibv_qp *qp, ibv_ah *ah, uint32_t qpn, uint32_t qkey,
+                     void *buf, uint32_t len, uint32_t lkey, uint64_t wr_id);
     int post_recv(ibv_qp *qp, void *buf, uint32_t len, uint32_t lkey,
                   uint64_t wr_id);
     int post_srq_recv(ibv_srq *srq, void *buf, uint32_t len, uint32_t lkey,
