@@ -22,12 +22,15 @@ if [ ! -d "$src" ] || ! "$python" -c 'import pyverbs' 2>/dev/null; then
     exit 1
 fi
 # The suite's huge-page tests (requires_huge_pages: 2 MiB pages reserved
-# on the host) skip where none are. Where we may (a writable count at 0:
-# root, outside a read-only /sys), a module with such tests gets a few for
-# its run, given back after it, whatever happens (SRQ_PYVERBS_HUGEPAGES=0:
-# never; the count otherwise)
+# on the host) skip where none are. With SRQ_PYVERBS_HUGEPAGES=N, where we
+# may (a writable count at 0: root, outside a read-only /sys), a module
+# with such tests gets N for its run, given back after it, whatever
+# happens. Not by default: the pool is the host's, and every process
+# beside us under make -j (UCX's pools among them: UCX_RC_SRQ_ALLOC starts
+# with huge) takes from it while it is there, so a run would no longer be
+# the same run twice
 hp_file=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
-hp_want=${SRQ_PYVERBS_HUGEPAGES:-8}
+hp_want=${SRQ_PYVERBS_HUGEPAGES:-0}
 hp_held=0
 hp_reserve() {
     [ "$hp_want" -gt 0 ] && [ -w "$hp_file" ] &&
