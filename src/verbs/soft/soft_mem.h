@@ -10,8 +10,7 @@
  * that thread is not unmapping what it polls for, and it is the fast
  * path. Progress that runs beside the program (the device's thread, a
  * completion-channel wakeup: dev->guard_copies) copies through the kernel,
- * which answers EFAULT instead; so does the requester for a WQE sent after
- * the ibv_post_send that posted it (soft_req.c).
+ * which answers EFAULT instead.
  */
 #ifndef SRQ_SOFT_MEM_H_
 #define SRQ_SOFT_MEM_H_

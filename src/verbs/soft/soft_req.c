@@ -45,7 +45,6 @@
 #include "soft_clock.h"
 #include "soft_comp.h"
 #include "soft_dev.h"
-#include "soft_mem.h"
 #include "soft_pipe.h"
 #include "soft_inflight.h"
 #include "soft_iov.h"
@@ -186,8 +185,15 @@ static void srq_soft_req_pkt_hdr(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
 static bool srq_soft_req_copy_in(const srq_soft_swqe_t *wqe, uint8_t *dst,
                                  uint64_t src, uint32_t len)
 {
-    return srq_soft_mem_copy(!wqe->fresh, dst, (const void*)(uintptr_t)src,
-                             len);
+    struct iovec local = { dst, len }, remote = { (void*)(uintptr_t)src, len };
+
+    if (wqe->fresh) {
+        memcpy(dst, (const void*)(uintptr_t)src, len);
+        return true;
+    }
+    return (len == 0) ||
+           (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
+            (ssize_t)len);
 }
 
 /* Payload: (for RDMA executed by the responder, where it goes, then) the
