@@ -149,6 +149,33 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
     return (real == NULL) ? ENOSYS : real(channel);
 }
 
+/*
+ * libibverbs reads an event from the channel's fd, as a kernel writes it;
+ * ours is an epoll set that a peer's packet makes readable (soft_cq.c), so
+ * that the sleeper wakes at once and moves the device itself
+ */
+int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
+                     void **cq_context)
+{
+    SRQ_IBV_REAL(real, ibv_get_cq_event, "IBVERBS_1.1");
+    int ret;
+
+    if (srq_ibv_is_ours(channel->context)) {
+        ret = srq_verbs_get_cq_event(srq_ibv_dev(channel->context), channel,
+                                     cq, cq_context);
+        if (ret != 0) {
+            errno = ret;
+            return -1;
+        }
+        return 0;
+    }
+    if (real == NULL) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real(channel, cq, cq_context);
+}
+
 /* ---- GID and pkey tables, GUID (sysfs in libibverbs) ------------------- */
 
 static int srq_ibv_port_gid(struct ibv_context *ctx, uint8_t port_num,

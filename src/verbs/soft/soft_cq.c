@@ -15,12 +15,12 @@
  * (soft_wait.c) runs progress and reports EAGAIN (non-blocking fd) or waits
  * again.
  *
- * In uverbs mode (srq_soft_open_params_t) the fd is a pipe that carries one
- * struct ib_uverbs_comp_event_desc (the CQ's address) per event, which
- * libibverbs' ibv_get_cq_event reads; the progress thread (soft_thread.c)
- * does the moving that reading does not.
+ * It is the same in uverbs mode (srq_soft_open_params_t): libibverbs'
+ * ibv_get_cq_event would read a struct ib_uverbs_comp_event_desc from the
+ * fd, so the preloaded library stands in front of it (srq_ibv_interpose.c)
+ * and calls srq_verbs_get_cq_event - the sleeper then moves the device
+ * itself, and a peer's packet wakes it directly.
  */
-#define _GNU_SOURCE /* pipe2 */
 #include "soft_cq.h"
 #include "soft_async.h"
 #include "soft_dev.h"
@@ -28,7 +28,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <rdma/ib_user_verbs.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -42,6 +41,17 @@ static int srq_soft_epoll_add(int ep, int fd)
     return (fd < 0) ? 0 : epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/* The CQ's arm is spent (its event came) or gone with it: one CQ fewer
+ * that a sleeper may wait on */
+static void srq_soft_cq_disarm(srq_soft_cq_t *cq)
+{
+    if (cq->armed != 0) {
+        cq->armed = 0;
+        __atomic_store_n(&cq->dev->armed_cqs, cq->dev->armed_cqs - 1,
+                         __ATOMIC_RELAXED);
+    }
+}
+
 static void srq_soft_channel_free(srq_soft_channel_t *ch)
 {
     if (ch->ibv.fd >= 0) {
@@ -50,29 +60,18 @@ static void srq_soft_channel_free(srq_soft_channel_t *ch)
     if (ch->efd >= 0) {
         close(ch->efd);
     }
-    if (ch->wfd >= 0) {
-        close(ch->wfd);
-    }
     free(ch);
 }
 
-/* uverbs mode: a pipe, blocking to read (as a uverbs channel until the
- * user says not), never blocking to write */
-static int srq_soft_channel_pipe(srq_soft_channel_t *ch)
-{
-    int fds[2];
-
-    if (pipe2(fds, O_CLOEXEC) != 0) {
-        return -1;
-    }
-    ch->ibv.fd = fds[0];
-    ch->wfd    = fds[1];
-    return fcntl(ch->wfd, F_SETFL, O_NONBLOCK);
-}
-
-/* the epoll set srq_verbs_get_cq_event sleeps on: the channel's events,
- * and, on an instance without its progress thread (a test stopped it),
- * the wake pipe and the timer, since the sleeper must move the device */
+/*
+ * The epoll set a sleeper waits on: the channel's events, and the
+ * instance's wake pipe and timer, so that a peer's packet wakes the
+ * sleeper itself, as an interrupt would, and its next poll or
+ * srq_verbs_get_cq_event moves the device: one wakeup between a peer's
+ * post and its reader, not two (the progress thread's, then the
+ * reader's). The progress thread sleeps on the same pipe: whichever runs
+ * first moves the device, under its lock.
+ */
 static int srq_soft_channel_epoll(srq_soft_channel_t *ch)
 {
     srq_soft_dev_t *dev = ch->dev;
@@ -80,12 +79,9 @@ static int srq_soft_channel_epoll(srq_soft_channel_t *ch)
     ch->efd    = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     ch->ibv.fd = epoll_create1(EPOLL_CLOEXEC);
     if ((ch->efd < 0) || (ch->ibv.fd < 0) ||
-        srq_soft_epoll_add(ch->ibv.fd, ch->efd)) {
-        return -1;
-    }
-    if (!dev->thread_started &&
-        (srq_soft_epoll_add(ch->ibv.fd, dev->pipe_fd) ||
-         srq_soft_epoll_add(ch->ibv.fd, dev->timer_fd))) {
+        srq_soft_epoll_add(ch->ibv.fd, ch->efd) ||
+        srq_soft_epoll_add(ch->ibv.fd, dev->pipe_fd) ||
+        srq_soft_epoll_add(ch->ibv.fd, dev->timer_fd)) {
         return -1;
     }
     return 0;
@@ -106,10 +102,8 @@ struct ibv_comp_channel *srq_soft_create_comp_channel(srq_verbs_dev_t *vdev)
     ch->ibv.context = &dev->vctx.context;
     ch->ibv.fd      = -1;
     ch->efd         = -1;
-    ch->wfd         = -1;
     srq_soft_list_init(&ch->events);
-    ret = dev->params.uverbs_fds ? srq_soft_channel_pipe(ch) :
-                                   srq_soft_channel_epoll(ch);
+    ret = srq_soft_channel_epoll(ch);
     if (ret != 0) {
         ret = errno;
         srq_soft_channel_free(ch);
@@ -236,6 +230,7 @@ int srq_soft_destroy_cq(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq)
     if (srq_soft_list_linked(&cq->ev_link)) {
         srq_soft_list_del(&cq->ev_link);
     }
+    srq_soft_cq_disarm(cq);
     srq_soft_list_del(&cq->dev_link);
     if (ibcq->channel != NULL) {
         ch = srq_soft_container_of(ibcq->channel, srq_soft_channel_t, ibv);
@@ -313,21 +308,11 @@ static void srq_soft_cq_event(srq_soft_cq_t *cq)
     uint64_t one = 1;
     ssize_t ret;
 
-    cq->armed = 0;
+    srq_soft_cq_disarm(cq);
     if (cq->ibv.channel == NULL) {
         return;
     }
     ch = srq_soft_container_of(cq->ibv.channel, srq_soft_channel_t, ibv);
-    if (ch->wfd >= 0) {
-        struct ib_uverbs_comp_event_desc desc = {
-            .cq_handle = (uintptr_t)&cq->ibv
-        };
-
-        ++cq->events_delivered;
-        ret = write(ch->wfd, &desc, sizeof(desc));
-        (void)ret;
-        return;
-    }
     if (!srq_soft_list_linked(&cq->ev_link)) {
         srq_soft_list_add_tail(&ch->events, &cq->ev_link);
     }
@@ -347,10 +332,23 @@ int srq_soft_cq_arm(srq_soft_cq_t *cq, int solicited_only)
         errno = EINVAL; /* as every failing verb sets it */
         return EINVAL;
     }
+    if (cq->armed == 0) {
+        __atomic_store_n(&cq->dev->armed_cqs, cq->dev->armed_cqs + 1,
+                         __ATOMIC_RELAXED);
+    }
     if (!solicited_only) {
         cq->armed = 1;
     } else if (cq->armed == 0) {
         cq->armed = 2;
+    }
+    /* completions already there and not polled: the event comes now, as
+     * an mlx5 HCA raises it when the arm's consumer index is behind the
+     * producer's. A program that polled the CQ empty, then armed it and
+     * sleeps (UCX's uct_iface_event_arm) would otherwise sleep on a
+     * completion added between its poll and its arm - our own progress
+     * adds them, in the very calls that arm (srq_soft_get_cq_event) */
+    if (cq->pi != cq->ci) {
+        srq_soft_cq_event(cq);
     }
     return 0;
 }

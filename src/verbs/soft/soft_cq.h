@@ -92,11 +92,9 @@ static inline void srq_soft_cq_seen(srq_soft_cq_t *cq, uint64_t calls)
 }
 
 struct srq_soft_channel {
-    struct ibv_comp_channel  ibv;      /* ibv.fd: an epoll fd, or in uverbs
-                                          mode a pipe's read end */
+    struct ibv_comp_channel  ibv;      /* ibv.fd: an epoll fd (soft_cq.c) */
     srq_soft_dev_t          *dev;
     int                      efd;      /* eventfd: local CQ events */
-    int                      wfd;      /* uverbs mode: the pipe's write end */
     srq_soft_list_t          events;   /* CQs with a pending event */
     int                      refcnt;   /* CQs using it */
 };

@@ -116,6 +116,11 @@ struct srq_soft_dev {
     int                 pipe_wfd;     /* write end: the read end never sees
                                          EOF */
     bool                wake_armed;   /* we set wake_req, may need drain */
+    /* CQs armed for an event (ibv_req_notify_cq) that has not come yet: a
+     * program may be asleep on their channels, so whoever sleeps in the
+     * device keeps asking peers to wake it (soft_wait.c). Under lock;
+     * the progress thread reads it without */
+    unsigned            armed_cqs;
     int                 timer_fd;     /* timers while the user sleeps */
 
     /* MR keys: the last one handed out (soft_mr.c), regions registered */

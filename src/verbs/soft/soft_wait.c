@@ -29,26 +29,19 @@
 #include <unistd.h>
 
 /* Ask producers to wake us; if packets are already waiting, poke
- * ourselves so that whoever sleeps next wakes at once */
+ * ourselves so that whoever sleeps next wakes at once. The request is
+ * stored before we look at the queue, a full barrier between, as a
+ * producer publishes before it looks at the request (srq_soft_pipe_wake):
+ * either it sees our request or we see its frame */
 static void srq_soft_wake_arm(srq_soft_dev_t *dev)
 {
-    bool ordered;
     ssize_t ret;
 
-    atomic_store_explicit(srq_soft_wake_req(dev), 1, memory_order_relaxed);
+    atomic_store_explicit(srq_soft_wake_req(dev), 1, memory_order_seq_cst);
+    atomic_thread_fence(memory_order_seq_cst);
     dev->wake_armed = true;
-    /* producers do not fence: passing through their lock orders us with
-     * each of them - a producer that claims after us sees wake_req when it
-     * publishes; one that claimed before us may publish without seeing
-     * it, and its claim makes the timer look again
-     * (srq_soft_next_deadline). A holder that keeps the lock (EBUSY) may
-     * do the same: then we poke ourselves, and the sleeper looks again */
-    ordered = (srq_soft_ring_lock(dev, dev->seg.hdr) == 0);
-    if (ordered) {
-        srq_soft_ring_unlock(dev->seg.hdr);
-    }
-    if (!ordered || !srq_soft_ring_empty(dev)) {
-        ret = write(dev->pipe_fd, "w", 1);
+    if (!srq_soft_ring_empty(dev)) {
+        ret = write(dev->pipe_wfd, "w", 1);
         (void)ret;
     }
 }
@@ -168,9 +161,9 @@ int srq_soft_get_cq_event(srq_verbs_dev_t *vdev,
         /* drain first: anything raised after this makes the fd readable */
         srq_soft_fd_drain(ch->efd);
         srq_soft_dev_lock(dev);
-        if (!dev->thread_started) {
-            srq_soft_wake_drain(dev); /* else they are the thread's */
-        }
+        /* the pipe and the timer are in the channel's set: taken here,
+         * they are asked for again below (the thread may sleep on them) */
+        srq_soft_wake_drain(dev);
         srq_soft_progress_beside(dev);
         cq = srq_soft_channel_pop(ch);
         if (cq == NULL) {
@@ -226,7 +219,7 @@ static void srq_soft_thread_look_next(srq_soft_dev_t *dev, bool user_polls)
 bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
 {
     struct pollfd pfd[3];
-    bool user_polls, ring_busy = false;
+    bool user_polls, sleeper, ring_busy = false;
     int timeout;
 
     uint64_t polls;
@@ -234,20 +227,24 @@ bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
     /* A user that polls progresses the device itself: then we do not ask
      * producers to poke us, do not even take the lock (a thread preempted
      * while holding it would stall the user's spinning poll), and only look
-     * again a little later. We still progress when poked or when timed
-     * work falls due: the user armed a CQ (ibv_req_notify_cq asks for
-     * pokes) and may be asleep by now. */
+     * again a little later. Not while a CQ is armed: its owner may be
+     * asleep on the channel (it polled once more before it slept), and
+     * only a poke wakes it as an interrupt would - so we move the device
+     * on every poke and ask for the next before we sleep, as long as an
+     * arm waits for its event. */
     polls      = atomic_load_explicit((_Atomic uint64_t*)&dev->user_polls,
                                       memory_order_relaxed);
     user_polls = (polls != dev->thread_polls_seen);
+    sleeper    = (__atomic_load_n(&dev->armed_cqs, __ATOMIC_RELAXED) != 0);
     dev->thread_polls_seen = polls;
-    srq_soft_thread_look_next(dev, user_polls);
-    if (!user_polls || dev->thread_woken) {
+    srq_soft_thread_look_next(dev, user_polls && !sleeper);
+    if (!user_polls || sleeper || dev->thread_woken) {
         srq_soft_dev_lock(dev);
         srq_soft_wake_drain(dev);
         srq_soft_progress_beside(dev);
         srq_soft_progress_acks(dev);
-        if (!user_polls) {
+        sleeper = (dev->armed_cqs != 0);
+        if (!user_polls || sleeper) {
             srq_soft_wake_arm(dev);
             srq_soft_timer_update(dev);
         }
@@ -260,7 +257,8 @@ bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
     pfd[2].fd     = dev->timer_fd;
     pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
     pfd[0].revents = pfd[1].revents = pfd[2].revents = 0;
-    timeout = ring_busy ? 0 : user_polls ? (int)dev->thread_look_ms : -1;
+    timeout = ring_busy ? 0 :
+              (user_polls && !sleeper) ? (int)dev->thread_look_ms : -1;
     if ((poll(pfd, 3, timeout) < 0) && (errno != EINTR)) {
         return false; /* cannot sleep: nothing this thread can do */
     }
