@@ -32,6 +32,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #define UCT_SRQ_HS_MAGIC      0x43515253u  /* "SRQC" */
 /* 2: the am id travels as the immediate (srq_am.h); a peer of another
@@ -161,10 +163,12 @@ static ucs_status_t uct_srq_hs_ud_qp_init(uct_srq_hs_t *hs,
     struct ibv_qp_attr attr      = {};
     int ret;
 
-    /* a CQ of its own: the async thread polls it, never the data CQs */
+    /* a CQ of its own: the async thread polls it, never the data CQs. On
+     * the interface's channel: a peer's handshake wakes a sleeping owner
+     * (uct_srq_iface_event_arm arms it) */
     hs->cq = srq_verbs_create_cq(iface->dev,
                                  hs->num_bufs + UCT_SRQ_HS_UD_TX_LEN, NULL,
-                                 NULL, 0);
+                                 iface->channel, 0);
     if (hs->cq == NULL) {
         ucs_error("srq: failed to create the handshake CQ: %m");
         return UCS_ERR_IO_ERROR;
@@ -242,6 +246,11 @@ ucs_status_t uct_srq_hs_init(uct_srq_hs_t *hs, uct_srq_iface_t *iface,
 
     /* the interface checked the config (uct_srq_hs_check_config) */
     memset(hs, 0, sizeof(*hs));
+    hs->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (hs->wake_fd < 0) {
+        ucs_error("srq: failed to create the handshake's wake eventfd: %m");
+        return UCS_ERR_IO_ERROR;
+    }
     hs->config.async_interval = ucs_time_from_sec(config->async_interval);
     kh_init_inplace(uct_srq_conns, &hs->conns);
     ucs_list_head_init(&hs->connecting);
@@ -268,7 +277,8 @@ ucs_status_t uct_srq_hs_init(uct_srq_hs_t *hs, uct_srq_iface_t *iface,
     size     = (size_t)hs->num_bufs * UCT_SRQ_HS_BUF_LEN;
     hs->bufs = ucs_malloc(size, "srq handshake buffers");
     if (hs->bufs == NULL) {
-        return UCS_ERR_NO_MEMORY;
+        status = UCS_ERR_NO_MEMORY;
+        goto err_free;
     }
     hs->mr = srq_verbs_reg_mr(iface->dev, iface->pd, hs->bufs, size,
                               IBV_ACCESS_LOCAL_WRITE);
@@ -303,6 +313,7 @@ err_free:
     ucs_free(hs->bufs);
     kh_destroy_inplace(uct_srq_conns, &hs->conns);
     pthread_mutex_destroy(&hs->lock);
+    close(hs->wake_fd);
     return status;
 }
 
@@ -336,6 +347,7 @@ void uct_srq_hs_cleanup(uct_srq_hs_t *hs, uct_srq_iface_t *iface)
     srq_verbs_dereg_mr(iface->dev, hs->mr);
     ucs_free(hs->bufs);
     pthread_mutex_destroy(&hs->lock);
+    close(hs->wake_fd);
 }
 
 static void uct_srq_hs_send(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
@@ -682,4 +694,32 @@ void uct_srq_hs_progress(uct_srq_iface_t *iface)
         uct_srq_hs_check_idle(iface);
     }
     pthread_mutex_unlock(&hs->lock);
+}
+
+/*
+ * For an owner about to sleep: when its handshake next needs its progress
+ * - 0 if now (work the async thread left, failed connections to report),
+ * else the earliest retransmission or timeout of a handshake under way,
+ * or the idle check while there are connections; UCS_TIME_INFINITY if
+ * never. Datagrams that arrive wake the owner through the handshake's CQ.
+ */
+ucs_time_t uct_srq_hs_due(uct_srq_hs_t *hs)
+{
+    ucs_time_t due = UCS_TIME_INFINITY;
+    uct_srq_conn_t *conn;
+
+    pthread_mutex_lock(&hs->lock);
+    if (__atomic_load_n(&hs->async_left, __ATOMIC_RELAXED) ||
+        !ucs_list_is_empty(&hs->dead)) {
+        due = 0;
+    } else {
+        if (kh_size(&hs->conns) > 0) {
+            due = hs->next_idle_check;
+        }
+        ucs_list_for_each(conn, &hs->connecting, list) {
+            due = ucs_min(due, ucs_min(conn->next_retry, conn->deadline));
+        }
+    }
+    pthread_mutex_unlock(&hs->lock);
+    return due;
 }

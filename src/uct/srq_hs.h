@@ -44,6 +44,17 @@ static inline int uct_srq_hs_wants_progress(uct_srq_hs_t *hs)
            (++hs->polls >= UCT_SRQ_HS_POLLS_PER_LOOK);
 }
 
+/* When the handshake next needs the owner's progress: 0 now, else a
+ * time of ucs_get_time(), UCS_TIME_INFINITY for never (srq_hs.c) */
+ucs_time_t uct_srq_hs_due(uct_srq_hs_t *hs);
+
+/* The next progress call looks at the handshake (a sleeper's wakeup was
+ * for it) */
+static inline void uct_srq_hs_look_next(uct_srq_hs_t *hs)
+{
+    hs->polls = UCT_SRQ_HS_POLLS_PER_LOOK;
+}
+
 /* Take up to a batch of handshake completions (datagrams in, sends
  * done): how many there were */
 unsigned uct_srq_hs_poll(uct_srq_iface_t *iface);

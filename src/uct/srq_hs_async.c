@@ -42,6 +42,15 @@ static struct {
     .timer_fd = -1
 };
 
+static void uct_srq_hs_async_wake(uct_srq_hs_t *hs)
+{
+    uint64_t one = 1;
+
+    if (write(hs->wake_fd, &one, sizeof(one)) < 0) {
+        ucs_assert(errno == EAGAIN); /* the count is full: it is readable */
+    }
+}
+
 /*
  * An owner that progressed since the last look answers its peers itself.
  * Otherwise take the handshake's datagrams for it - polling a CQ also runs
@@ -66,6 +75,11 @@ static void uct_srq_hs_async_look(uct_srq_iface_t *iface)
     }
     uct_srq_hs_in_async = 0;
     pthread_mutex_unlock(&hs->lock);
+    /* what it left for the owner wakes an owner asleep on the interface's
+     * event fd (uct_srq_iface_event_arm saw nothing left when it slept) */
+    if (__atomic_load_n(&hs->async_left, __ATOMIC_RELAXED)) {
+        uct_srq_hs_async_wake(hs);
+    }
 }
 
 static void uct_srq_hs_async_tick(int id, ucs_event_set_types_t events,

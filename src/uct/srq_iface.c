@@ -5,6 +5,7 @@
  */
 #include "srq_iface.h"
 #include "srq_iface_progress.h"
+#include "srq_iface_event.h"
 #include "srq_iface_reach.h"
 #include "srq_am.h"
 #include "srq_check.h"
@@ -22,7 +23,6 @@
 #include <ucs/debug/memtrack.h>
 #include <ucs/datastruct/mpool.inl>
 #include <ucs/sys/string.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -310,7 +310,6 @@ static ucs_status_t uct_srq_iface_check_config(uct_srq_iface_t *iface,
 static ucs_status_t uct_srq_iface_create_cqs(uct_srq_iface_t *iface,
                                              const uct_srq_iface_config_t *config)
 {
-    int flags;
 
     /* the interface's memory is not zeroed: nothing is there yet */
     iface->send_cq = NULL;
@@ -318,13 +317,6 @@ static ucs_status_t uct_srq_iface_create_cqs(uct_srq_iface_t *iface,
     iface->channel = srq_verbs_create_comp_channel(iface->dev);
     if (iface->channel == NULL) {
         ucs_error("srq: failed to create a completion channel: %m");
-        return UCS_ERR_IO_ERROR;
-    }
-    /* event_arm drains it without blocking */
-    flags = fcntl(iface->channel->fd, F_GETFL);
-    if ((flags < 0) ||
-        (fcntl(iface->channel->fd, F_SETFL, flags | O_NONBLOCK) < 0)) {
-        ucs_error("srq: failed to make the completion channel non-blocking: %m");
         return UCS_ERR_IO_ERROR;
     }
 
@@ -548,6 +540,8 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
     self->counters_file       = NULL;
     memset(&self->tx_stats, 0, sizeof(self->tx_stats));
 
+    self->event_fd            = -1;
+    self->timer_fd            = -1;
     status = uct_srq_iface_create_cqs(self, config);
     if (status != UCS_OK) {
         goto err_cqs;
@@ -570,6 +564,11 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
         goto err_pools;
     }
 
+    status = uct_srq_iface_event_init(self);
+    if (status != UCS_OK) {
+        goto err_event;
+    }
+
     if (strlen(config->counters_file) > 0) {
         self->counters_file = ucs_strdup(config->counters_file,
                                          "srq counters file");
@@ -587,6 +586,8 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
 err_hs:
     ucs_free(self->counters_file);
     ucs_arbiter_cleanup(&self->arbiter);
+err_event:
+    uct_srq_iface_event_cleanup(self);
     uct_srq_hs_cleanup(&self->hs, self);
 err_pools:
     ucs_mpool_cleanup(&self->op_mp, 0);
@@ -607,6 +608,7 @@ UCS_CLASS_CLEANUP_FUNC(uct_srq_iface_t)
     }
     uct_base_iface_progress_disable(&self->super.super,
                                     UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    uct_srq_iface_event_cleanup(self);
     uct_srq_hs_cleanup(&self->hs, self);
     ucs_arbiter_cleanup(&self->arbiter);
     ucs_mpool_cleanup(&self->op_mp, 1);

@@ -1,7 +1,7 @@
 /*
  * ucx-srq: the interface's progress (poll the receive CQ, then the send
- * CQ when it is worth it, then the handshake), its event fd and arming,
- * and what its connections tell it (uct_srq_conn_hooks_t).
+ * CQ when it is worth it, then the handshake), and what its connections
+ * tell it (uct_srq_conn_hooks_t). Its event fd: srq_iface_event.c.
  */
 #include "srq_iface_progress.h"
 #include "srq_conn.h"
@@ -10,7 +10,6 @@
 #include "srq_rx.h"
 
 #include <ucs/debug/log_def.h>
-#include <errno.h>
 #include <string.h>
 
 /* ---- progress ------------------------------------------------------------- */
@@ -188,57 +187,4 @@ unsigned uct_srq_iface_progress(uct_iface_h tl_iface)
         uct_srq_hs_progress(iface);
     }
     return count;
-}
-
-/* ---- events ----------------------------------------------------------------- */
-
-ucs_status_t uct_srq_iface_event_fd_get(uct_iface_h tl_iface, int *fd_p)
-{
-    uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
-
-    *fd_p = iface->channel->fd;
-    return UCS_OK;
-}
-
-ucs_status_t uct_srq_iface_event_arm(uct_iface_h tl_iface, unsigned events)
-{
-    uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
-    unsigned fired         = 0;
-    struct ibv_cq *cq;
-    void *cq_context;
-    int ret;
-
-    /* events that fired since the last arm mean completions to progress */
-    while ((ret = srq_verbs_get_cq_event(iface->dev, iface->channel, &cq,
-                                         &cq_context)) == 0) {
-        srq_verbs_ack_cq_events(iface->dev, cq, 1);
-        ++fired;
-    }
-    if (ret != EAGAIN) {
-        ucs_error("srq: reading the completion channel failed: %s",
-                  strerror(ret));
-        return UCS_ERR_IO_ERROR;
-    }
-    if (fired > 0) {
-        return UCS_ERR_BUSY;
-    }
-
-    /* The device raises an event at once if a CQ already holds entries */
-    if (events & UCT_EVENT_SEND_COMP) {
-        ret = ibv_req_notify_cq(iface->send_cq, 0);
-        if (ret != 0) {
-            goto err;
-        }
-    }
-    if (events & (UCT_EVENT_RECV | UCT_EVENT_RECV_SIG)) {
-        ret = ibv_req_notify_cq(iface->recv_cq, 0);
-        if (ret != 0) {
-            goto err;
-        }
-    }
-    return UCS_OK;
-
-err:
-    ucs_error("srq: arming a CQ failed: %s", strerror(ret));
-    return UCS_ERR_IO_ERROR;
 }

@@ -1,5 +1,5 @@
 /*
- * ucx-srq: the interface's progress and events (srq_iface_progress.c).
+ * ucx-srq: the interface's progress (srq_iface_progress.c).
  */
 #ifndef UCT_SRQ_IFACE_PROGRESS_H_
 #define UCT_SRQ_IFACE_PROGRESS_H_
@@ -13,9 +13,6 @@
 
 /* The interface's uct_iface_progress */
 unsigned uct_srq_iface_progress(uct_iface_h tl_iface);
-
-ucs_status_t uct_srq_iface_event_fd_get(uct_iface_h tl_iface, int *fd_p);
-ucs_status_t uct_srq_iface_event_arm(uct_iface_h tl_iface, unsigned events);
 
 /* What the interface's connections tell it (given to uct_srq_hs_init) */
 extern const uct_srq_conn_hooks_t uct_srq_iface_conn_hooks;

@@ -278,6 +278,8 @@ typedef struct uct_srq_hs {
      */
     pthread_mutex_t         lock;
     int                     async_left;   /* it left work for the owner */
+    int                     wake_fd;      /* eventfd: ... and woke it, if
+                                             asleep (srq_iface_event.c) */
     ucs_list_link_t         async_link;   /* on the async thread's list */
     int                     async_on;     /* there */
     ucs_time_t              next_look;
@@ -343,6 +345,10 @@ typedef struct uct_srq_iface {
     struct ibv_comp_channel  *channel;
     struct ibv_cq            *send_cq;
     struct ibv_cq            *recv_cq;
+    int                       event_fd; /* what a sleeper waits on: an epoll
+                                           set of the channel, the timer and
+                                           the handshake's wake_fd */
+    int                       timer_fd; /* the handshake's next deadline */
     uct_srq_rx_t              rx;       /* the shared receive queue */
     uct_srq_hs_t              hs;       /* connections and their handshake */
     ucs_mpool_t               tx_mp;    /* registered send descriptors */
