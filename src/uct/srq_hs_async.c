@@ -46,6 +46,8 @@ static void uct_srq_hs_async_wake(uct_srq_hs_t *hs)
 {
     uint64_t one = 1;
 
+    /* before the write: the owner drains the fd only when it sees this */
+    __atomic_store_n(&hs->wake_pending, 1, __ATOMIC_SEQ_CST);
     if (write(hs->wake_fd, &one, sizeof(one)) < 0) {
         ucs_assert(errno == EAGAIN); /* the count is full: it is readable */
     }

@@ -40,7 +40,8 @@ ucs_status_t uct_srq_iface_event_init(uct_srq_iface_t *iface)
 {
     int flags;
 
-    iface->event_fd = epoll_create1(EPOLL_CLOEXEC);
+    iface->timer_due = 0;
+    iface->event_fd  = epoll_create1(EPOLL_CLOEXEC);
     iface->timer_fd = timerfd_create(CLOCK_MONOTONIC,
                                      TFD_NONBLOCK | TFD_CLOEXEC);
     if ((iface->event_fd < 0) || (iface->timer_fd < 0)) {
@@ -115,13 +116,18 @@ static int uct_srq_iface_event_take(uct_srq_iface_t *iface)
     return fired;
 }
 
-/* Fire the timer at @due (a ucs_get_time() time; UCS_TIME_INFINITY: never) */
+/* Fire the timer at @due (a ucs_get_time() time; UCS_TIME_INFINITY: never).
+ * Every arm asks: a deadline already set is not set again */
 static int uct_srq_iface_event_timer(uct_srq_iface_t *iface, ucs_time_t due,
                                      ucs_time_t now)
 {
     struct itimerspec its = {};
     uint64_t ns;
 
+    if (due == iface->timer_due) {
+        return 0;
+    }
+    iface->timer_due = due;
     if (due != UCS_TIME_INFINITY) {
         /* at least 1 ns: a zero it_value disarms the timer */
         ns = (uint64_t)(ucs_time_to_sec(due - now) * 1e9) + 1;
@@ -150,11 +156,19 @@ static int uct_srq_iface_event_arm_cqs(uct_srq_iface_t *iface,
 ucs_status_t uct_srq_iface_event_arm(uct_iface_h tl_iface, unsigned events)
 {
     uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
-    ucs_time_t due, now;
+    ucs_time_t due, now = ucs_get_time();
     int fired, ret;
 
-    uct_srq_iface_event_drain_fd(iface->timer_fd);
-    uct_srq_iface_event_drain_fd(iface->hs.wake_fd);
+    /* the fds that only say "look" are read when they may have been
+     * written (a read is a syscall, on the path to every sleep) */
+    if ((iface->timer_due != UCS_TIME_INFINITY) &&
+        (iface->timer_due <= now)) {
+        uct_srq_iface_event_drain_fd(iface->timer_fd);
+        iface->timer_due = 0;
+    }
+    if (__atomic_exchange_n(&iface->hs.wake_pending, 0, __ATOMIC_SEQ_CST)) {
+        uct_srq_iface_event_drain_fd(iface->hs.wake_fd);
+    }
 
     /* events that fired since the last arm mean completions to progress */
     fired = uct_srq_iface_event_take(iface);
@@ -165,7 +179,6 @@ ucs_status_t uct_srq_iface_event_arm(uct_iface_h tl_iface, unsigned events)
         return UCS_ERR_BUSY;
     }
 
-    now = ucs_get_time();
     due = uct_srq_hs_due(&iface->hs);
     if (due <= now) {
         uct_srq_hs_look_next(&iface->hs);

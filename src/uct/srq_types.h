@@ -280,6 +280,7 @@ typedef struct uct_srq_hs {
     int                     async_left;   /* it left work for the owner */
     int                     wake_fd;      /* eventfd: ... and woke it, if
                                              asleep (srq_iface_event.c) */
+    int                     wake_pending; /* wake_fd was written */
     ucs_list_link_t         async_link;   /* on the async thread's list */
     int                     async_on;     /* there */
     ucs_time_t              next_look;
@@ -349,6 +350,8 @@ typedef struct uct_srq_iface {
                                            set of the channel, the timer and
                                            the handshake's wake_fd */
     int                       timer_fd; /* the handshake's next deadline */
+    ucs_time_t                timer_due; /* what it is set to (0: not known,
+                                            UCS_TIME_INFINITY: nothing) */
     uct_srq_rx_t              rx;       /* the shared receive queue */
     uct_srq_hs_t              hs;       /* connections and their handshake */
     ucs_mpool_t               tx_mp;    /* registered send descriptors */

@@ -79,9 +79,12 @@ static int srq_soft_channel_epoll(srq_soft_channel_t *ch)
     ch->efd    = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     ch->ibv.fd = epoll_create1(EPOLL_CLOEXEC);
     if ((ch->efd < 0) || (ch->ibv.fd < 0) ||
-        srq_soft_epoll_add(ch->ibv.fd, ch->efd) ||
-        srq_soft_epoll_add(ch->ibv.fd, dev->pipe_fd) ||
-        srq_soft_epoll_add(ch->ibv.fd, dev->timer_fd)) {
+        srq_soft_epoll_add(ch->ibv.fd, ch->efd)) {
+        return -1;
+    }
+    if (!dev->thread_started &&
+        (srq_soft_epoll_add(ch->ibv.fd, dev->pipe_fd) ||
+         srq_soft_epoll_add(ch->ibv.fd, dev->timer_fd))) {
         return -1;
     }
     return 0;

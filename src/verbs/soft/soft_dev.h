@@ -122,6 +122,8 @@ struct srq_soft_dev {
      * the progress thread reads it without */
     unsigned            armed_cqs;
     int                 timer_fd;     /* timers while the user sleeps */
+    uint64_t            timer_due;    /* what timer_fd is set to (0: not
+                                         known, UINT64_MAX: nothing) */
 
     /* MR keys: the last one handed out (soft_mr.c), regions registered */
     uint32_t            mr_last_key;

@@ -50,7 +50,14 @@ static void srq_soft_wake_drain(srq_soft_dev_t *dev)
 {
     srq_soft_fd_drain(dev->pipe_fd);
     srq_soft_fd_drain(dev->timer_fd);
+    dev->timer_due = 0; /* it may have fired: set it again */
     dev->wake_armed = (atomic_load(srq_soft_wake_req(dev)) != 0);
+}
+
+/* A tick from now, on the tick grid (srq_soft_timer_update) */
+static uint64_t srq_soft_next_tick(void)
+{
+    return (srq_soft_now_ns() / SRQ_SOFT_TICK_NS + 1) * SRQ_SOFT_TICK_NS;
 }
 
 static void srq_soft_deadline(uint64_t *min, uint64_t t)
@@ -69,35 +76,39 @@ static uint64_t srq_soft_next_deadline(srq_soft_dev_t *dev)
     srq_soft_peer_t *peer;
 
     if (!srq_soft_list_empty(&dev->ack_qps)) {
-        srq_soft_deadline(&min, srq_soft_now_ns() + SRQ_SOFT_TICK_NS);
+        srq_soft_deadline(&min, srq_soft_next_tick());
     }
     for (e = dev->sched_qps.next; e != &dev->sched_qps; e = e->next) {
         qp = srq_soft_container_of(e, srq_soft_qp_t, sched_link);
         srq_soft_deadline(&min, (qp->wait != SRQ_SOFT_WAIT_NONE) ?
-                          qp->wait_until : srq_soft_now_ns() + SRQ_SOFT_TICK_NS);
+                          qp->wait_until : srq_soft_next_tick());
     }
     for (e = dev->busy_qps.next; e != &dev->busy_qps; e = e->next) {
         qp = srq_soft_container_of(e, srq_soft_qp_t, busy_link);
         to = srq_soft_timeout_ns(qp->attr.timeout);
         if ((to != UINT64_MAX) && (qp->sq_tx != qp->sq_ci)) {
             srq_soft_deadline(&min, qp->tx_time ? (qp->tx_time + to) :
-                              (srq_soft_now_ns() + SRQ_SOFT_TICK_NS));
+                              (srq_soft_next_tick()));
         }
     }
     /* a producer filling a frame at our head may have missed our wake
      * request: look again soon rather than sleep past its frame */
     if (srq_soft_ring_claimed(dev)) {
-        srq_soft_deadline(&min, srq_soft_now_ns() + SRQ_SOFT_TICK_NS);
+        srq_soft_deadline(&min, srq_soft_next_tick());
     }
     for (e = dev->busy_peers.next; e != &dev->busy_peers; e = e->next) {
         peer = srq_soft_container_of(e, srq_soft_peer_t, busy_link);
         srq_soft_deadline(&min, peer->next_check_ns ? peer->next_check_ns :
-                          (srq_soft_now_ns() + SRQ_SOFT_TICK_NS));
+                          (srq_soft_next_tick()));
     }
     return min;
 }
 
-/* Arm the timerfd for the next timed work, if someone may sleep */
+/* Arm the timerfd for the next timed work, if someone may sleep. Each arm
+ * of a CQ and each sleep asks: a deadline already set is not set again
+ * (a syscall each time, on the path to every sleep), and one that is only
+ * "a tick from now" is taken on the tick grid, so that the asks of one
+ * tick agree */
 static void srq_soft_timer_update(srq_soft_dev_t *dev)
 {
     struct itimerspec its;
@@ -106,8 +117,12 @@ static void srq_soft_timer_update(srq_soft_dev_t *dev)
     if (dev->timer_fd < 0) {
         return;
     }
-    memset(&its, 0, sizeof(its));
     t = srq_soft_next_deadline(dev);
+    if (t == dev->timer_due) {
+        return;
+    }
+    dev->timer_due = t;
+    memset(&its, 0, sizeof(its));
     if (t != UINT64_MAX) {
         t += (t == 0);
         its.it_value.tv_sec  = t / 1000000000ull;
@@ -161,9 +176,9 @@ int srq_soft_get_cq_event(srq_verbs_dev_t *vdev,
         /* drain first: anything raised after this makes the fd readable */
         srq_soft_fd_drain(ch->efd);
         srq_soft_dev_lock(dev);
-        /* the pipe and the timer are in the channel's set: taken here,
-         * they are asked for again below (the thread may sleep on them) */
-        srq_soft_wake_drain(dev);
+        if (!dev->thread_started) {
+            srq_soft_wake_drain(dev); /* else they are the thread's */
+        }
         srq_soft_progress_beside(dev);
         cq = srq_soft_channel_pop(ch);
         if (cq == NULL) {

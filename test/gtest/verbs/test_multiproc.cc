@@ -17,7 +17,9 @@ extern "C" {
 #include "verbs/soft/soft_qpn.h"
 }
 
+#include <algorithm>
 #include <dirent.h>
+#include <iostream>
 #include <map>
 #include <fcntl.h>
 #include <poll.h>
@@ -415,6 +417,70 @@ protected:
     peer_info_t child{};
 };
 
+static uint64_t now_ns()
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * A program that sleeps between polls, as UCX's does (uct_iface_event_arm,
+ * then its fd): poll the CQ; when it is empty, take the channel's events
+ * (any: progress again), arm the CQ and sleep on the channel's fd, with
+ * no look at the CQ between the arm and the sleep. The next completion,
+ * or status -2 when nothing woke us within @wake_ms.
+ */
+static int sleep_wait(endpoint &ep, ibv_wc *wc, int wake_ms = 5000)
+{
+    int flags = fcntl(ep.ch->fd, F_GETFL);
+    ibv_cq *ev_cq;
+    void *ev_ctx;
+    int n, events;
+
+    if (!(flags & O_NONBLOCK) &&
+        (fcntl(ep.ch->fd, F_SETFL, flags | O_NONBLOCK) != 0)) {
+        return -1;
+    }
+    for (;;) {
+        n = ibv_poll_cq(ep.cq, 1, wc);
+        if (n != 0) {
+            return (n < 0) ? -1 : (int)wc->status;
+        }
+        for (events = 0;
+             srq_verbs_get_cq_event(ep.dev, ep.ch, &ev_cq, &ev_ctx) == 0;
+             ++events) {
+            srq_verbs_ack_cq_events(ep.dev, ev_cq, 1);
+        }
+        if (events > 0) {
+            continue;
+        }
+        if (ibv_req_notify_cq(ep.cq, 0) != 0) {
+            return -1;
+        }
+        struct pollfd pfd = { ep.ch->fd, POLLIN, 0 };
+        if (::poll(&pfd, 1, wake_ms) != 1) {
+            return -2;
+        }
+    }
+}
+
+/* The next receive completion, sleeping as sleep_wait; send completions
+ * on the way are taken */
+static int sleep_wait_recv(endpoint &ep, ibv_wc *wc)
+{
+    int ret;
+
+    while (((ret = sleep_wait(ep, wc)) == IBV_WC_SUCCESS) &&
+           !(wc->opcode & IBV_WC_RECV)) {
+    }
+    return ret;
+}
+
+/* Rounds of the event-mode ping-pong (multiproc.sleeping_pingpong) */
+static const int kSleepRounds = 200;
+
 /* child side of the command protocol */
 static int child_serve(endpoint &ep, int s)
 {
@@ -459,6 +525,23 @@ static int child_serve(endpoint &ep, int s)
         case 'a': /* arm our CQ: producers poke our wake pipe from now */
             r = (ibv_req_notify_cq(ep.cq, 0) == 0) ? 'y' : 'n';
             break;
+        case 'e': { /* echo kSleepRounds messages, sleeping between them */
+            ibv_wc wc;
+            r = (ep.post_recv(0, 64, 0) == 0) ? 'y' : 'n';
+            if (!write_full(s, &r, 1)) {
+                return 21;
+            }
+            for (int i = 0; (i < kSleepRounds) && (r == 'y'); ++i) {
+                r = 'n';
+                if ((sleep_wait_recv(ep, &wc) != IBV_WC_SUCCESS) ||
+                    (ep.post_recv(0, 64, i + 1) != 0)) {
+                    break;
+                }
+                memcpy(ep.buf + 128, ep.buf, 64);
+                r = (ep.post(IBV_WR_SEND, 128, 64, i) == 0) ? 'y' : 'n';
+            }
+            break;
+        }
         case 'q':
             return 0;
         default:
@@ -550,6 +633,77 @@ TEST_P(multiproc, sleeping_receiver_woken_by_peer)
     }
     EXPECT_EQ('y', r);
     c = 'q';
+    ASSERT_TRUE(write_full(sv[0], &c, 1));
+    EXPECT_EQ(0, wait_child(pid));
+}
+
+/*
+ * Completion-channel wakeups, both sides asleep between messages the way
+ * UCX sleeps (sleep_wait): each message must wake its reader. The round
+ * trip's latency is printed, not judged.
+ */
+TEST_P(multiproc, sleeping_pingpong)
+{
+    ASSERT_TRUE(me.open(GetParam(), true));
+    pid_t pid = spawn(child_serve, true, false, true);
+    ASSERT_TRUE(me.connect(child));
+    std::vector<uint64_t> ns;
+    ibv_wc wc;
+
+    ASSERT_EQ('y', cmd('e'));
+    ASSERT_EQ(0, me.post_recv(0, 64, 0));
+    for (int i = 0; i < kSleepRounds; ++i) {
+        snprintf(me.buf + 128, 64, "ping %d", i);
+        uint64_t t0 = now_ns();
+        ASSERT_EQ(0, me.post(IBV_WR_SEND, 128, 64, i));
+        ASSERT_EQ(IBV_WC_SUCCESS, sleep_wait_recv(me, &wc))
+            << "round " << i << ": not woken (-2) or failed";
+        ns.push_back(now_ns() - t0);
+        ASSERT_STREQ(me.buf + 128, me.buf) << "round " << i;
+        ASSERT_EQ(0, me.post_recv(0, 64, i + 1));
+    }
+    char r = 0;
+    ASSERT_TRUE(read_full(sv[0], &r, 1));
+    EXPECT_EQ('y', r);
+    std::sort(ns.begin(), ns.end());
+    std::cout << GetParam() << ": sleeping round trip, 64 B: median "
+              << ns[ns.size() / 2] / 1000.0 << " us, 90% "
+              << ns[ns.size() * 9 / 10] / 1000.0 << " us (printed, not judged)"
+              << std::endl;
+    char c = 'q';
+    ASSERT_TRUE(write_full(sv[0], &c, 1));
+    EXPECT_EQ(0, wait_child(pid));
+}
+
+/*
+ * A CQ armed while it holds a completion nobody polled raises its event at
+ * once, as an mlx5 HCA does (its arm carries the consumer index): a
+ * program that polled it empty, armed it and sleeps must not sleep on a
+ * completion added in between.
+ */
+TEST_P(multiproc, arm_with_unpolled_completion_raises_event)
+{
+    ASSERT_TRUE(me.open(GetParam(), true));
+    pid_t pid = spawn(child_serve);
+    ASSERT_TRUE(me.connect(child));
+    ibv_cq *ev_cq;
+    void *ev_ctx;
+    ibv_wc wc;
+
+    ASSERT_EQ(0, me.post_recv(0, 64, 5));
+    /* the child's send completes on our ACK, which our device sends after
+     * it wrote the receive's completion: the completion is in our CQ */
+    ASSERT_EQ('y', cmd('s'));
+    ASSERT_EQ(0, ibv_req_notify_cq(me.cq, 0));
+    struct pollfd pfd = { me.ch->fd, POLLIN, 0 };
+    ASSERT_EQ(1, ::poll(&pfd, 1, 0)) << "armed with a completion: no event";
+    ASSERT_EQ(0, srq_verbs_get_cq_event(me.dev, me.ch, &ev_cq, &ev_ctx));
+    EXPECT_EQ(me.cq, ev_cq);
+    srq_verbs_ack_cq_events(me.dev, ev_cq, 1);
+    ASSERT_EQ(1, ibv_poll_cq(me.cq, 1, &wc));
+    EXPECT_EQ(5u, wc.wr_id);
+    EXPECT_STREQ("wake up", me.buf);
+    char c = 'q';
     ASSERT_TRUE(write_full(sv[0], &c, 1));
     EXPECT_EQ(0, wait_child(pid));
 }
