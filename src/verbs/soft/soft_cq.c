@@ -316,6 +316,7 @@ static void srq_soft_cq_event(srq_soft_cq_t *cq)
         return;
     }
     ch = srq_soft_container_of(cq->ibv.channel, srq_soft_channel_t, ibv);
+    ++cq->dev->events_raised;
     if (!srq_soft_list_linked(&cq->ev_link)) {
         srq_soft_list_add_tail(&ch->events, &cq->ev_link);
     }

@@ -121,6 +121,7 @@ struct srq_soft_dev {
      * device keeps asking peers to wake it (soft_wait.c). Under lock;
      * the progress thread reads it without */
     unsigned            armed_cqs;
+    uint64_t            events_raised; /* CQ events written, ever */
     int                 timer_fd;     /* timers while the user sleeps */
     uint64_t            timer_due;    /* what timer_fd is set to (0: not
                                          known, UINT64_MAX: nothing) */

@@ -44,13 +44,10 @@ void srq_soft_pipe_wake(srq_soft_peer_t *peer)
 {
     _Atomic uint32_t *req = (_Atomic uint32_t*)&peer->seg.hdr->wake_req;
 
-    /* our frame's publication before our look at the request: the owner
-     * stores its request before it looks at its queue (srq_soft_wake_arm),
-     * so one of us sees the other's store - without the fence x86 may
-     * read the request before the frame is visible, both miss, and the
-     * owner sleeps with our frame queued */
-    atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(req, memory_order_relaxed) == 0) {
+    /* No fence (a busy sender would pay it on every packet): an owner
+     * that asks after our claim orders itself with us through the queue's
+     * lock and waits for our frame (srq_soft_wake_arm) */
+    if (atomic_load_explicit(req, memory_order_acquire) == 0) {
         return; /* fast path: the owner is polling, not sleeping */
     }
     if (atomic_exchange(req, 0) == 0) {

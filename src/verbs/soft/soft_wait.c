@@ -14,6 +14,7 @@
 #include "soft_dev.h"
 #include "soft_pipe.h"
 #include "soft_list.h"
+#include "soft_lock.h"
 #include "soft_peer.h"
 #include "soft_progress.h"
 #include "soft_qp.h"
@@ -28,19 +29,44 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-/* Ask producers to wake us; if packets are already waiting, poke
- * ourselves so that whoever sleeps next wakes at once. The request is
- * stored before we look at the queue, a full barrier between, as a
- * producer publishes before it looks at the request (srq_soft_pipe_wake):
- * either it sees our request or we see its frame */
+/* How long an owner about to sleep waits for a frame it found claimed to
+ * be published (srq_soft_wake_arm) */
+#define SRQ_SOFT_CLAIM_WAIT_NS  20000
+
+/*
+ * Ask producers to wake us; if packets are already waiting, poke ourselves
+ * so that whoever sleeps next wakes at once. A producer looks at the
+ * request after it publishes (srq_soft_pipe_wake) without a fence of its
+ * own - a busy sender would pay it on every packet - so we pass through
+ * our queue's lock after storing the request: a producer that claims a
+ * frame after us sees the request; one that claimed before us has its
+ * claim visible to us, and we wait for that frame to be published, since
+ * its look may have passed its own publishing stores (x86 lets a load
+ * pass earlier stores) and found no request. A holder that keeps the lock
+ * (EBUSY), or a producer that lost its CPU between claim and publication:
+ * we poke ourselves, and the sleeper looks again.
+ */
 static void srq_soft_wake_arm(srq_soft_dev_t *dev)
 {
+    bool ordered, ready;
+    uint64_t end;
     ssize_t ret;
 
     atomic_store_explicit(srq_soft_wake_req(dev), 1, memory_order_seq_cst);
-    atomic_thread_fence(memory_order_seq_cst);
     dev->wake_armed = true;
-    if (!srq_soft_ring_empty(dev)) {
+    ordered = (srq_soft_ring_lock(dev, dev->seg.hdr) == 0);
+    if (ordered) {
+        srq_soft_ring_unlock(dev->seg.hdr);
+    }
+    if (ordered && srq_soft_ring_claimed(dev)) {
+        end = srq_soft_now_ns() + SRQ_SOFT_CLAIM_WAIT_NS;
+        while ((ready = srq_soft_ring_claimed(dev)) &&
+               (srq_soft_now_ns() < end)) {
+            srq_soft_cpu_relax();
+        }
+        ordered = !ready;
+    }
+    if (!ordered || !srq_soft_ring_empty(dev)) {
         ret = write(dev->pipe_wfd, "w", 1);
         (void)ret;
     }
@@ -235,6 +261,7 @@ bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
 {
     struct pollfd pfd[3];
     bool user_polls, sleeper, ring_busy = false;
+    uint64_t raised;
     int timeout;
 
     uint64_t polls;
@@ -256,8 +283,15 @@ bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
     if (!user_polls || sleeper || dev->thread_woken) {
         srq_soft_dev_lock(dev);
         srq_soft_wake_drain(dev);
+        raised = dev->events_raised;
         srq_soft_progress_beside(dev);
-        srq_soft_progress_acks(dev);
+        /* an event we raised wakes the owner: an ACK that waits for a
+         * reply to carry it (soft_resp_ack.h) may still get one - the
+         * owner's next progress call or its next sleep sends it, or our
+         * timer a tick from now (srq_soft_next_deadline) */
+        if (dev->events_raised == raised) {
+            srq_soft_progress_acks(dev);
+        }
         sleeper = (dev->armed_cqs != 0);
         if (!user_polls || sleeper) {
             srq_soft_wake_arm(dev);
