@@ -25,9 +25,13 @@ static inline void srq_soft_resp_sched_ack(srq_soft_qp_t *qp)
 
 /* A request was placed: its ACK may wait one call for a reply to carry
  * it, if one did the last time (never longer: the call it became owed in
- * is kept while it is pending). A program that stops polling after its
- * last message has it sent by the progress thread, whose timer fires a
- * tick later while ACKs are owed (soft_wait.c) */
+ * is kept while it is pending). Not in uverbs mode: a program behind
+ * libibverbs may stop polling after its last message, and the progress
+ * thread would send it only a tick later; and a traced run there replays
+ * (test/verbs_replay.sh) only if its ACKs, which free the sender's
+ * slots, come when they came in the run. The built-in owner (rc_srq)
+ * progresses, or UCX's async thread runs the device for it
+ * (ASYNC_INTERVAL) */
 static inline void
 srq_soft_resp_sched_ack_placed(srq_soft_qp_t *qp)
 {
@@ -39,7 +43,7 @@ srq_soft_resp_sched_ack_placed(srq_soft_qp_t *qp)
         return; /* owed since an earlier call, or now */
     }
     srq_soft_resp_sched_ack(qp);
-    qp->ack_call = qp->ack_defer ? call : 0;
+    qp->ack_call = (qp->ack_defer && !dev->params.uverbs_fds) ? call : 0;
 }
 
 /* A NAK @nak of @psn owed now */
