@@ -5,21 +5,20 @@
  * engine and read by ibv_poll_cq (soft_progress.c: it drives progress
  * first, so any CQ of the instance drains the instance's inbound queue).
  *
- * A completion channel's fd is an epoll set holding
- *   - an eventfd, written when a CQE lands on an armed CQ of the channel;
- *   - the instance's wake pipe, which a peer process pokes after queueing a
- *     packet for us while we asked for it (a process asleep in poll() must
- *     wake to run progress: the packet may complete something);
- *   - a timerfd, armed while timed work (RNR retry, liveness checks) is due.
- * So the fd may be readable with no event yet: srq_verbs_get_cq_event
- * (soft_wait.c) runs progress and reports EAGAIN (non-blocking fd) or waits
- * again.
+ * A completion channel's fd is an epoll set holding an eventfd, written
+ * when a CQE lands on an armed CQ of the channel. While a CQ is armed the
+ * progress thread (soft_thread.c) sleeps on the instance's wake pipe,
+ * which a peer pokes after queueing a packet for us, runs progress and so
+ * raises the event. On an instance without its thread (a test stopped
+ * it) the set also holds the wake pipe and the timerfd, since the sleeper
+ * must move the device itself. So the fd may be readable with no event
+ * yet: srq_verbs_get_cq_event (soft_wait.c) runs progress and reports
+ * EAGAIN (non-blocking fd) or waits again.
  *
  * It is the same in uverbs mode (srq_soft_open_params_t): libibverbs'
  * ibv_get_cq_event would read a struct ib_uverbs_comp_event_desc from the
  * fd, so the preloaded library stands in front of it (srq_ibv_interpose.c)
- * and calls srq_verbs_get_cq_event - the sleeper then moves the device
- * itself, and a peer's packet wakes it directly.
+ * and calls srq_verbs_get_cq_event.
  */
 #include "soft_cq.h"
 #include "soft_async.h"
@@ -64,13 +63,12 @@ static void srq_soft_channel_free(srq_soft_channel_t *ch)
 }
 
 /*
- * The epoll set a sleeper waits on: the channel's events, and the
- * instance's wake pipe and timer, so that a peer's packet wakes the
- * sleeper itself, as an interrupt would, and its next poll or
- * srq_verbs_get_cq_event moves the device: one wakeup between a peer's
- * post and its reader, not two (the progress thread's, then the
- * reader's). The progress thread sleeps on the same pipe: whichever runs
- * first moves the device, under its lock.
+ * The epoll set a sleeper waits on: the channel's events, and without a
+ * progress thread the wake pipe and timer. Not the pipe beside the thread:
+ * it would wake the sleeper itself, one wakeup instead of two, but the
+ * kernel bounds the nested epoll sets one file may wake (500 two levels
+ * up: 500 interfaces on one device failed epoll_ctl), and on 2 cores it
+ * measured no faster (doc/soft0.md)
  */
 static int srq_soft_channel_epoll(srq_soft_channel_t *ch)
 {

@@ -85,12 +85,12 @@ typedef struct srq_soft_open_params {
     void  (*release)(void *arg, void *mem, size_t ctx_offset);
     void   *arg;
     /*
-     * Behave as a kernel uverbs device does toward libibverbs: a completion
-     * channel's fd delivers one struct ib_uverbs_comp_event_desc (the CQ's
-     * address) per event, the context's async_fd one
-     * struct ib_uverbs_async_event_desc per event (the owner closes it),
-     * and a progress thread moves packets, timers and events while no one
-     * polls - libibverbs' ibv_get_cq_event only reads the fd.
+     * Behave as a kernel uverbs device does toward libibverbs where it
+     * reads the device's fds itself: the context's async_fd delivers one
+     * struct ib_uverbs_async_event_desc per event (the owner closes it).
+     * (A completion channel is the same in both modes: the preloaded
+     * library stands in front of ibv_get_cq_event.) ACKs are not held for
+     * a reply to carry them (soft_resp_ack.h).
      */
     int     uverbs_fds;
 } srq_soft_open_params_t;

@@ -404,6 +404,17 @@ protected:
         me.qp = nullptr;
     }
 
+    /* The channel's next event is for our CQ; acknowledged */
+    void expect_event()
+    {
+        ibv_cq *ev_cq;
+        void *ev_ctx;
+
+        ASSERT_EQ(0, srq_verbs_get_cq_event(me.dev, me.ch, &ev_cq, &ev_ctx));
+        EXPECT_EQ(me.cq, ev_cq);
+        srq_verbs_ack_cq_events(me.dev, ev_cq, 1);
+    }
+
     char cmd(char c)
     {
         char r = 0;
@@ -603,8 +614,6 @@ TEST_P(multiproc, sleeping_receiver_woken_by_peer)
     ASSERT_TRUE(me.open(GetParam(), true));
     pid_t pid = spawn(child_serve);
     ASSERT_TRUE(me.connect(child));
-    ibv_cq *ev_cq;
-    void *ev_ctx;
     ibv_wc wc;
 
     ASSERT_EQ(0, me.post_recv(0, 64, 5));
@@ -616,9 +625,7 @@ TEST_P(multiproc, sleeping_receiver_woken_by_peer)
     uint64_t t0 = now_ms();
     ASSERT_EQ(1, ::poll(&pfd, 1, 5000)) << "not woken";
     EXPECT_GE(now_ms() - t0, 100u) << "woke before the peer sent";
-    ASSERT_EQ(0, srq_verbs_get_cq_event(me.dev, me.ch, &ev_cq, &ev_ctx));
-    EXPECT_EQ(me.cq, ev_cq);
-    srq_verbs_ack_cq_events(me.dev, ev_cq, 1);
+    expect_event();
     ASSERT_EQ(IBV_WC_SUCCESS, me.wait(&wc));
     EXPECT_EQ(5u, wc.wr_id);
     EXPECT_STREQ("wake up", me.buf);
@@ -686,8 +693,6 @@ TEST_P(multiproc, arm_with_unpolled_completion_raises_event)
     ASSERT_TRUE(me.open(GetParam(), true));
     pid_t pid = spawn(child_serve);
     ASSERT_TRUE(me.connect(child));
-    ibv_cq *ev_cq;
-    void *ev_ctx;
     ibv_wc wc;
 
     ASSERT_EQ(0, me.post_recv(0, 64, 5));
@@ -697,9 +702,7 @@ TEST_P(multiproc, arm_with_unpolled_completion_raises_event)
     ASSERT_EQ(0, ibv_req_notify_cq(me.cq, 0));
     struct pollfd pfd = { me.ch->fd, POLLIN, 0 };
     ASSERT_EQ(1, ::poll(&pfd, 1, 0)) << "armed with a completion: no event";
-    ASSERT_EQ(0, srq_verbs_get_cq_event(me.dev, me.ch, &ev_cq, &ev_ctx));
-    EXPECT_EQ(me.cq, ev_cq);
-    srq_verbs_ack_cq_events(me.dev, ev_cq, 1);
+    expect_event();
     ASSERT_EQ(1, ibv_poll_cq(me.cq, 1, &wc));
     EXPECT_EQ(5u, wc.wr_id);
     EXPECT_STREQ("wake up", me.buf);
