@@ -40,15 +40,67 @@ static int srq_soft_epoll_add(int ep, int fd)
     return (fd < 0) ? 0 : epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
 }
 
-/* The CQ's arm is spent (its event came) or gone with it: one CQ fewer
- * that a sleeper may wait on */
+static srq_soft_channel_t *srq_soft_cq_channel(srq_soft_cq_t *cq)
+{
+    return srq_soft_container_of(cq->ibv.channel, srq_soft_channel_t, ibv);
+}
+
+/* One CQ more (@delta 1) or fewer (-1) that a sleeper may wait on. The
+ * progress thread reads the device's counts without the lock */
+static void srq_soft_cq_count_arm(srq_soft_cq_t *cq, int delta)
+{
+    srq_soft_channel_t *ch = srq_soft_cq_channel(cq);
+    srq_soft_dev_t *dev    = cq->dev;
+
+    ch->armed += delta;
+    __atomic_store_n(&dev->armed_cqs, dev->armed_cqs + delta,
+                     __ATOMIC_RELAXED);
+    if (dev->pipe_channel == ch) {
+        __atomic_store_n(&dev->armed_direct, ch->armed, __ATOMIC_RELAXED);
+    }
+}
+
+/* The CQ's arm is spent (its event came) or gone with it */
 static void srq_soft_cq_disarm(srq_soft_cq_t *cq)
 {
     if (cq->armed != 0) {
         cq->armed = 0;
-        __atomic_store_n(&cq->dev->armed_cqs, cq->dev->armed_cqs - 1,
-                         __ATOMIC_RELAXED);
+        srq_soft_cq_count_arm(cq, -1);
     }
+}
+
+/*
+ * A program arms a CQ of @ch to sleep on it: the wake pipe moves into its
+ * epoll set, so that a peer's poke wakes the sleeper itself, which runs
+ * the device in its own progress call - one wakeup per message, as an
+ * HCA's interrupt, with the progress thread left asleep. One channel at a
+ * time holds the pipe: a file in several epoll sets wakes every sleeper
+ * on them (UCX's async thread watches ud_verbs' channel; a poke for the
+ * program would wake it as well), and the kernel bounds the nested sets
+ * one file may wake (500 two deep). The last armed is the one a program
+ * sleeps on in a loop; sleepers on other channels get their events from
+ * whoever runs the device next (soft_wait.c). Under dev->lock; the
+ * epoll_ctl only when the holder changes.
+ */
+static void srq_soft_channel_take_pipe(srq_soft_channel_t *ch)
+{
+    srq_soft_dev_t *dev = ch->dev;
+    struct epoll_event ev = { .events = EPOLLIN, .data.fd = dev->pipe_fd };
+
+    if ((dev->pipe_channel == ch) || !dev->thread_started) {
+        return; /* without the thread, every channel holds it */
+    }
+    if (dev->pipe_channel != NULL) {
+        epoll_ctl(dev->pipe_channel->ibv.fd, EPOLL_CTL_DEL, dev->pipe_fd,
+                  &ev);
+        dev->pipe_channel = NULL;
+    }
+    if (epoll_ctl(ch->ibv.fd, EPOLL_CTL_ADD, dev->pipe_fd, &ev) == 0) {
+        dev->pipe_channel = ch;
+    }
+    __atomic_store_n(&dev->armed_direct,
+                     (dev->pipe_channel != NULL) ? ch->armed : 0,
+                     __ATOMIC_RELAXED);
 }
 
 static void srq_soft_channel_free(srq_soft_channel_t *ch)
@@ -64,11 +116,9 @@ static void srq_soft_channel_free(srq_soft_channel_t *ch)
 
 /*
  * The epoll set a sleeper waits on: the channel's events, and without a
- * progress thread the wake pipe and timer. Not the pipe beside the thread:
- * it would wake the sleeper itself, one wakeup instead of two, but the
- * kernel bounds the nested epoll sets one file may wake (500 two levels
- * up: 500 interfaces on one device failed epoll_ctl), and on 2 cores it
- * measured no faster (doc/soft0.md)
+ * progress thread the wake pipe and timer, since the sleeper moves the
+ * device itself. With the thread, the pipe follows the arms
+ * (srq_soft_channel_take_pipe).
  */
 static int srq_soft_channel_epoll(srq_soft_channel_t *ch)
 {
@@ -128,6 +178,9 @@ int srq_soft_destroy_comp_channel(srq_verbs_dev_t *vdev,
     if (ch->refcnt > 0) {
         srq_soft_dev_unlock(dev);
         return EBUSY;
+    }
+    if (dev->pipe_channel == ch) {
+        dev->pipe_channel = NULL; /* no CQ of it left, none armed */
     }
     srq_soft_dev_unlock(dev);
     srq_soft_channel_free(ch);
@@ -334,9 +387,9 @@ int srq_soft_cq_arm(srq_soft_cq_t *cq, int solicited_only)
         errno = EINVAL; /* as every failing verb sets it */
         return EINVAL;
     }
+    srq_soft_channel_take_pipe(srq_soft_cq_channel(cq));
     if (cq->armed == 0) {
-        __atomic_store_n(&cq->dev->armed_cqs, cq->dev->armed_cqs + 1,
-                         __ATOMIC_RELAXED);
+        srq_soft_cq_count_arm(cq, 1);
     }
     if (!solicited_only) {
         cq->armed = 1;

@@ -97,6 +97,7 @@ struct srq_soft_channel {
     int                      efd;      /* eventfd: local CQ events */
     srq_soft_list_t          events;   /* CQs with a pending event */
     int                      refcnt;   /* CQs using it */
+    unsigned                 armed;    /* its CQs armed */
 };
 
 static inline srq_soft_cq_t *srq_soft_cq(struct ibv_cq *cq)

@@ -78,6 +78,7 @@ typedef struct srq_soft_dev      srq_soft_dev_t;
 typedef struct srq_soft_qp       srq_soft_qp_t;
 typedef struct srq_soft_srq      srq_soft_srq_t;
 typedef struct srq_soft_async_ev srq_soft_async_ev_t;
+typedef struct srq_soft_channel  srq_soft_channel_t;
 
 struct srq_soft_dev {
     srq_verbs_dev_t     super;
@@ -121,6 +122,11 @@ struct srq_soft_dev {
      * device keeps asking peers to wake it (soft_wait.c). Under lock;
      * the progress thread reads it without */
     unsigned            armed_cqs;
+    /* The channel that holds the wake pipe, if any (soft_cq.c): the last
+     * one armed on, whose sleeper a poke wakes itself; and how many of
+     * armed_cqs are on it (the thread reads it without the lock) */
+    srq_soft_channel_t *pipe_channel;
+    unsigned            armed_direct;
     uint64_t            events_raised; /* CQ events written, ever */
     int                 timer_fd;     /* timers while the user sleeps */
     uint64_t            timer_due;    /* what timer_fd is set to (0: not

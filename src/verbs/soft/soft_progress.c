@@ -288,9 +288,11 @@ void srq_soft_progress(srq_soft_dev_t *dev)
     srq_soft_stat_inc_shared(&dev->stats.progress_calls);
     /* a producer took our wake request: its byte must not keep the pipe
      * readable (and channel fds spinning) forever. With a progress thread
-     * the pipe is the thread's alone (no channel holds it): the byte is
-     * what wakes the thread, which may be asleep while we poll */
-    if (dev->wake_armed && !dev->thread_started &&
+     * and no channel holding the pipe, the byte is what wakes the thread,
+     * which may be asleep while we poll; it is ours to take when a channel
+     * holds it, since we are running the device now */
+    if (dev->wake_armed &&
+        (!dev->thread_started || (dev->pipe_channel != NULL)) &&
         (atomic_load_explicit(srq_soft_wake_req(dev),
                                                  memory_order_relaxed) == 0)) {
         srq_soft_fd_drain(dev->pipe_fd);

@@ -203,7 +203,9 @@ int srq_soft_get_cq_event(srq_verbs_dev_t *vdev,
         srq_soft_fd_drain(ch->efd);
         srq_soft_dev_lock(dev);
         if (!dev->thread_started) {
-            srq_soft_wake_drain(dev); /* else they are the thread's */
+            srq_soft_wake_drain(dev); /* else the timer is the thread's */
+        } else if (dev->pipe_channel == ch) {
+            srq_soft_fd_drain(dev->pipe_fd); /* a poke woke us */
         }
         srq_soft_progress_beside(dev);
         cq = srq_soft_channel_pop(ch);
@@ -236,8 +238,9 @@ int srq_soft_get_cq_event(srq_verbs_dev_t *vdev,
 
 /* The thread's next look at a user that polls (@user_polls): each look
  * that was only a look (not a poke, not the timer) doubles the next, up to
- * the limit; a user that stopped polling starts it over */
-static void srq_soft_thread_look_next(srq_soft_dev_t *dev, bool user_polls)
+ * @max_ms; a user that stopped polling starts it over */
+static void srq_soft_thread_look_next(srq_soft_dev_t *dev, bool user_polls,
+                                      unsigned max_ms)
 {
     unsigned fixed = atomic_load_explicit(&dev->thread_look_fixed_ms,
                                           memory_order_relaxed);
@@ -247,20 +250,23 @@ static void srq_soft_thread_look_next(srq_soft_dev_t *dev, bool user_polls)
     }
     if (fixed != 0) {
         dev->thread_look_ms = fixed;
-    } else if (!user_polls) {
+        return;
+    }
+    if (!user_polls) {
         dev->thread_look_ms = SRQ_SOFT_THREAD_LOOK_MS;
     } else if (!dev->thread_woken) {
-        dev->thread_look_ms = (dev->thread_look_ms >=
-                               SRQ_SOFT_THREAD_LOOK_MAX_MS / 2) ?
-                              SRQ_SOFT_THREAD_LOOK_MAX_MS :
-                              2 * dev->thread_look_ms;
+        dev->thread_look_ms = 2 * dev->thread_look_ms;
+    }
+    if (dev->thread_look_ms > max_ms) {
+        dev->thread_look_ms = max_ms;
     }
 }
 
 bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
 {
     struct pollfd pfd[3];
-    bool user_polls, sleeper, ring_busy = false;
+    bool user_polls, sleeper, direct, watch, ring_busy = false;
+    unsigned armed, look_max;
     uint64_t raised;
     int timeout;
 
@@ -269,19 +275,32 @@ bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
     /* A user that polls progresses the device itself: then we do not ask
      * producers to poke us, do not even take the lock (a thread preempted
      * while holding it would stall the user's spinning poll), and only look
-     * again a little later. Not while a CQ is armed: its owner may be
-     * asleep on the channel (it polled once more before it slept), and
-     * only a poke wakes it as an interrupt would - so we move the device
-     * on every poke and ask for the next before we sleep, as long as an
-     * arm waits for its event. */
+     * again a little later. Not while a CQ is armed on a channel without
+     * the pipe: its owner may be asleep on the channel (it polled once more
+     * before it slept), and only a poke wakes it as an interrupt would - so
+     * we move the device on every poke and ask for the next before we
+     * sleep, as long as an arm waits for its event. An arm on the channel
+     * that holds the pipe (@direct, soft_cq.c): a poke wakes its sleeper,
+     * who moves the device itself and so raises the events of any other
+     * channel; we only look, as at a polling user, in case the owner armed
+     * and went on computing (then we find packets waiting), and more
+     * often while CQs of other channels are armed: if the pipe's holder
+     * does not sleep, our looks are what wakes their sleepers. */
     polls      = atomic_load_explicit((_Atomic uint64_t*)&dev->user_polls,
                                       memory_order_relaxed);
     user_polls = (polls != dev->thread_polls_seen);
-    sleeper    = (__atomic_load_n(&dev->armed_cqs, __ATOMIC_RELAXED) != 0);
+    armed      = __atomic_load_n(&dev->armed_cqs, __ATOMIC_RELAXED);
+    direct     = (__atomic_load_n(&dev->armed_direct, __ATOMIC_RELAXED) != 0);
+    sleeper    = !direct && (armed != 0);
+    watch      = (user_polls && !sleeper) ||
+                 (direct && srq_soft_ring_empty(dev));
+    look_max   = (direct && (armed != dev->armed_direct)) ?
+                 SRQ_SOFT_THREAD_LOOK_SLEEPERS_MS : SRQ_SOFT_THREAD_LOOK_MAX_MS;
     dev->thread_polls_seen = polls;
-    srq_soft_thread_look_next(dev, user_polls && !sleeper);
-    if (!user_polls || sleeper || dev->thread_woken) {
+    srq_soft_thread_look_next(dev, watch, look_max);
+    if (!watch || dev->thread_woken) {
         srq_soft_dev_lock(dev);
+        srq_soft_stat_inc_shared(&dev->stats.thread_rounds);
         srq_soft_wake_drain(dev);
         raised = dev->events_raised;
         srq_soft_progress_beside(dev);
@@ -292,8 +311,7 @@ bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
         if (dev->events_raised == raised) {
             srq_soft_progress_acks(dev);
         }
-        sleeper = (dev->armed_cqs != 0);
-        if (!user_polls || sleeper) {
+        if (!user_polls || (dev->armed_cqs != 0)) {
             srq_soft_wake_arm(dev);
             srq_soft_timer_update(dev);
         }
@@ -302,12 +320,13 @@ bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
     }
 
     pfd[0].fd     = stop_fd;
-    pfd[1].fd     = dev->pipe_fd;
+    pfd[1].fd     = direct ? -1 : dev->pipe_fd; /* the sleeper's poke */
     pfd[2].fd     = dev->timer_fd;
     pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
     pfd[0].revents = pfd[1].revents = pfd[2].revents = 0;
     timeout = ring_busy ? 0 :
-              (user_polls && !sleeper) ? (int)dev->thread_look_ms : -1;
+              ((user_polls && !sleeper) || direct) ?
+              (int)dev->thread_look_ms : -1;
     if ((poll(pfd, 3, timeout) < 0) && (errno != EINTR)) {
         return false; /* cannot sleep: nothing this thread can do */
     }

@@ -37,5 +37,9 @@ bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd);
  */
 #define SRQ_SOFT_THREAD_LOOK_MS      1
 #define SRQ_SOFT_THREAD_LOOK_MAX_MS  32
+/* ... and while CQs are armed on a channel other than the one holding the
+ * wake pipe (soft_cq.c): the longest a sleeper there waits if the
+ * holder's owner does not sleep */
+#define SRQ_SOFT_THREAD_LOOK_SLEEPERS_MS  4
 
 #endif

@@ -645,6 +645,59 @@ TEST_P(multiproc, sleeping_receiver_woken_by_peer)
 }
 
 /*
+ * The wake pipe sits in the channel armed last (soft_cq.c): here a second
+ * channel's CQ, armed after ours, whose owner never sleeps. Our sleep
+ * must still end when the peer's message lands - the progress thread's
+ * looks take it in and raise our event - and not wait for a poll of the
+ * other channel.
+ */
+TEST_P(multiproc, sleeper_woken_while_another_channel_holds_the_pipe)
+{
+    ASSERT_TRUE(me.open(GetParam(), true));
+    ibv_comp_channel *ch2 = srq_verbs_create_comp_channel(me.dev);
+    ASSERT_NE(nullptr, ch2);
+    ibv_cq *cq2 = srq_verbs_create_cq(me.dev, 16, nullptr, ch2, 0);
+    ASSERT_NE(nullptr, cq2);
+    pid_t pid = spawn(child_serve);
+    ASSERT_TRUE(me.connect(child));
+    ibv_wc wc;
+
+    /* twice: the first time the thread may still sleep on the pipe itself
+     * (it chose before we armed); the second it has seen the arms */
+    for (int round = 0; round < 2; ++round) {
+        ASSERT_EQ(0, me.post_recv(0, 64, round));
+        ASSERT_EQ(0, ibv_req_notify_cq(me.cq, 0));
+        ASSERT_EQ(0, ibv_req_notify_cq(cq2, 0));
+        char c = 's';
+        ASSERT_TRUE(write_full(sv[0], &c, 1));
+        struct pollfd pfd = { me.ch->fd, POLLIN, 0 };
+        uint64_t t0 = now_ms();
+        ASSERT_EQ(1, ::poll(&pfd, 1, 5000)) << "round " << round
+                                             << ": not woken";
+        std::cout << GetParam() << ": round " << round << " woken "
+                  << (now_ms() - t0) << " ms after arming, the peer sent "
+                     "after 200 ms (printed, not judged)" << std::endl;
+        expect_event();
+        ASSERT_EQ(IBV_WC_SUCCESS, me.wait(&wc));
+        EXPECT_EQ((uint64_t)round, wc.wr_id);
+        char r = 0;
+        for (uint64_t end = now_ms() + 5000; (r == 0) && (now_ms() < end);) {
+            ibv_poll_cq(me.cq, 0, &wc);
+            struct pollfd sp = { sv[0], POLLIN, 0 };
+            if (::poll(&sp, 1, 1) == 1) {
+                read_full(sv[0], &r, 1);
+            }
+        }
+        EXPECT_EQ('y', r);
+    }
+    char c = 'q';
+    ASSERT_TRUE(write_full(sv[0], &c, 1));
+    EXPECT_EQ(0, wait_child(pid));
+    EXPECT_EQ(0, srq_verbs_destroy_cq(me.dev, cq2));
+    EXPECT_EQ(0, srq_verbs_destroy_comp_channel(me.dev, ch2));
+}
+
+/*
  * Completion-channel wakeups, both sides asleep between messages the way
  * UCX sleeps (sleep_wait): each message must wake its reader. The round
  * trip's latency is printed, not judged.
@@ -655,8 +708,10 @@ TEST_P(multiproc, sleeping_pingpong)
     pid_t pid = spawn(child_serve, true, false, true);
     ASSERT_TRUE(me.connect(child));
     std::vector<uint64_t> ns;
+    srq_soft_stats_t st0, st1;
     ibv_wc wc;
 
+    ASSERT_EQ(0, srq_soft_query_stats(me.dev, &st0));
     ASSERT_EQ('y', cmd('e'));
     ASSERT_EQ(0, me.post_recv(0, 64, 0));
     for (int i = 0; i < kSleepRounds; ++i) {
@@ -672,6 +727,11 @@ TEST_P(multiproc, sleeping_pingpong)
     char r = 0;
     ASSERT_TRUE(read_full(sv[0], &r, 1));
     EXPECT_EQ('y', r);
+    /* a poke wakes the sleeper, which moves the device itself: one wakeup
+     * per message, as an HCA's interrupt, not the thread's then ours */
+    ASSERT_EQ(0, srq_soft_query_stats(me.dev, &st1));
+    EXPECT_LT(st1.thread_rounds - st0.thread_rounds, (uint64_t)kSleepRounds / 4)
+        << "the progress thread moved the device for the sleeper";
     std::sort(ns.begin(), ns.end());
     std::cout << GetParam() << ": sleeping round trip, 64 B: median "
               << ns[ns.size() / 2] / 1000.0 << " us, 90% "
