@@ -6,14 +6,16 @@
  * first, so any CQ of the instance drains the instance's inbound queue).
  *
  * A completion channel's fd is an epoll set holding an eventfd, written
- * when a CQE lands on an armed CQ of the channel. While a CQ is armed the
- * progress thread (soft_thread.c) sleeps on the instance's wake pipe,
- * which a peer pokes after queueing a packet for us, runs progress and so
- * raises the event. On an instance without its thread (a test stopped
- * it) the set also holds the wake pipe and the timerfd, since the sleeper
- * must move the device itself. So the fd may be readable with no event
- * yet: srq_verbs_get_cq_event (soft_wait.c) runs progress and reports
- * EAGAIN (non-blocking fd) or waits again.
+ * when a CQE lands on an armed CQ of the channel. The channel armed last
+ * also holds the instance's wake pipe, which a peer pokes after queueing
+ * a packet for a sleeping instance: its sleeper wakes and runs progress
+ * itself, which raises the event (srq_soft_channel_take_pipe). Sleepers
+ * on other channels get their events from that progress, or from the
+ * progress thread's (soft_thread.c). On an instance without its thread (a
+ * test stopped it) every set holds the wake pipe and the timerfd. So the
+ * fd may be readable with no event yet: srq_verbs_get_cq_event
+ * (soft_wait.c) runs progress and reports EAGAIN (non-blocking fd) or
+ * waits again.
  *
  * It is the same in uverbs mode (srq_soft_open_params_t): libibverbs'
  * ibv_get_cq_event would read a struct ib_uverbs_comp_event_desc from the

@@ -12,8 +12,9 @@
  * polls run progress inline (the busy-polling fast path is unchanged) and
  * the thread only looks, without the lock, less and less often the longer
  * the owner keeps polling (SRQ_SOFT_THREAD_LOOK_MS to _MAX_MS), and a
- * peer whose packets wait pokes it; the device lock orders the two. The wake pipe and the timer are the
- * thread's: completion channels wait for the events its progress raises.
+ * peer whose packets wait pokes it; the device lock orders the two. While
+ * the owner sleeps on the channel that holds the wake pipe (soft_cq.c), a
+ * poke wakes the owner, not the thread, which again only looks.
  */
 #include "soft_thread.h"
 #include "soft_dev.h"

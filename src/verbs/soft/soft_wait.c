@@ -4,9 +4,11 @@
  * A thread about to sleep arms its CQ (ibv_req_notify_cq), and the device
  * then sets wake_req in our segment (srq_soft_wake_arm); the next producer
  * that queues a packet for us clears it and writes a byte to our pipe,
- * which is in every channel's epoll set. A timerfd in the same set covers
- * timed work (RNR waits, transport timeouts, peer liveness checks).
- * srq_verbs_get_cq_event runs progress on every wakeup.
+ * which is in the epoll set of the channel armed last (soft_cq.c) and,
+ * unless that channel has an armed CQ, in the progress thread's poll. The
+ * thread's timerfd covers timed work (RNR waits, transport timeouts, peer
+ * liveness checks). srq_verbs_get_cq_event runs progress on every
+ * wakeup.
  */
 #include "soft_wait.h"
 #include "soft_clock.h"
