@@ -310,8 +310,8 @@ static int srq_ibv_dereg_mr(struct verbs_mr *vmr)
     int ret;
 
     if (vmr->ibv_mr.handle != mr->soft->handle) {
-        errno = EINVAL; /* corrupted: the kernel finds no such MR */
-        return EINVAL;
+        errno = ENOENT; /* corrupted: the kernel finds no such MR */
+        return ENOENT;
     }
     ret = srq_verbs_dereg_mr(srq_ibv_dev(vmr->ibv_mr.context), mr->soft);
     if (ret == 0) {

@@ -144,7 +144,7 @@ int srq_soft_destroy_ah(srq_verbs_dev_t *vdev, struct ibv_ah *ibah)
     unsigned i;
 
     if (srq_soft_dev_lock_obj(dev, ibah) != 0) {
-        return EINVAL;
+        return ENOENT;
     }
     ah = srq_soft_container_of(ibah, srq_soft_ah_t, ibv);
     for (i = 0; i < ah->npeers; ++i) {

@@ -26,6 +26,7 @@
 #include "soft_async.h"
 #include "soft_dev.h"
 #include "soft_list.h"
+#include "soft_pipe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -97,6 +98,10 @@ static void srq_soft_channel_take_pipe(srq_soft_channel_t *ch)
                   &ev);
         dev->pipe_channel = NULL;
     }
+    /* bytes of earlier pokes (the thread's, a peer's nudge) would wake
+     * the new sleeper at once: what they announced is in the queue, which
+     * the arm looks at next (srq_soft_wake_arm) */
+    srq_soft_fd_drain(dev->pipe_fd);
     if (epoll_ctl(ch->ibv.fd, EPOLL_CTL_ADD, dev->pipe_fd, &ev) == 0) {
         dev->pipe_channel = ch;
     }
@@ -276,7 +281,7 @@ int srq_soft_destroy_cq(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq)
     srq_soft_cq_t *cq;
 
     if (srq_soft_dev_lock_obj(dev, ibcq) != 0) {
-        return EINVAL;
+        return ENOENT;
     }
     cq = srq_soft_cq(ibcq);
     if (cq->qp_refs > 0) {

@@ -264,7 +264,10 @@ static inline uint32_t srq_soft_handle(const srq_soft_dev_t *dev,
 
 /*
  * The preamble of a control verb on an object: EINVAL unless @obj is one of
- * @dev's, else @dev is locked (the caller unlocks) and 0 returned.
+ * @dev's, else @dev is locked (the caller unlocks) and 0 returned. A
+ * destroy answers ENOENT instead, as the kernel's uverbs does when no
+ * object has the handle (uobj_perform_destroy); its other verbs on such a
+ * handle answer EINVAL, as we do.
  */
 #define srq_soft_dev_lock_obj(_dev, _obj) \
     (srq_soft_dev_has(_dev, _obj) ? (srq_soft_dev_lock(_dev), 0) : EINVAL)

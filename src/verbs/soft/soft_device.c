@@ -509,6 +509,9 @@ static int srq_soft_destroy_qp_acked(srq_verbs_dev_t *vdev, struct ibv_qp *qp)
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
     int ret;
 
+    if (!srq_soft_dev_has(dev, qp)) {
+        return ENOENT; /* as srq_soft_destroy_qp: no QP by that handle */
+    }
     (void)srq_soft_revoke_before(dev, qp);
     ret = srq_soft_acks_before(dev, qp);
     return (ret != 0) ? ret : srq_soft_destroy_qp(vdev, qp);

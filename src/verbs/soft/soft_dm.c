@@ -171,8 +171,8 @@ int srq_soft_free_dm(srq_verbs_dev_t *vdev, struct ibv_dm *ibdm)
     srq_soft_dm_t *dm;
 
     if (!srq_soft_dm_dev(vdev) || !srq_soft_dev_has(dev, ibdm)) {
-        errno = EINVAL;
-        return EINVAL;
+        errno = ENOENT;
+        return ENOENT;
     }
     dm = srq_soft_dm(ibdm);
     if (atomic_load(&dm->users) > 0) {

@@ -291,7 +291,7 @@ int srq_soft_dereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr)
     srq_soft_mr_t *mr   = srq_soft_container_of(ibmr, srq_soft_mr_t, ibv);
 
     if (!srq_soft_dev_has(dev, ibmr)) {
-        return EINVAL;
+        return ENOENT;
     }
     if (srq_soft_mr_windows(dev, ibmr->lkey)) {
         return EBUSY; /* a memory window is bound to it */

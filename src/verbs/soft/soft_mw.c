@@ -253,8 +253,8 @@ int srq_soft_dealloc_mw(struct ibv_mw *ibmw)
     struct ibv_pd *pd   = ibmw->pd;
 
     if (srq_soft_dev_lock_obj(dev, ibmw) != 0) {
-        errno = EINVAL;
-        return EINVAL;
+        errno = ENOENT;
+        return ENOENT;
     }
     srq_soft_mw_unbind(dev, mw);
     ((srq_soft_mw_slot_t*)dev->mw_slots)[mw->slot].mw = NULL;
@@ -273,7 +273,7 @@ void srq_soft_mw_cleanup(srq_soft_dev_t *dev)
 /* ---- binding and invalidation ----------------------------------------- */
 
 /* May @wqe bind @mw on @qp? The window is in the QP's PD; a type 2 window
- * is not bound and keeps its slot's part of the rkey; the region is
+ * is not bound; the region is
  * registered in the PD, grants binds (and local write, for remote write or
  * atomics) and covers the range */
 static bool srq_soft_mw_bind_ok(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
@@ -285,7 +285,6 @@ static bool srq_soft_mw_bind_ok(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
 
     /* by PD number: a parent domain protects as its PD does */
     if ((srq_soft_pd_id(mw->ibv.pd) != srq_soft_pd_id(qp->ibv.pd)) ||
-        ((wqe->rkey & ~0xffu) != (mw->ibv.rkey & ~0xffu)) ||
         (bi->mw_access_flags & ~SRQ_SOFT_MW_BIND_ACCESS)) {
         return false;
     }
@@ -330,7 +329,9 @@ static int srq_soft_mw_bind(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
         return IBV_WC_SUCCESS;
     }
     memset(&e, 0, sizeof(e));
-    e.rkey   = wqe->rkey;
+    /* the consumer owns the key's low 8 bits; the rest is the window's
+     * index (an HCA takes only those 8 of whatever the WR says) */
+    e.rkey   = (mw->ibv.rkey & ~0xffu) | (wqe->rkey & 0xffu);
     e.addr   = wqe->bind.addr;
     e.length = wqe->bind.length;
     e.access = wqe->bind.mw_access_flags;

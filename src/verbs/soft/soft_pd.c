@@ -35,7 +35,7 @@ int srq_soft_dealloc_pd(srq_verbs_dev_t *dev, struct ibv_pd *ibpd)
     srq_soft_pd_t *pd = (srq_soft_pd_t*)ibpd;
 
     if (!srq_soft_dev_has(srq_soft_dev(dev), ibpd)) {
-        return EINVAL;
+        return ENOENT;
     }
     if (atomic_load_explicit(&pd->refs, memory_order_relaxed) != 0) {
         return EBUSY;

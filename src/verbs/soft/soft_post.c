@@ -362,14 +362,17 @@ int srq_soft_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
     return srq_soft_srq_post(srq_soft_srq(ibsrq), wr, bad_wr);
 }
 
+/* ibv_bind_mw: a bind WR on @qp. The window is looked at only when the
+ * WR executes - one that is not a live window of the QP's device
+ * completes IBV_WC_MW_BIND_ERR, as mlx5 and rxe post it without a lookup */
 int srq_soft_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
                      struct ibv_mw_bind *mw_bind)
 {
-    srq_soft_dev_t *dev = srq_soft_ctx_dev(mw->context);
+    srq_soft_dev_t *dev = srq_soft_ctx_dev(qp->context);
     struct ibv_send_wr wr, *bad;
     int ret;
 
-    if (!srq_soft_dev_has(dev, mw) || !srq_soft_dev_has(dev, qp)) {
+    if (!srq_soft_dev_has(dev, qp)) {
         errno = EINVAL;
         return EINVAL;
     }

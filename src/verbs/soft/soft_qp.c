@@ -663,7 +663,7 @@ int srq_soft_destroy_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp)
     srq_soft_qp_t *qp;
 
     if (srq_soft_dev_lock_obj(dev, ibqp) != 0) {
-        return EINVAL;
+        return ENOENT;
     }
     qp = srq_soft_qp(ibqp);
     srq_soft_qp_unpeer(qp);

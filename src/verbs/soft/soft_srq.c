@@ -172,7 +172,7 @@ int srq_soft_destroy_srq(srq_verbs_dev_t *vdev, struct ibv_srq *ibsrq)
     srq_soft_srq_t *srq;
 
     if (srq_soft_dev_lock_obj(dev, ibsrq) != 0) {
-        return EINVAL;
+        return ENOENT;
     }
     srq = srq_soft_srq(ibsrq);
     if (srq->qp_refs > 0) {

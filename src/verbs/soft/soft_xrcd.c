@@ -187,7 +187,7 @@ int srq_soft_close_xrcd(srq_verbs_dev_t *vdev, struct ibv_xrcd *ibx)
     srq_soft_xrcd_t *x;
 
     if (!srq_soft_xrcd_valid(dev, ibx)) {
-        return EINVAL;
+        return ENOENT;
     }
     x = srq_soft_xrcd(ibx);
     srq_soft_dev_lock(dev);

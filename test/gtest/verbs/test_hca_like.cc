@@ -17,8 +17,8 @@
  *   - (every object limit ibv_query_device reports is held: in
  *     test_hca_limits.cc);
  *   - handles are checked as the kernel checks them: an object of another
- *     context, or one whose handle was overwritten, is refused (EINVAL),
- *     never used;
+ *     context, or one whose handle was overwritten, is refused (a destroy
+ *     ENOENT, other verbs EINVAL), never used;
  *   - the async events an HCA raises are raised: a responder's QP errors
  *     no completion reports (IBV_EVENT_QP_ACCESS_ERR, _QP_REQ_ERR) and
  *     IBV_EVENT_COMM_EST.
@@ -537,9 +537,11 @@ TEST_P(hca_like, objects_of_another_context_refused)
         errno = 0;
         EXPECT_EQ(nullptr, srq_verbs_create_ah(a->dev, b->pd, &ahattr));
         EXPECT_EQ(EINVAL, errno) << "create_ah with b's PD";
-        EXPECT_EQ(EINVAL, srq_verbs_destroy_cq(a->dev, scqb));
-        EXPECT_EQ(EINVAL, srq_verbs_destroy_srq(a->dev, srqb));
-        EXPECT_EQ(EINVAL, srq_verbs_dealloc_pd(a->dev, b->pd));
+        /* a destroy finds no object by the handle in a: ENOENT, as the
+         * kernel's uverbs answers */
+        EXPECT_EQ(ENOENT, srq_verbs_destroy_cq(a->dev, scqb));
+        EXPECT_EQ(ENOENT, srq_verbs_destroy_srq(a->dev, srqb));
+        EXPECT_EQ(ENOENT, srq_verbs_dealloc_pd(a->dev, b->pd));
     }
 
     qa_attr.qp_type          = IBV_QPT_RC;
@@ -574,8 +576,10 @@ TEST_P(hca_like, objects_of_another_context_refused)
     EXPECT_EQ(EINVAL, ibv_post_send(ud, &wr, &bad));
 }
 
-/* A handle the program overwrote names no object: every control verb on
- * it, or taking it, answers EINVAL and leaves the object as it was */
+/* A handle the program overwrote names no object: a destroy answers
+ * ENOENT (the kernel's uverbs: uobj_perform_destroy finds nothing), every
+ * other control verb on it, or taking it, EINVAL; the object stays as it
+ * was */
 TEST_P(hca_like, corrupted_handles_refused)
 {
     connect(IBV_ACCESS_LOCAL_WRITE);
@@ -591,7 +595,7 @@ TEST_P(hca_like, corrupted_handles_refused)
     uint32_t h = a->pd->handle;
     a->pd->handle = h ^ 0x5a5a;
     errno = 0;
-    EXPECT_EQ(EINVAL, srq_verbs_dealloc_pd(a->dev, a->pd));
+    EXPECT_EQ(ENOENT, srq_verbs_dealloc_pd(a->dev, a->pd));
     EXPECT_EQ(nullptr, srq_verbs_reg_mr(a->dev, a->pd, buf, 64, 0));
     EXPECT_EQ(EINVAL, errno) << "reg_mr";
     ASSERT_EQ(0, srq_verbs_ah_attr(a->dev, 1, &b->addr, &ahattr));
@@ -604,13 +608,13 @@ TEST_P(hca_like, corrupted_handles_refused)
     EXPECT_EQ(EINVAL, srq_verbs_modify_qp(a->dev, qa, &qattr, IBV_QP_STATE));
     EXPECT_EQ(EINVAL, srq_verbs_query_qp(a->dev, qa, &qattr, IBV_QP_STATE,
                                          &qinit));
-    EXPECT_EQ(EINVAL, srq_verbs_destroy_qp(a->dev, qa));
+    EXPECT_EQ(ENOENT, srq_verbs_destroy_qp(a->dev, qa));
     qa->handle = h;
     EXPECT_EQ(IBV_QPS_RTS, qp_state(*a, qa)) << "left as it was";
 
     h = scqa->handle;
     scqa->handle = ~h;
-    EXPECT_EQ(EINVAL, srq_verbs_destroy_cq(a->dev, scqa));
+    EXPECT_EQ(ENOENT, srq_verbs_destroy_cq(a->dev, scqa));
     qinit            = {};
     qinit.qp_type    = IBV_QPT_RC;
     qinit.send_cq    = scqa;
@@ -626,18 +630,26 @@ TEST_P(hca_like, corrupted_handles_refused)
     sattr.srq_limit = 1;
     EXPECT_EQ(EINVAL, srq_verbs_modify_srq(b->dev, srq, &sattr,
                                            IBV_SRQ_LIMIT));
-    EXPECT_EQ(EINVAL, srq_verbs_destroy_srq(b->dev, srq));
+    EXPECT_EQ(ENOENT, srq_verbs_destroy_srq(b->dev, srq));
     srq->handle = h;
 
     h = ah->handle;
     ah->handle = h ^ 1;
-    EXPECT_EQ(EINVAL, srq_verbs_destroy_ah(a->dev, ah));
+    EXPECT_EQ(ENOENT, srq_verbs_destroy_ah(a->dev, ah));
     ah->handle = h;
 
     h = lmr->handle;
     lmr->handle = h ^ 1;
-    EXPECT_EQ(EINVAL, srq_verbs_dereg_mr(a->dev, lmr));
+    EXPECT_EQ(ENOENT, srq_verbs_dereg_mr(a->dev, lmr));
     lmr->handle = h;
+
+    ibv_mw *w = ibv_alloc_mw(a->pd, IBV_MW_TYPE_1);
+    ASSERT_NE(nullptr, w);
+    h = w->handle;
+    w->handle = h ^ 1;
+    EXPECT_EQ(ENOENT, ibv_dealloc_mw(w));
+    w->handle = h;
+    EXPECT_EQ(0, ibv_dealloc_mw(w));
     /* restored, all still work (TearDown destroys them) */
     EXPECT_EQ(0, srq_verbs_query_srq(b->dev, srq, &sattr));
 }

@@ -711,7 +711,8 @@ TEST_P(multiproc, sleeping_pingpong)
     srq_soft_stats_t st0, st1;
     ibv_wc wc;
 
-    ASSERT_EQ(0, srq_soft_query_stats(me.dev, &st0));
+    /* the device's counters: on the built-in path */
+    bool counted = (srq_soft_query_stats(me.dev, &st0) == 0);
     ASSERT_EQ('y', cmd('e'));
     ASSERT_EQ(0, me.post_recv(0, 64, 0));
     for (int i = 0; i < kSleepRounds; ++i) {
@@ -729,9 +730,12 @@ TEST_P(multiproc, sleeping_pingpong)
     EXPECT_EQ('y', r);
     /* a poke wakes the sleeper, which moves the device itself: one wakeup
      * per message, as an HCA's interrupt, not the thread's then ours */
-    ASSERT_EQ(0, srq_soft_query_stats(me.dev, &st1));
-    EXPECT_LT(st1.thread_rounds - st0.thread_rounds, (uint64_t)kSleepRounds / 4)
-        << "the progress thread moved the device for the sleeper";
+    if (counted) {
+        ASSERT_EQ(0, srq_soft_query_stats(me.dev, &st1));
+        EXPECT_LT(st1.thread_rounds - st0.thread_rounds,
+                  (uint64_t)kSleepRounds / 4)
+            << "the progress thread moved the device for the sleeper";
+    }
     std::sort(ns.begin(), ns.end());
     std::cout << GetParam() << ": sleeping round trip, 64 B: median "
               << ns[ns.size() / 2] / 1000.0 << " us, 90% "

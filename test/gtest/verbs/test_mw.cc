@@ -230,6 +230,57 @@ TEST_P(mw, type2_bind_and_local_invalidate)
     EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, write(rkey, 100, 8));
 }
 
+/*
+ * The consumer owns only the low 8 bits of a type 2 window's R_Key (the
+ * IB spec's key byte): a bind takes those of the WR's rkey and keeps the
+ * window's index, as mlx5 (it writes rkey & 0xff) and rxe do, whatever
+ * the upper bits the program passed.
+ */
+TEST_P(mw, type2_bind_takes_the_low_8_bits_of_the_key)
+{
+    uint32_t k = 0, eff = 0;
+
+    connect();
+    for (uint32_t key : { 17u, 0xbau, 1024u, 0xffffff01u }) {
+        ibv_mw *w = alloc_mw(*b, IBV_MW_TYPE_2);
+        ASSERT_NE(nullptr, w);
+        k   = key;
+        eff = (w->rkey & ~0xffu) | (k & 0xffu);
+        ASSERT_EQ(IBV_WC_SUCCESS, bind2(w, k, info(0, kLen)))
+            << "key " << k;
+        EXPECT_EQ(eff, w->rkey);
+        EXPECT_EQ(IBV_WC_SUCCESS, write(eff, 64 * (k & 0xf), 32))
+            << "key " << k << ": the window's rkey " << eff;
+        EXPECT_EQ(0, memcmp(rbuf + 64 * (k & 0xf), lbuf, 32));
+    }
+    /* the key as passed names no window (the last: upper bits all set) */
+    ASSERT_NE(k, eff);
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, write(k, 0, 8));
+}
+
+/* ibv_bind_mw posts without looking the window up, as mlx5 and rxe do: a
+ * window the device does not know (here: its handle overwritten) fails as
+ * the bind's completion, and the QP goes to error */
+TEST_P(mw, type1_bind_of_an_unknown_window_completes_in_error)
+{
+    connect();
+    ibv_mw *w = alloc_mw(*b, IBV_MW_TYPE_1);
+    ibv_mw_bind bind = {};
+
+    ASSERT_NE(nullptr, w);
+    uint32_t h = w->handle;
+    w->handle  = h ^ 1;
+    bind.wr_id      = 3;
+    bind.send_flags = IBV_SEND_SIGNALED;
+    bind.bind_info  = info(0, 64);
+    EXPECT_EQ(0, ibv_bind_mw(qb, w, &bind));
+    ibv_wc wc = poll1(scqb);
+    w->handle = h;
+    EXPECT_EQ(IBV_WC_MW_BIND_ERR, wc.status);
+    EXPECT_EQ(3u, wc.wr_id);
+    EXPECT_EQ(IBV_QPS_ERR, qp_state(*b, qb));
+}
+
 TEST_P(mw, type2_rebound_before_invalidation_fails)
 {
     connect();
