@@ -146,7 +146,7 @@ bench_finish() {
     bench_kill_jobs
     # a benchmark process of ours that outlived its job (it left the
     # process group): its pid is logged, and it still runs a benchmark
-    ours=$(tr '\n' ' ' <"$BENCH_PID_LOG" 2>/dev/null)
+    ours=$(cat "$BENCH_PID_LOG" 2>/dev/null | tr '\n' ' ')
     for pid in $ours; do
         if grep -qs -e rx_memory -e incast_rate -e progress_cost "/proc/$pid/cmdline"; then
             procs="$procs $pid"

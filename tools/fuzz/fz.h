@@ -187,6 +187,8 @@ typedef struct fz_swr {
     bool      signaled;
     bool      local_bad;            /* gather list with a bad lkey */
     bool      rkey_bad;             /* an RDMA write the rkey does not allow */
+    int       dev_fid;              /* a WR the device fails: the contract
+                                       failure its completion is (0: none) */
     bool      is_msg;               /* a SEND that is a message to the peer */
     uint32_t  seq;
 } fz_swr_t;

@@ -168,6 +168,39 @@ static void op_ud_send(fz_t *fz)
     }
 }
 
+/* One send WR the device must fail (@fid, its completion), alone on @q
+ * with nothing else in flight; @q is in error afterwards */
+static void fz_send_device_error(fz_t *fz, fz_qp_t *q, struct ibv_send_wr *wr,
+                                 int fid)
+{
+    struct ibv_send_wr *bad;
+    fz_swr_t *s;
+
+    if (!fz_post(fz, FZ_P(ibv_post_send, chain_prefix_posted),
+                 fz_post_send(fz, q, wr, &bad) == 0,
+                 "%s: a WR the device fails was refused at post", q->name)) {
+        return;
+    }
+    s = &q->sq[q->sq_num++];
+    memset(s, 0, sizeof(*s));
+    s->wr_id    = wr->wr_id;
+    s->signaled = true;
+    s->dev_fid  = fid;
+    fz_drain(fz);
+}
+
+/* ub after a WR the device failed: back to RTS, its queue empty */
+static void fz_ud_recover(fz_t *fz)
+{
+    fz_drain(fz);
+    if (fz->broken || !fz_qp_modify_state(fz, &fz->ub, IBV_QPS_RESET)) {
+        return;
+    }
+    fz->ub.sq_num   = 0;
+    fz->ub.sq_error = false;
+    fz_qp_to_rts(fz, &fz->ub, NULL);
+}
+
 /* One send WR the QP must refuse (@fid), alone in its list */
 static void fz_send_refused(fz_t *fz, fz_qp_t *q, struct ibv_send_wr *wr, int fid)
 {
@@ -192,20 +225,31 @@ static void op_send_unsupported(fz_t *fz)
     wr.sg_list    = &sge;
     wr.num_sge    = 1;
     wr.send_flags = IBV_SEND_SIGNALED;
-    if (fz_chance(&fz->rnd, 50) && (fz->ub.sq_num < fz->ub.cap.max_send_wr)) {
-        /* RDMA on a datagram QP */
+    if (fz_chance(&fz->rnd, 50)) {
+        /* RDMA on a datagram QP: the device fails it, as an HCA's */
+        fz_drain(fz);
+        if (fz->broken || (fz->ub.sq_num != 0)) {
+            return;
+        }
         wr.opcode = fz_chance(&fz->rnd, 50) ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
-        wr.wr.ud.ah = fz->ah;
-        fz_send_refused(fz, &fz->ub, &wr, FZ_F(ibv_post_send, opcode_unsupported));
-    } else if (fz_chance(&fz->rnd, 30) && (fz->a.state == IBV_QPS_RTS) &&
-               (fz->a.sq_num < fz->a.cap.max_send_wr)) {
-        /* an atomic on 4 bytes */
+        wr.wr.rdma.remote_addr = fz_mr_raddr(fz);
+        wr.wr.rdma.rkey        = fz->mr->rkey;
+        fz_send_device_error(fz, &fz->ub, &wr, FZ_F(ibv_post_send, ud_rdma));
+        fz_ud_recover(fz);
+    } else if (fz_chance(&fz->rnd, 30)) {
+        /* an atomic on 4 bytes: the device fails it */
+        fz_drain(fz);
+        if (fz->broken || (fz->a.state != IBV_QPS_RTS) || (fz->a.sq_num != 0)) {
+            return;
+        }
         wr.opcode                = fz_chance(&fz->rnd, 50) ? IBV_WR_ATOMIC_CMP_AND_SWP :
                                                              IBV_WR_ATOMIC_FETCH_AND_ADD;
         sge.length               = 4;
-        wr.wr.atomic.remote_addr = fz_mr_raddr(fz);
+        wr.wr.atomic.remote_addr = fz_mr_raddr(fz) & ~7ull;
         wr.wr.atomic.rkey        = fz->mr->rkey;
-        fz_send_refused(fz, &fz->a, &wr, FZ_F(ibv_post_send, atomic_malformed));
+        fz->a.may_err = true;
+        fz_send_device_error(fz, &fz->a, &wr, FZ_F(ibv_post_send, atomic_sge_length));
+        fz_scene_recover(fz);
     } else if (fz_chance(&fz->rnd, 30) && (fz->a.state == IBV_QPS_RTS) &&
                (fz->a.sq_num < fz->a.cap.max_send_wr)) {
         /* an atomic write through ibv_post_send: only ibv_wr_atomic_write

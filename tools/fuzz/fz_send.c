@@ -314,6 +314,8 @@ void fz_send_wc(fz_t *fz, fz_qp_t *q, const struct ibv_wc *wc)
         } else {
             fz_wc_is(fz, FZ_F(ibv_post_send, flushed), wc);
         }
+    } else if (s.dev_fid != 0) {
+        fz_wc_is(fz, s.dev_fid, wc);
     } else if (s.local_bad) {
         fz_wc_is(fz, FZ_F(ibv_post_send, lkey_invalid), wc);
     } else if (s.rkey_bad) {

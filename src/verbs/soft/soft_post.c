@@ -4,11 +4,17 @@
  * As the man pages say: the WR list is processed in order; the first WR
  * that fails a check that can be made at post time stops it, is returned
  * through *bad_wr with the errno, and the WRs before it stay posted.
- * Post-time checks: QP state (EINVAL), num_sge above the queue's max
- * (EINVAL), opcode/flags the QP cannot do (EINVAL: atomics, RDMA and
- * memory window operations on UD, TSO, ...), an atomic whose scatter list
- * is not 8 bytes or whose remote address is not 8-byte aligned (EINVAL,
- * as rxe), queue full (ENOMEM), ibv_post_recv on an SRQ QP (EINVAL).
+ * Post-time checks, those mlx5's library makes before the HCA sees the
+ * WR: QP state (EINVAL: IBTA; mlx5 posts to an INIT or RTR QP, which
+ * sends nothing until RTS - doc/soft0.md), num_sge above the queue's max
+ * (EINVAL), opcode/flags the QP cannot do (EINVAL: memory window
+ * operations on UD, TSO, ...), queue full (ENOMEM), ibv_post_recv on an
+ * SRQ QP (EINVAL). What the HCA itself finds is posted and completes in
+ * error at its turn (srq_soft_wr_device_error), as mlx5 does: RDMA or an
+ * atomic on a UD QP (IBV_WC_LOC_QP_OP_ERR), a UD message above the MTU
+ * or an atomic whose scatter list is not 8 bytes (IBV_WC_LOC_LEN_ERR);
+ * rxe refuses those at post time. A misaligned atomic goes to the
+ * responder, which refuses it (IBV_WC_REM_INV_REQ_ERR).
  * The ibv_wr_* API (soft_qp_ex.c) posts a batch through the same checks,
  * all of them before any WR of it is queued.
  * Everything else (keys, bounds, remote state) is checked when the WR
@@ -68,16 +74,45 @@ static bool srq_soft_wr_is_atomic(const struct ibv_send_wr *wr)
            (wr->opcode == IBV_WR_ATOMIC_WRITE);
 }
 
-/* 8 bytes to an aligned address, never inline; the original value to a
- * scatter list of exactly 8 bytes (an atomic write has none: its data
- * travels in the WR) */
+/* RDMA and atomics: an HCA's library posts them on a UD QP too, and the
+ * device fails them (srq_soft_wr_device_error) */
+static bool srq_soft_wr_is_rdma(enum ibv_wr_opcode opcode)
+{
+    return (opcode == IBV_WR_RDMA_WRITE) ||
+           (opcode == IBV_WR_RDMA_WRITE_WITH_IMM) ||
+           (opcode == IBV_WR_RDMA_READ) ||
+           (opcode == IBV_WR_ATOMIC_CMP_AND_SWP) ||
+           (opcode == IBV_WR_ATOMIC_FETCH_AND_ADD);
+}
+
+/* Never inline; an atomic write carries its 8 bytes in the WR and has no
+ * scatter list (the others' is checked by the device) */
 static bool srq_soft_atomic_wr_ok(const struct ibv_send_wr *wr, uint64_t len)
 {
-    uint64_t sg = (wr->opcode == IBV_WR_ATOMIC_WRITE) ? 0 : sizeof(uint64_t);
+    return !(wr->send_flags & IBV_SEND_INLINE) &&
+           ((wr->opcode != IBV_WR_ATOMIC_WRITE) ||
+            ((len == 0) && (wr->num_sge == 0)));
+}
 
-    return (len == sg) && ((wr->num_sge == 0) == (sg == 0)) &&
-           !(wr->wr.atomic.remote_addr & (sizeof(uint64_t) - 1)) &&
-           !(wr->send_flags & IBV_SEND_INLINE);
+/* What the device finds wrong in a WR its library posted: the status of
+ * its completion (IBV_WC_SUCCESS: nothing) */
+static enum ibv_wc_status srq_soft_wr_device_error(const srq_soft_qp_t *qp,
+                                                   const struct ibv_send_wr *wr,
+                                                   uint64_t len)
+{
+    if (qp->ibv.qp_type == IBV_QPT_UD) {
+        if (srq_soft_wr_is_rdma(wr->opcode)) {
+            return IBV_WC_LOC_QP_OP_ERR;
+        }
+        if (len > SRQ_SOFT_UD_MTU) {
+            return IBV_WC_LOC_LEN_ERR;
+        }
+    }
+    if (srq_soft_wr_is_atomic(wr) && (wr->opcode != IBV_WR_ATOMIC_WRITE) &&
+        (len != sizeof(uint64_t))) {
+        return IBV_WC_LOC_LEN_ERR;
+    }
+    return IBV_WC_SUCCESS;
 }
 
 /* What a WR asks of its QP, without the room it takes */
@@ -92,7 +127,8 @@ static int srq_soft_check_send_fields(srq_soft_qp_t *qp,
     if ((wr->num_sge < 0) || ((uint32_t)wr->num_sge > qp->cap.max_send_sge)) {
         return EINVAL;
     }
-    if (!srq_soft_opcode_ok(qp, wr->opcode)) {
+    if (!srq_soft_opcode_ok(qp, wr->opcode) &&
+        !((qp->ibv.qp_type == IBV_QPT_UD) && srq_soft_wr_is_rdma(wr->opcode))) {
         return EINVAL;
     }
     len = srq_verbs_sge_len(wr->sg_list, wr->num_sge);
@@ -107,12 +143,10 @@ static int srq_soft_check_send_fields(srq_soft_qp_t *qp,
          (len > qp->cap.max_inline_data))) {
         return EINVAL;
     }
-    if (qp->ibv.qp_type == IBV_QPT_UD) {
-        if ((wr->wr.ud.ah == NULL) ||
-            (wr->wr.ud.ah->context != qp->ibv.context) ||
-            (len > SRQ_SOFT_UD_MTU)) {
-            return EINVAL;
-        }
+    if ((qp->ibv.qp_type == IBV_QPT_UD) && !srq_soft_wr_is_rdma(wr->opcode) &&
+        ((wr->wr.ud.ah == NULL) ||
+         (wr->wr.ud.ah->context != qp->ibv.context))) {
+        return EINVAL;
     }
     if ((wr->opcode == IBV_WR_BIND_MW) && (wr->bind_mw.mw == NULL)) {
         return EINVAL; /* the rest is checked when the bind executes */
@@ -191,7 +225,9 @@ static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr)
     wqe->state       = SRQ_SOFT_SWQE_POSTED;
     wqe->fresh       = true;
     wqe->xrc_srqn    = wr->qp_type.xrc.remote_srqn; /* XRC initiator */
-    if (qp->ibv.qp_type == IBV_QPT_UD) {
+    wqe->post_error  = srq_soft_wr_device_error(qp, wr, wqe->length);
+    /* RDMA on UD: its union holds no AH */
+    if ((qp->ibv.qp_type == IBV_QPT_UD) && !srq_soft_wr_is_rdma(wr->opcode)) {
         ah = srq_soft_container_of(wr->wr.ud.ah, srq_soft_ah_t, ibv);
         wqe->ud_peer = srq_soft_ah_peer(qp->dev, ah, wr->wr.ud.remote_qpn);
         wqe->ud_qpn  = wr->wr.ud.remote_qpn;

@@ -78,6 +78,10 @@ typedef struct srq_soft_swqe {
                                          tag in compare_add, app_ctx in
                                          swap; no completion */
     enum ibv_wc_status   status;      /* when state == DONE */
+    enum ibv_wc_status   post_error;  /* found at post time, reported as
+                                         its completion at its turn, as
+                                         an HCA's device finds it
+                                         (soft_post.c); 0: none */
     srq_soft_peer_t     *ud_peer;     /* UD destination */
     uint32_t             ud_qpn;
     uint32_t             ud_qkey;

@@ -638,6 +638,16 @@ static int srq_soft_req_local(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
     return SRQ_SOFT_REQ_NEXT;
 }
 
+/* A WR the device finds wrong (soft_post.c): it fails at its turn, once
+ * everything before it completed (in order, as an HCA reports it) */
+static int srq_soft_req_post_error(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
+{
+    if (qp->sq_ci != qp->sq_tx) {
+        return SRQ_SOFT_REQ_STALL; /* the completer resumes us */
+    }
+    return srq_soft_req_fail(qp, wqe, wqe->post_error);
+}
+
 /* Push the QP's send queue as far as it can go now */
 void srq_soft_req_progress(srq_soft_qp_t *qp)
 {
@@ -648,7 +658,9 @@ void srq_soft_req_progress(srq_soft_qp_t *qp)
            (qp->wait == SRQ_SOFT_WAIT_NONE) &&
            !(qp->rnr_probe && (qp->sq_tx != qp->sq_ci))) {
         wqe = &qp->sq[qp->sq_tx & qp->sq_mask];
-        ret = srq_soft_swqe_is_local(wqe) ? srq_soft_req_local(qp, wqe) :
+        ret = (wqe->post_error != IBV_WC_SUCCESS) ?
+              srq_soft_req_post_error(qp, wqe) :
+              srq_soft_swqe_is_local(wqe) ? srq_soft_req_local(qp, wqe) :
               (qp->ibv.qp_type == IBV_QPT_UD) ? srq_soft_req_ud(qp, wqe) :
                                                 srq_soft_req_rc(qp, wqe);
         if (ret == SRQ_SOFT_REQ_AGAIN) {

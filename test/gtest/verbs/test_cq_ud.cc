@@ -203,7 +203,10 @@ TEST_P(ud, grh_spans_sges_and_wrong_qkey_dropped)
     EXPECT_EQ(0, memcmp(rbuf + 128, "ABCDEFGH", 8));
 }
 
-TEST_P(ud, too_long_rejected_at_post)
+/* mlx5 posts both and the HCA fails them (rxe refuses them at post time):
+ * a datagram above the MTU completes IBV_WC_LOC_LEN_ERR, an RDMA WRITE on
+ * a UD QP IBV_WC_LOC_QP_OP_ERR; the QP goes to error */
+TEST_P(ud, too_long_or_rdma_fails_as_its_completion)
 {
     SRQ_SKIP_UNLESS_SOFT();
     tdev_t &a = open_dev();
@@ -218,11 +221,20 @@ TEST_P(ud, too_long_rejected_at_post)
     ud_to_rts(a, qa, 1);
     wr.sg_list = &sge; wr.num_sge = 1; wr.opcode = IBV_WR_SEND;
     wr.wr.ud.ah = ah; wr.wr.ud.remote_qpn = qa->qp_num;
-    EXPECT_EQ(EINVAL, ibv_post_send(qa, &wr, &bad)) << "above the MTU";
-    EXPECT_EQ(&wr, bad);
-    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad)) << "above the MTU";
+    EXPECT_EQ(IBV_WC_LOC_LEN_ERR, poll1(cqa).status) << "above the MTU";
+    EXPECT_EQ(IBV_QPS_ERR, qp_state(a, qa));
+
+    ibv_qp *qb = make_qp(a, IBV_QPT_UD, cqa, cqa);
+    ud_to_rts(a, qb, 1);
+    wr.opcode  = IBV_WR_RDMA_WRITE;
+    wr.wr.rdma.remote_addr = (uintptr_t)sbuf; /* the union's AH is gone */
+    wr.wr.rdma.rkey        = smr->rkey;
     sge.length = 8;
-    EXPECT_EQ(EINVAL, ibv_post_send(qa, &wr, &bad)) << "no RDMA on UD";
+    ASSERT_EQ(0, ibv_post_send(qb, &wr, &bad)) << "RDMA on UD";
+    EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, poll1(cqa).status) << "RDMA on UD";
+    EXPECT_EQ(IBV_QPS_ERR, qp_state(a, qb));
 }
 
 SRQ_INSTANTIATE(ud);

@@ -512,25 +512,48 @@ TEST_P(atomic, qp_without_remote_atomic_rem_inv_req_err)
     EXPECT_EQ(3u, target[0]);
 }
 
+/* What mlx5's library checks is refused at post time (inline); what the
+ * HCA finds is posted and completes in error, as mlx5 reports it: a
+ * scatter list that is not 8 bytes (IBV_WC_LOC_LEN_ERR, at the
+ * requester), a misaligned target (IBV_WC_REM_INV_REQ_ERR, the
+ * responder's); the target untouched, the QP in error */
 TEST_P(atomic, post_time_checks)
 {
-    SRQ_SKIP_UNLESS_SOFT(); /* as rxe: EINVAL at post time */
+    SRQ_SKIP_UNLESS_SOFT(); /* the device's statuses, on soft0 */
     pair();
     ibv_sge sge[2] = { { (uintptr_t)res, 4, lmr->lkey },
                        { (uintptr_t)res + 4, 4, lmr->lkey } };
+    ibv_wc wc;
 
-    EXPECT_EQ(EINVAL, post_one(qpa, 4, (uintptr_t)target)) << "4 bytes";
-    EXPECT_EQ(EINVAL, post_one(qpa, 16, (uintptr_t)target)) << "16 bytes";
-    EXPECT_EQ(EINVAL, post_atomic(qpa, IBV_WR_ATOMIC_FETCH_AND_ADD, sge, 0,
-                                  (uintptr_t)target, tmr->rkey, 1, 0, 1))
-        << "no scatter list";
-    EXPECT_EQ(EINVAL, post_one(qpa, 8, (uintptr_t)target + 4)) << "misaligned";
     EXPECT_EQ(EINVAL, post_one(qpa, 8, (uintptr_t)target, IBV_SEND_INLINE))
         << "inline";
     EXPECT_EQ(IBV_QPS_RTS, qp_state(*a, qpa));
-    ibv_wc wc;
     EXPECT_EQ(0, poll(scqa, 1, &wc, 50)) << "a refused WR completes";
-    EXPECT_EQ(0u, target[0]);
+
+    struct { uint32_t len; int nsge; uint64_t off; ibv_wc_status st;
+             const char *what; } bad[] = {
+        { 4,  1, 0, IBV_WC_LOC_LEN_ERR,     "4 bytes" },
+        { 16, 1, 0, IBV_WC_LOC_LEN_ERR,     "16 bytes" },
+        { 8,  0, 0, IBV_WC_LOC_LEN_ERR,     "no scatter list" },
+        { 8,  1, 4, IBV_WC_REM_INV_REQ_ERR, "misaligned" },
+    };
+    for (auto &c : bad) {
+        if (&c != bad) {
+            pair(); /* the last one took its QPs down */
+        }
+        ibv_sge one = { (uintptr_t)res, c.len, lmr->lkey };
+        ASSERT_EQ(0, post_atomic(qpa, IBV_WR_ATOMIC_FETCH_AND_ADD, &one,
+                                 c.nsge, (uintptr_t)target + c.off,
+                                 tmr->rkey, 1, 0, 1)) << c.what;
+        wc = poll1(scqa);
+        EXPECT_EQ(c.st, wc.status) << c.what;
+        EXPECT_EQ(1u, wc.wr_id) << c.what;
+        EXPECT_EQ(IBV_QPS_ERR, qp_state(*a, qpa)) << c.what;
+        EXPECT_EQ(0u, target[0]) << c.what;
+        EXPECT_EQ(0u, target[1]) << c.what;
+    }
+
+    pair();
 
     /* 8 bytes in two pieces are fine: the original value is scattered */
     target[0] = 0x1122334455667788ull;
@@ -541,7 +564,7 @@ TEST_P(atomic, post_time_checks)
     EXPECT_EQ(0x1122334455667789ull, target[0]);
 }
 
-TEST_P(atomic, ud_qp_rejected)
+TEST_P(atomic, ud_qp_fails_as_its_completion)
 {
     SRQ_SKIP_UNLESS_SOFT();
     ibv_qp *ud = make_qp(*a, IBV_QPT_UD, scqa, rcqa);
@@ -557,8 +580,10 @@ TEST_P(atomic, ud_qp_rejected)
     wr.wr.ud.ah   = ah;
     wr.wr.ud.remote_qpn  = 1;
     wr.wr.ud.remote_qkey = 0x11;
-    EXPECT_EQ(EINVAL, ibv_post_send(ud, &wr, &bad));
-    EXPECT_EQ(&wr, bad);
+    /* posted, as mlx5 posts it; the device fails it */
+    ASSERT_EQ(0, ibv_post_send(ud, &wr, &bad));
+    EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, poll1(scqa).status);
+    EXPECT_EQ(IBV_QPS_ERR, qp_state(*a, ud));
 }
 
 /* A misaligned request never passes the requester's post check; one that
