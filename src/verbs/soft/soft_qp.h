@@ -285,6 +285,14 @@ static inline bool srq_soft_swqe_is_local(const srq_soft_swqe_t *wqe)
 
 /* Completed by a response with data (ATOMIC_ACK, READ_RESP), never by a
  * plain ACK; counted against max_rd_atomic while in flight */
+/* Does the WQE write its local list (READ, atomics) rather than read it? */
+static inline bool srq_soft_swqe_scatters(const srq_soft_swqe_t *wqe)
+{
+    return (wqe->opcode == IBV_WR_RDMA_READ) ||
+           ((wqe->opcode != IBV_WR_ATOMIC_WRITE) &&
+            srq_soft_swqe_is_atomic(wqe));
+}
+
 static inline bool srq_soft_swqe_awaits_data(const srq_soft_swqe_t *wqe)
 {
     return srq_soft_swqe_is_atomic(wqe) ||

@@ -579,8 +579,13 @@ static int srq_soft_req_rc(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
     /* Every transmission, a retransmission too, reads the local memory
      * again: a region deregistered since (under the device lock, as this
      * runs) is no longer read - as an HCA's invalidated key, it fails the
-     * WR (a program that freed the buffer of a WR still in flight) */
-    if (srq_soft_req_check_lkeys(qp, wqe) != 0) {
+     * WR (a program that freed the buffer of a WR still in flight). A READ
+     * or an atomic reads none: its scatter list is checked when the
+     * response lands (srq_soft_comp_chk_lkey, srq_soft_req_xfer), after
+     * the responder's checks, as an HCA checks it - a bad remote key is
+     * the error then, and a compare-and-swap executes */
+    if (!srq_soft_swqe_scatters(wqe) &&
+        (srq_soft_req_check_lkeys(qp, wqe) != 0)) {
         return in_order ? srq_soft_req_fail(qp, wqe, IBV_WC_LOC_PROT_ERR) :
                           SRQ_SOFT_REQ_STALL;
     }

@@ -113,10 +113,12 @@ int srq_soft_req_xfer(srq_soft_qp_t *qp, const srq_soft_req_xfer_t *x)
         /* the remote address as the target's memory has it (its
          * region's IOVA translated) */
         status = srq_soft_req_rdma_check(qp, x, access, &va);
-        if ((status == IBV_WC_SUCCESS) && (off > 0) &&
+        if ((status == IBV_WC_SUCCESS) && ((off > 0) || x->read) &&
             (x->lkeys(qp, x->arg) != 0)) {
             /* our own region, deregistered since the last chunk (its
-             * ibv_dereg_mr withdraws it before waiting for our lock) */
+             * ibv_dereg_mr withdraws it before waiting for our lock), or a
+             * READ's, checked once the target's checks passed, as an HCA
+             * checks it when the response lands */
             status = IBV_WC_LOC_PROT_ERR;
         }
         if ((status == IBV_WC_SUCCESS) && (len > 0)) {

@@ -386,9 +386,13 @@ TEST_P(hca_like, solicited_arm_never_narrows_an_any_arm)
     EXPECT_EQ(IBV_WC_SUCCESS, poll1(cq).status);
 }
 
-/* A WR with a bad lkey and a bad rkey: the requester finds its own error
- * before it sends anything, as an HCA does (IBV_WC_LOC_PROT_ERR) */
-TEST_P(hca_like, local_error_before_remote)
+/* A WR with a bad lkey and a bad rkey, as mlx5 reports it: a WRITE's
+ * requester finds its own error before it sends anything (its gather
+ * list is read first: IBV_WC_LOC_PROT_ERR, nothing reaches b); a READ's
+ * or an atomic's local key is for the response, checked when it lands,
+ * so the responder's refusal comes first (IBV_WC_REM_ACCESS_ERR, b in
+ * error) */
+TEST_P(hca_like, which_key_fails_first)
 {
     static const ibv_wr_opcode ops[] = { IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ,
                                          IBV_WR_RDMA_WRITE_WITH_IMM,
@@ -415,8 +419,14 @@ TEST_P(hca_like, local_error_before_remote)
         }
         ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad));
         ibv_wc wc = poll1(scqa);
-        EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc.status);
-        EXPECT_EQ(IBV_QPS_RTS, qp_state(*b, qb)) << "nothing reached b";
+        bool gathers = (op == IBV_WR_RDMA_WRITE) ||
+                       (op == IBV_WR_RDMA_WRITE_WITH_IMM);
+        if (gathers) {
+            EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc.status);
+            EXPECT_EQ(IBV_QPS_RTS, qp_state(*b, qb)) << "nothing reached b";
+        } else {
+            EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
+        }
         destroy_qp(*a, qa);
         destroy_qp(*b, qb);
     }

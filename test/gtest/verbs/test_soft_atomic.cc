@@ -484,7 +484,8 @@ TEST_P(atomic, out_of_bounds_rem_access_err)
 }
 
 /* The original value is written locally: the scatter list's MR must
- * grant local write */
+ * grant local write. The key is checked when the response lands, as an
+ * HCA checks it: the responder has executed the atomic by then */
 TEST_P(atomic, local_sge_needs_local_write)
 {
     uint64_t *ro = (uint64_t*)alloc(64);
@@ -498,7 +499,15 @@ TEST_P(atomic, local_sge_needs_local_write)
                              (uintptr_t)target, tmr->rkey, 1, 0, 1));
     EXPECT_EQ(IBV_WC_LOC_PROT_ERR, poll1(scqa).status);
     EXPECT_EQ(42u, ro[0]);
-    EXPECT_EQ(3u, target[0]);
+    EXPECT_EQ(4u, target[0]) << "executed by the responder";
+
+    /* a compare-and-swap whose local key names no region: the same */
+    pair();
+    ibv_sge bad = { (uintptr_t)res, 8, lmr->lkey + 0x1000 };
+    ASSERT_EQ(0, post_atomic(qpa, IBV_WR_ATOMIC_CMP_AND_SWP, &bad, 1,
+                             (uintptr_t)target, tmr->rkey, 4, 9, 2));
+    EXPECT_EQ(IBV_WC_LOC_PROT_ERR, poll1(scqa).status);
+    EXPECT_EQ(9u, target[0]) << "executed by the responder";
 }
 
 TEST_P(atomic, qp_without_remote_atomic_rem_inv_req_err)
