@@ -658,7 +658,13 @@ static void srq_soft_resp_ud(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
     if (!srq_soft_rview_peek(qp, &v)) {
         return; /* no receive WQE: a datagram is silently lost */
     }
-    /* the first 40 bytes of the scatter list hold the GRH */
+    /* the first 40 bytes of the scatter list hold the GRH. A datagram the
+     * WQE cannot hold is dropped and the WQE kept for the next (IB class
+     * D, silent: as rxe), not consumed in error */
+    if (SRQ_SOFT_GRH_LEN + pkt->length > srq_verbs_sge_len(v.sge, v.num_sge)) {
+        ++dev->stats.rx_dropped;
+        return;
+    }
     status = srq_soft_rview_place(qp, pkt, payload, &v, SRQ_SOFT_GRH_LEN);
     if (status == IBV_WC_SUCCESS) {
         srq_soft_resp_grh(dev, pkt, grh);
