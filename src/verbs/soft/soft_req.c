@@ -280,7 +280,9 @@ static void srq_soft_req_access_notice(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
     wqe->psn = qp->next_psn;
     srq_soft_req_pkt_hdr(qp, wqe, tx.pkt);
     tx.pkt->opcode = SRQ_SOFT_OP_ACCESS_ERR;
-    tx.pkt->flags  = 0;
+    /* a WRITE with immediate data would have taken a receive WQE there */
+    tx.pkt->flags  = (wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) ?
+                     SRQ_SOFT_PKT_F_IMM : 0;
     tx.pkt->imm    = 0;
     tx.pkt->length = 0;
     srq_soft_ring_commit(qp->dev, &tx);

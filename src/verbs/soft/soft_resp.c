@@ -298,6 +298,14 @@ static srq_soft_resp_state_t srq_soft_resp_chk_op(srq_soft_resp_req_t *r)
 {
     if (r->op->flags & SRQ_SOFT_RESP_F_REFUSED) {
         r->nak = SRQ_SOFT_NAK_REM_ACCESS;
+        if ((r->pkt->flags & SRQ_SOFT_PKT_F_IMM) &&
+            (r->qp->ibv.qp_type == IBV_QPT_RC) &&
+            (r->has_wqe = srq_soft_rview_peek(r->qp, &r->wqe))) {
+            /* a WRITE with immediate: the WQE it takes completes in
+             * error and tells our user (srq_soft_resp_chk_rkey) */
+            r->status = IBV_WC_REM_ACCESS_ERR;
+            return SRQ_SOFT_RESP_COMPLETE;
+        }
         return SRQ_SOFT_RESP_ERR_FAIL;
     }
     if (r->qp->ibv.qp_type == IBV_QPT_XRC_RECV) {
@@ -342,6 +350,13 @@ static srq_soft_resp_state_t srq_soft_resp_chk_rkey(srq_soft_resp_req_t *r)
     if (r->op->flags & SRQ_SOFT_RESP_F_RDMA) {
         r->nak = srq_soft_resp_rdma_check(r->qp, &r->rdma, r->pkt->length,
                                           r->op->access, &r->va);
+        if ((r->nak == SRQ_SOFT_NAK_REM_ACCESS) && r->has_wqe &&
+            !srq_soft_qp_is_uc(r->qp)) {
+            /* a WRITE with immediate took a WQE: it completes in error
+             * and tells our user, not flushed (rxe: class C) */
+            r->status = IBV_WC_REM_ACCESS_ERR;
+            return SRQ_SOFT_RESP_COMPLETE;
+        }
         if (r->nak != 0) {
             return srq_soft_resp_refuse(r, SRQ_SOFT_RESP_ERR_FAIL);
         }
@@ -514,7 +529,8 @@ static srq_soft_resp_state_t srq_soft_resp_complete(srq_soft_resp_req_t *r)
     }
     r->nak = ((r->status == IBV_WC_LOC_LEN_ERR) ||
               (r->status == IBV_WC_REM_INV_REQ_ERR)) ? SRQ_SOFT_NAK_INV_REQ :
-                                                       SRQ_SOFT_NAK_REM_OP;
+             (r->status == IBV_WC_REM_ACCESS_ERR) ? SRQ_SOFT_NAK_REM_ACCESS :
+                                                    SRQ_SOFT_NAK_REM_OP;
     return SRQ_SOFT_RESP_ERR_WQE;
 }
 

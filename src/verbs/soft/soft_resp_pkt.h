@@ -48,7 +48,8 @@ static inline bool srq_soft_resp_pkt_ok(const srq_soft_pkt_t *pkt,
         return !(pkt->flags & (SRQ_SOFT_PKT_F_PULL | SRQ_SOFT_PKT_F_UD));
     }
     if (pkt->opcode == SRQ_SOFT_OP_ACCESS_ERR) {
-        return (pkt->flags == 0) && (pkt->length == 0);
+        /* F_IMM: the refused request was a WRITE with immediate */
+        return !(pkt->flags & ~SRQ_SOFT_PKT_F_IMM) && (pkt->length == 0);
     }
     if ((pkt->opcode == SRQ_SOFT_OP_WRITE) ||
         (pkt->opcode == SRQ_SOFT_OP_READ)) {

@@ -432,6 +432,27 @@ TEST_P(hca_like, which_key_fails_first)
     }
 }
 
+/* A WRITE with immediate data whose rkey is refused took a receive WQE:
+ * that WQE completes in error (IBV_WC_REM_ACCESS_ERR, as rxe), telling
+ * b's user - not flushed - and the sender gets IBV_WC_REM_ACCESS_ERR */
+TEST_P(hca_like, write_imm_refused_completes_its_receive_in_error)
+{
+    connect(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    ASSERT_EQ(0, post_recv(qb, rbuf, 64, rmr->lkey, 7));
+    ASSERT_EQ(0, post_recv(qb, rbuf + 64, 64, rmr->lkey, 8));
+    ASSERT_EQ(0, post_send(qa, IBV_WR_RDMA_WRITE_WITH_IMM, lbuf, 8,
+                           lmr->lkey, 5, IBV_SEND_SIGNALED, (uintptr_t)rbuf,
+                           rmr->rkey + 0x1000, 0x1234));
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, poll1(scqa).status);
+    ibv_wc wc = poll1(rcqb);
+    EXPECT_EQ(7u, wc.wr_id);
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
+    wc = poll1(rcqb);
+    EXPECT_EQ(8u, wc.wr_id);
+    EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status) << "the next one flushes";
+    EXPECT_EQ(IBV_QPS_ERR, qp_state(*b, qb));
+}
+
 /* The responder of a refused RDMA WRITE raises IBV_EVENT_QP_ACCESS_ERR:
  * no completion tells its user */
 TEST_P(hca_like, responder_access_violation_raises_qp_access_err)
