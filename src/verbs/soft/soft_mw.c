@@ -388,6 +388,18 @@ int srq_soft_mw_remote_inv(srq_soft_qp_t *qp, uint32_t rkey)
     return IBV_WC_SUCCESS;
 }
 
+bool srq_soft_mw_is_type1(srq_soft_dev_t *dev, uint32_t rkey)
+{
+    srq_soft_mw_t *mw;
+
+    if (!srq_soft_mw_is_key(rkey) || (dev->mw_slots == NULL)) {
+        return false;
+    }
+    mw = ((srq_soft_mw_slot_t*)dev->mw_slots)[srq_soft_mw_slot_of(rkey)].mw;
+    return (mw != NULL) && (mw->ibv.type == IBV_MW_TYPE_1) &&
+           (mw->ibv.rkey == rkey);
+}
+
 /* written under the device lock, read without it */
 bool srq_soft_mw_any_bound(srq_soft_dev_t *dev)
 {

@@ -47,6 +47,9 @@ int srq_soft_mw_execute(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe);
  * through @qp is invalidated (device locked). IBV_WC_SUCCESS, or
  * IBV_WC_REM_INV_REQ_ERR if there is no such window */
 int srq_soft_mw_remote_inv(srq_soft_qp_t *qp, uint32_t rkey);
+/* Is @rkey a type 1 window's (which a SEND with invalidate may not
+ * name: IB class J, no NAK)? Under dev->lock */
+bool srq_soft_mw_is_type1(srq_soft_dev_t *dev, uint32_t rkey);
 
 /* The check a responder makes of a window's rkey (srq_soft_mw_check_rkey
  * for an rkey with SRQ_SOFT_MW_KEY_BIT): bound, to QP @qpn if type 2, in

@@ -83,7 +83,8 @@ static bool srq_soft_resp_rc_ok(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt)
 /* A responder error on RC: tell the requester, then go to error */
 static void srq_soft_resp_rc_error(srq_soft_qp_t *qp, uint8_t nak)
 {
-    if (srq_soft_resp_atomic_flush(qp) == 0) { /* older PSNs go first */
+    /* older PSNs go first; nak 0: an error the IB spec sends none for */
+    if ((srq_soft_resp_atomic_flush(qp) == 0) && (nak != 0)) {
         srq_soft_resp_ctrl(qp, nak, qp->epsn);
     }
     srq_soft_qp_to_error(qp);
@@ -175,6 +176,7 @@ typedef struct srq_soft_resp_req {
     uint64_t                 va;      /* where that is in our memory */
     srq_soft_rview_t         wqe;     /* the receive WQE, if it takes one */
     bool                     has_wqe;
+    bool                     no_nak;   /* its error is not NAKed */
     int                      status;  /* the receive completion's */
     uint8_t                  nak;
 } srq_soft_resp_req_t;
@@ -389,6 +391,8 @@ static srq_soft_resp_state_t srq_soft_resp_exec_recv(srq_soft_resp_req_t *r)
     if ((r->status == IBV_WC_SUCCESS) && (r->pkt->flags & SRQ_SOFT_PKT_F_INV)) {
         /* SEND with invalidate: the window its rkey names */
         r->status = srq_soft_mw_remote_inv(r->qp, r->pkt->imm);
+        r->no_nak = (r->status != IBV_WC_SUCCESS) &&
+                    srq_soft_mw_is_type1(r->qp->dev, r->pkt->imm);
     }
     return SRQ_SOFT_RESP_COMPLETE;
 }
@@ -527,7 +531,10 @@ static srq_soft_resp_state_t srq_soft_resp_complete(srq_soft_resp_req_t *r)
          * (rxe's) */
         return SRQ_SOFT_RESP_ACKNOWLEDGE;
     }
-    r->nak = ((r->status == IBV_WC_LOC_LEN_ERR) ||
+    /* a type 1 window named by a SEND with invalidate: the WQE tells our
+     * user, the QP goes to error and no NAK goes out (IB class J) */
+    r->nak = r->no_nak ? 0 :
+             ((r->status == IBV_WC_LOC_LEN_ERR) ||
               (r->status == IBV_WC_REM_INV_REQ_ERR)) ? SRQ_SOFT_NAK_INV_REQ :
              (r->status == IBV_WC_REM_ACCESS_ERR) ? SRQ_SOFT_NAK_REM_ACCESS :
                                                     SRQ_SOFT_NAK_REM_OP;
@@ -624,6 +631,7 @@ static void srq_soft_resp_rc(srq_soft_dev_t *dev, srq_soft_qp_t *qp,
         return;
     }
     r.has_wqe = false;
+    r.no_nak  = false;
     if (qp->ibv.qp_type == IBV_QPT_XRC_RECV) {
         srq_soft_resp_xrc_srq(qp, pkt); /* a duplicate's keys too */
     }

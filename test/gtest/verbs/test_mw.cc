@@ -323,6 +323,43 @@ TEST_P(mw, type2_send_with_invalidate)
     EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, write(rkey, 0, 8));
 }
 
+/* A SEND with invalidate naming a type 1 window, which only a bind may
+ * change: the receive WQE completes with IBV_WC_REM_INV_REQ_ERR, the QP
+ * goes to error and no NAK goes out (IB class J, as rxe): the sender's WR
+ * is never answered and exhausts its retries */
+TEST_P(mw, send_with_invalidate_of_a_type1_window_is_not_naked)
+{
+    connect();
+    ibv_mw *w = alloc_mw(*b, IBV_MW_TYPE_1);
+    char *rb  = (char*)alloc(64, 0);
+    ibv_mr *m = reg(*b, rb, 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_mw_bind bind = {};
+    ibv_send_wr wr = {}, *bad = nullptr;
+    ibv_sge sge = { (uintptr_t)lbuf, 16, lmr->lkey };
+
+    ASSERT_NE(nullptr, w);
+    bind.wr_id      = 1;
+    bind.send_flags = IBV_SEND_SIGNALED;
+    bind.bind_info  = info(0, 64);
+    ASSERT_EQ(0, ibv_bind_mw(qb, w, &bind));
+    ASSERT_EQ(IBV_WC_SUCCESS, poll1(scqb).status);
+    ASSERT_EQ(0, post_recv(qb, rb, 64, m->lkey, 5));
+    wr.wr_id           = 71;
+    wr.opcode          = IBV_WR_SEND_WITH_INV;
+    wr.send_flags      = IBV_SEND_SIGNALED;
+    wr.sg_list         = &sge;
+    wr.num_sge         = 1;
+    wr.invalidate_rkey = w->rkey;
+    ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad));
+    ibv_wc wc = poll1(rcqb);
+    EXPECT_EQ(5u, wc.wr_id);
+    EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, wc.status);
+    EXPECT_EQ(IBV_QPS_ERR, qp_state(*b, qb));
+    wc = poll1(scqa, 5000);
+    EXPECT_EQ(71u, wc.wr_id);
+    EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, wc.status) << "a NAK came back";
+}
+
 TEST_P(mw, type2_serves_its_qp_only)
 {
     connect();
