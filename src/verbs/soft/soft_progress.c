@@ -134,7 +134,15 @@ static bool srq_soft_peer_behind(srq_soft_qp_t *qp)
     uint64_t head = atomic_load_explicit(
                         (_Atomic uint64_t*)&qp->peer->seg.hdr->head,
                         memory_order_acquire);
+    srq_soft_qp_ent_t ent;
 
+    /* a destination QP not ready, or not ours, answers nothing however
+     * long we wait: a loss now, as a one-sided request finds it
+     * (srq_soft_req_dropped). Waiting for an idle peer's rounds here cost
+     * atomics to a QP in error 35 s instead of 6 */
+    if (!srq_soft_qp_dest_takes(qp, &ent)) {
+        return false;
+    }
     if ((int64_t)(head - qp->tx_pos) < 0) {
         qp->tx_gen = srq_soft_peer_gen(qp);
         return true;
@@ -168,9 +176,10 @@ static void srq_soft_progress_timeout(srq_soft_qp_t *qp, uint64_t now)
     }
     if (srq_soft_peer_behind(qp)) {
         qp->tx_time = now; /* a slow peer is no lost packet: no retry */
+        ++qp->dev->stats.slow_peer_waits;
         return;
     }
-    if (qp->retry_left == 0) {
+    if (qp->retry_left <= 0) { /* -1: a one-sided retry spent the last */
         srq_soft_comp_swqe_error(qp, &qp->sq[qp->sq_ci & qp->sq_mask],
                                  IBV_WC_RETRY_EXC_ERR);
         return;

@@ -525,14 +525,17 @@ static bool srq_soft_req_fence_waits(const srq_soft_qp_t *qp,
 
 /* The target dropped a one-sided request: as for a lost packet, try again
  * after the transport timeout, IBV_WC_RETRY_EXC_ERR once the retries are
- * spent (an infinite timeout retries forever) */
+ * spent (an infinite timeout retries forever). As an HCA times a packet,
+ * the last retry waits its timeout too before the error: retry_cnt + 1
+ * timeouts in all, as the packets' own timer (srq_soft_progress_timeout)
+ * counts them - retry_left goes to -1 for that last wait */
 static int srq_soft_req_dropped(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
 {
     uint64_t to = srq_soft_timeout_ns(qp->attr.timeout);
 
     if (to == UINT64_MAX) {
         to = SRQ_SOFT_REQ_DROP_RETRY_NS;
-    } else if (qp->retry_left == 0) {
+    } else if (qp->retry_left < 0) {
         return srq_soft_req_fail(qp, wqe, IBV_WC_RETRY_EXC_ERR);
     } else {
         --qp->retry_left;

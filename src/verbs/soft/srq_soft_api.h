@@ -67,6 +67,9 @@ typedef struct srq_soft_stats {
                                    a tick (soft_progress.c) */
     uint64_t  thread_looks;     /* the progress thread woke only to see
                                    whether its owner still polls */
+    uint64_t  slow_peer_waits;  /* a transport timeout that did not retry:
+                                   the peer's device had not taken or
+                                   answered our packet yet (soft_progress.c) */
     uint64_t  thread_rounds;    /* the progress thread moved the device
                                    (a poke, its timer, an owner that
                                    neither polls nor sleeps on the pipe) */

@@ -867,3 +867,84 @@ TEST_P(hca_like_ud, one_ah_reaches_many_contexts)
 }
 
 SRQ_INSTANTIATE(hca_like_ud);
+
+/*
+ * A request to a remote QP in the error state is never answered: the
+ * requester retries as the QP asks and reports IBV_WC_RETRY_EXC_ERR after
+ * retry_cnt + 1 timeouts, as an HCA times it - an atomic (a packet the
+ * responder drops) as a READ or WRITE (done one-sided, the drop seen at
+ * once): READ and WRITE failed one timeout early. The times are printed;
+ * only their lower bound is judged.
+ */
+class hca_like_retry : public hca_like {
+protected:
+    void run(ibv_wr_opcode op)
+    {
+        SCOPED_TRACE(op);
+        conn_opts_t o;
+        o.timeout   = kTimeout;
+        o.retry_cnt = kRetries;
+        o.access    = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+        qa = make_qp(*a, IBV_QPT_RC, scqa, rcqa);
+        qb = make_qp(*b, IBV_QPT_RC, scqb, rcqb);
+        connect_rc(*a, qa, *b, qb, o);
+        ibv_qp_attr at = {};
+        at.qp_state = IBV_QPS_ERR;
+        ASSERT_EQ(0, srq_verbs_modify_qp(b->dev, qb, &at, IBV_QP_STATE));
+        ibv_sge sge = { (uintptr_t)lbuf, 8, lmr->lkey };
+        ibv_send_wr wr = {}, *bad = nullptr;
+        wr.wr_id      = 5;
+        wr.sg_list    = &sge;
+        wr.num_sge    = 1;
+        wr.opcode     = op;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        if ((op == IBV_WR_ATOMIC_FETCH_AND_ADD) ||
+            (op == IBV_WR_ATOMIC_CMP_AND_SWP)) {
+            wr.wr.atomic.remote_addr = (uintptr_t)rbuf;
+            wr.wr.atomic.rkey        = rmr->rkey;
+        } else {
+            wr.wr.rdma.remote_addr = (uintptr_t)rbuf;
+            wr.wr.rdma.rkey        = rmr->rkey;
+        }
+        uint64_t t0 = now_us();
+        ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad));
+        ibv_wc wc = poll1(scqa, 30000);
+        uint64_t us = now_us() - t0;
+        EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, wc.status);
+        EXPECT_GE(us, (kRetries + 1u) * kTimeoutUs) << "fewer timeouts";
+        std::cout << GetParam() << ": opcode " << op << ": RETRY_EXC_ERR after "
+                  << us / 1000.0 << " ms, " << (kRetries + 1) << " timeouts of "
+                  << kTimeoutUs / 1000.0 << " ms asked (printed, not judged)"
+                  << std::endl;
+        destroy_qp(*a, qa);
+        destroy_qp(*b, qb);
+    }
+
+    void buffers()
+    {
+        lbuf = (char*)alloc(kLen, 'L');
+        rbuf = (char*)alloc(kLen, 'R');
+        lmr  = reg(*a, lbuf, kLen, IBV_ACCESS_LOCAL_WRITE);
+        rmr  = reg(*b, rbuf, kLen, IBV_ACCESS_LOCAL_WRITE |
+                                   IBV_ACCESS_REMOTE_WRITE |
+                                   IBV_ACCESS_REMOTE_READ |
+                                   IBV_ACCESS_REMOTE_ATOMIC);
+    }
+
+    static const uint8_t  kTimeout   = 12;
+    static const uint8_t  kRetries   = 3;
+    static const uint64_t kTimeoutUs = (4096ull << kTimeout) / 1000;
+};
+
+TEST_P(hca_like_retry, request_to_a_qp_in_error)
+{
+    buffers();
+    for (ibv_wr_opcode op : { IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ,
+                              IBV_WR_ATOMIC_FETCH_AND_ADD,
+                              IBV_WR_ATOMIC_CMP_AND_SWP }) {
+        run(op);
+    }
+}
+
+SRQ_INSTANTIATE(hca_like_retry);

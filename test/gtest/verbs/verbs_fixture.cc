@@ -48,12 +48,17 @@ std::string param_name(const ::testing::TestParamInfo<std::string> &info)
     return s;
 }
 
-uint64_t now_ms()
+uint64_t now_us()
 {
     struct timespec ts;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+uint64_t now_ms()
+{
+    return now_us() / 1000;
 }
 
 /* Move all @len bytes, retrying what a signal interrupts. Reading waits at

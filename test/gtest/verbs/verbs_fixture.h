@@ -35,6 +35,7 @@ std::vector<std::string> device_params();
 std::string param_name(const ::testing::TestParamInfo<std::string> &info);
 
 uint64_t now_ms();
+uint64_t now_us();
 
 /* An opened device with a protection domain */
 struct tdev_t {
