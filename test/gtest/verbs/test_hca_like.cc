@@ -63,6 +63,30 @@ protected:
                                    IBV_ACCESS_REMOTE_WRITE);
     }
 
+    /* One signaled WR of @op (RDMA or atomic) from qa: 8 bytes of lbuf
+     * under @lkey, to rbuf under @rkey */
+    void post_one(ibv_wr_opcode op, uint32_t lkey, uint32_t rkey)
+    {
+        ibv_sge sge = { (uintptr_t)lbuf, 8, lkey };
+        ibv_send_wr wr = {}, *bad = nullptr;
+
+        wr.wr_id      = 5;
+        wr.sg_list    = &sge;
+        wr.num_sge    = 1;
+        wr.opcode     = op;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        if ((op == IBV_WR_ATOMIC_FETCH_AND_ADD) ||
+            (op == IBV_WR_ATOMIC_CMP_AND_SWP)) {
+            wr.wr.atomic.remote_addr = (uintptr_t)rbuf;
+            wr.wr.atomic.rkey        = rkey;
+            wr.wr.atomic.compare_add = 1;
+        } else {
+            wr.wr.rdma.remote_addr = (uintptr_t)rbuf;
+            wr.wr.rdma.rkey        = rkey;
+        }
+        ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad));
+    }
+
     /* An RDMA WRITE into b that b's QP does not allow: its status */
     int write_denied()
     {
@@ -402,22 +426,7 @@ TEST_P(hca_like, which_key_fails_first)
         SCOPED_TRACE(op);
         connect(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
-        ibv_sge sge = { (uintptr_t)lbuf, 8, lmr->lkey + 0x1000 };
-        ibv_send_wr wr = {}, *bad = nullptr;
-        wr.wr_id      = 5;
-        wr.sg_list    = &sge;
-        wr.num_sge    = 1;
-        wr.opcode     = op;
-        wr.send_flags = IBV_SEND_SIGNALED;
-        if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-            wr.wr.atomic.remote_addr = (uintptr_t)rbuf;
-            wr.wr.atomic.rkey        = rmr->rkey + 0x1000;
-            wr.wr.atomic.compare_add = 1;
-        } else {
-            wr.wr.rdma.remote_addr = (uintptr_t)rbuf;
-            wr.wr.rdma.rkey        = rmr->rkey + 0x1000;
-        }
-        ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad));
+        post_one(op, lmr->lkey + 0x1000, rmr->rkey + 0x1000);
         ibv_wc wc = poll1(scqa);
         bool gathers = (op == IBV_WR_RDMA_WRITE) ||
                        (op == IBV_WR_RDMA_WRITE_WITH_IMM);
@@ -892,23 +901,8 @@ protected:
         ibv_qp_attr at = {};
         at.qp_state = IBV_QPS_ERR;
         ASSERT_EQ(0, srq_verbs_modify_qp(b->dev, qb, &at, IBV_QP_STATE));
-        ibv_sge sge = { (uintptr_t)lbuf, 8, lmr->lkey };
-        ibv_send_wr wr = {}, *bad = nullptr;
-        wr.wr_id      = 5;
-        wr.sg_list    = &sge;
-        wr.num_sge    = 1;
-        wr.opcode     = op;
-        wr.send_flags = IBV_SEND_SIGNALED;
-        if ((op == IBV_WR_ATOMIC_FETCH_AND_ADD) ||
-            (op == IBV_WR_ATOMIC_CMP_AND_SWP)) {
-            wr.wr.atomic.remote_addr = (uintptr_t)rbuf;
-            wr.wr.atomic.rkey        = rmr->rkey;
-        } else {
-            wr.wr.rdma.remote_addr = (uintptr_t)rbuf;
-            wr.wr.rdma.rkey        = rmr->rkey;
-        }
         uint64_t t0 = now_us();
-        ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad));
+        post_one(op, lmr->lkey, rmr->rkey);
         ibv_wc wc = poll1(scqa, 30000);
         uint64_t us = now_us() - t0;
         EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, wc.status);

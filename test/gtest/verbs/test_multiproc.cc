@@ -415,6 +415,23 @@ protected:
         srq_verbs_ack_cq_events(me.dev, ev_cq, 1);
     }
 
+    /* The child's reply to a command, our device moved meanwhile (the
+     * child's send completes once we ACK, in our progress) */
+    char child_reply_polling()
+    {
+        char r = 0;
+        ibv_wc wc;
+
+        for (uint64_t end = now_ms() + 5000; (r == 0) && (now_ms() < end);) {
+            ibv_poll_cq(me.cq, 0, &wc);
+            struct pollfd sp = { sv[0], POLLIN, 0 };
+            if (::poll(&sp, 1, 1) == 1) {
+                read_full(sv[0], &r, 1);
+            }
+        }
+        return r;
+    }
+
     char cmd(char c)
     {
         char r = 0;
@@ -629,16 +646,7 @@ TEST_P(multiproc, sleeping_receiver_woken_by_peer)
     ASSERT_EQ(IBV_WC_SUCCESS, me.wait(&wc));
     EXPECT_EQ(5u, wc.wr_id);
     EXPECT_STREQ("wake up", me.buf);
-    /* the child's send completes once we ACK (in our progress) */
-    char r = 0;
-    for (uint64_t end = now_ms() + 5000; (r == 0) && (now_ms() < end);) {
-        ibv_poll_cq(me.cq, 0, &wc);
-        struct pollfd sp = { sv[0], POLLIN, 0 };
-        if (::poll(&sp, 1, 1) == 1) {
-            read_full(sv[0], &r, 1);
-        }
-    }
-    EXPECT_EQ('y', r);
+    EXPECT_EQ('y', child_reply_polling());
     c = 'q';
     ASSERT_TRUE(write_full(sv[0], &c, 1));
     EXPECT_EQ(0, wait_child(pid));
@@ -680,15 +688,7 @@ TEST_P(multiproc, sleeper_woken_while_another_channel_holds_the_pipe)
         expect_event();
         ASSERT_EQ(IBV_WC_SUCCESS, me.wait(&wc));
         EXPECT_EQ((uint64_t)round, wc.wr_id);
-        char r = 0;
-        for (uint64_t end = now_ms() + 5000; (r == 0) && (now_ms() < end);) {
-            ibv_poll_cq(me.cq, 0, &wc);
-            struct pollfd sp = { sv[0], POLLIN, 0 };
-            if (::poll(&sp, 1, 1) == 1) {
-                read_full(sv[0], &r, 1);
-            }
-        }
-        EXPECT_EQ('y', r);
+        EXPECT_EQ('y', child_reply_polling());
     }
     char c = 'q';
     ASSERT_TRUE(write_full(sv[0], &c, 1));
