@@ -226,9 +226,11 @@ void expect_dropped(entity &receiver, raw_ud_sender &raw, uint32_t ud_qpn,
 } // namespace
 
 /*
- * Datagrams longer than a handshake buffer complete in error at the
- * interface (IBV_WC_LOC_LEN_ERR). Each must give its buffer back: after
- * CONN_QUEUE_LEN of them an interface that lost them accepts no connection.
+ * Datagrams longer than a handshake buffer: a device that completes them
+ * in error (IBV_WC_LOC_LEN_ERR) must get each buffer back, and one that
+ * drops them without a word (IB class D: rxe, and soft0) must lose none
+ * either. After 3 x CONN_QUEUE_LEN of them an interface that lost its
+ * buffers accepts no connection.
  */
 TEST(rc_srq_handshake, oversize_datagrams_lose_no_buffer)
 {
@@ -240,11 +242,15 @@ TEST(rc_srq_handshake, oversize_datagrams_lose_no_buffer)
     raw_ud_sender raw(receiver.dev_addr());
     for (unsigned i = 0; i < count; ++i) {
         ASSERT_TRUE(raw.send(ud_qpn, 2048)) << "datagram " << i;
-        /* the interface takes each in: its queue holds only queue_len */
-        ASSERT_TRUE(progress_until({&receiver}, [&] {
+        /* the device takes each in before the next: reported as dropped,
+         * or a while of progress */
+        progress_until({&receiver}, [&] {
             return receiver.counters().conn_dropped > i;
-        })) << "datagram " << i << " was not seen as dropped";
+        }, 0.02);
     }
+    uint64_t dropped = receiver.counters().conn_dropped;
+    EXPECT_TRUE((dropped == 0) || (dropped == count))
+        << dropped << " of " << count << " reported";
 
     /* a real peer still gets a connection */
     entity sender;
