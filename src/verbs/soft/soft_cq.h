@@ -66,6 +66,11 @@ struct srq_soft_cq {
     uint32_t             events_written; /* uverbs mode: async events to
                                             the async fd (dev->async_lock) */
     int                  qp_refs;
+    int                  ud_recv_qps; /* UD QPs receiving into it: their
+                                         datagrams may complete nothing
+                                         (no WQE, too long), so a sleeper
+                                         on it is woken through the thread
+                                         (srq_soft_channel_take_pipe) */
     srq_soft_list_t      dev_link; /* dev->cqs */
     uint64_t             progress_seen; /* the device's progress_calls when
                                            this CQ was last polled (atomic:

@@ -563,6 +563,9 @@ static void srq_soft_qp_refs(srq_soft_qp_t *qp, int d)
     if (ibqp->srq != NULL) {
         srq_soft_srq(ibqp->srq)->qp_refs += d;
     }
+    if ((ibqp->qp_type == IBV_QPT_UD) && (ibqp->recv_cq != NULL)) {
+        srq_soft_cq(ibqp->recv_cq)->ud_recv_qps += d;
+    }
     if (d > 0) {
         srq_soft_pd_get(ibqp->pd);
     } else {
