@@ -347,15 +347,20 @@ static int srq_soft_mw_bind(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
     return IBV_WC_SUCCESS;
 }
 
-/* The bound type 2 window of @dev whose rkey is @rkey, or NULL */
-static srq_soft_mw_t *srq_soft_mw_find2(srq_soft_dev_t *dev, uint32_t rkey)
+/* The window in the slot @rkey names, or NULL (its rkey may differ) */
+static srq_soft_mw_t *srq_soft_mw_of_key(srq_soft_dev_t *dev, uint32_t rkey)
 {
-    srq_soft_mw_t *mw;
-
     if (!srq_soft_mw_is_key(rkey) || (dev->mw_slots == NULL)) {
         return NULL;
     }
-    mw = ((srq_soft_mw_slot_t*)dev->mw_slots)[srq_soft_mw_slot_of(rkey)].mw;
+    return ((srq_soft_mw_slot_t*)dev->mw_slots)[srq_soft_mw_slot_of(rkey)].mw;
+}
+
+/* The bound type 2 window of @dev whose rkey is @rkey, or NULL */
+static srq_soft_mw_t *srq_soft_mw_find2(srq_soft_dev_t *dev, uint32_t rkey)
+{
+    srq_soft_mw_t *mw = srq_soft_mw_of_key(dev, rkey);
+
     return ((mw != NULL) && (mw->bound_rkey == rkey) &&
             (mw->ibv.type == IBV_MW_TYPE_2)) ? mw : NULL;
 }
@@ -390,12 +395,8 @@ int srq_soft_mw_remote_inv(srq_soft_qp_t *qp, uint32_t rkey)
 
 bool srq_soft_mw_is_type1(srq_soft_dev_t *dev, uint32_t rkey)
 {
-    srq_soft_mw_t *mw;
+    srq_soft_mw_t *mw = srq_soft_mw_of_key(dev, rkey);
 
-    if (!srq_soft_mw_is_key(rkey) || (dev->mw_slots == NULL)) {
-        return false;
-    }
-    mw = ((srq_soft_mw_slot_t*)dev->mw_slots)[srq_soft_mw_slot_of(rkey)].mw;
     return (mw != NULL) && (mw->ibv.type == IBV_MW_TYPE_1) &&
            (mw->ibv.rkey == rkey);
 }

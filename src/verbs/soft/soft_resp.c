@@ -301,8 +301,10 @@ static srq_soft_resp_state_t srq_soft_resp_chk_op(srq_soft_resp_req_t *r)
     if (r->op->flags & SRQ_SOFT_RESP_F_REFUSED) {
         r->nak = SRQ_SOFT_NAK_REM_ACCESS;
         if ((r->pkt->flags & SRQ_SOFT_PKT_F_IMM) &&
-            (r->qp->ibv.qp_type == IBV_QPT_RC) &&
-            (r->has_wqe = srq_soft_rview_peek(r->qp, &r->wqe))) {
+            (r->qp->ibv.qp_type == IBV_QPT_RC)) {
+            r->has_wqe = srq_soft_rview_peek(r->qp, &r->wqe);
+        }
+        if (r->has_wqe) {
             /* a WRITE with immediate: the WQE it takes completes in
              * error and tells our user (srq_soft_resp_chk_rkey) */
             r->status = IBV_WC_REM_ACCESS_ERR;
