@@ -570,6 +570,13 @@ static int child_serve(endpoint &ep, int s)
             }
             break;
         }
+        case 'x': { /* move our QP to the error state */
+            ibv_qp_attr a = {};
+            a.qp_state = IBV_QPS_ERR;
+            r = (srq_verbs_modify_qp(ep.dev, ep.qp, &a, IBV_QP_STATE) == 0) ?
+                'y' : 'n';
+            break;
+        }
         case 'q':
             return 0;
         default:
@@ -1079,6 +1086,32 @@ TEST_P(multiproc, slow_peer_is_not_a_lost_packet)
     EXPECT_EQ(-1, me.wait(&wc, 300)) << ibv_wc_status_str(wc.status);
     EXPECT_EQ('y', cmd('r'));
     EXPECT_EQ(IBV_WC_SUCCESS, me.wait(&wc));
+    char c = 'q';
+    ASSERT_TRUE(write_full(sv[0], &c, 1));
+    EXPECT_EQ(0, wait_child(pid));
+}
+
+/*
+ * The other side of slow_peer_is_not_a_lost_packet: a peer whose QP is in
+ * the error state answers nothing however long we wait, so the packet is
+ * lost and costs a retry even while the peer's device stands still (an
+ * HCA drops it without the peer's CPU). Waiting for the idle peer's
+ * device instead cost atomics to a QP in error 35 s rather than 6 (issue
+ * 47); a SEND takes the same path (both are packets its responder takes).
+ */
+TEST_P(multiproc, still_peer_in_error_costs_retries)
+{
+    SRQ_SKIP_UNLESS_SOFT(); /* a soft device's peer may stand still */
+    ASSERT_TRUE(me.open(GetParam()));
+    pid_t pid = spawn(child_serve, true, true);
+    /* ~1 ms ACK timeout, one retry: about 2 ms of timeouts in all */
+    ASSERT_TRUE(me.connect(child, 7, 8, 1));
+    EXPECT_EQ('y', cmd('x'));
+    ibv_wc wc;
+
+    ASSERT_EQ(0, me.post(IBV_WR_SEND, 0, 16, 1));
+    /* the child sits in read() all along: its device takes nothing */
+    EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, me.wait(&wc, 3000));
     char c = 'q';
     ASSERT_TRUE(write_full(sv[0], &c, 1));
     EXPECT_EQ(0, wait_child(pid));
