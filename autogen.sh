@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Generate configure and Makefile.in (needs autoconf, automake, libtool).
 set -e
 cd "$(dirname "$0")"

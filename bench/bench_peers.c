@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A measured interface and its peers in other processes (bench_peers.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A measured interface (the "server") and its peers in other processes,
  * shared by the benchmark programs: the server spawns peer processes

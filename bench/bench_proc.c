@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the benchmark programs share that is not UCX (see bench_proc.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the benchmark programs share that is not UCX: failing loudly,
  * stopping on a signal, clocks, the process's own memory (/proc/self/status)

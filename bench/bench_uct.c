@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The UCT layer the benchmark programs share (see bench_uct.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The UCT layer the benchmark programs share: open any transport on a
  * device (rc_srq, rc_verbs, ud_verbs, posix, tcp, ...) from whichever

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * copy_floor: what moving messages from one process to another costs on
  * this host with no transport at all, received two ways. It is the

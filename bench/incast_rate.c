@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * incast_rate: SENDERS sender processes flood one receiver with MSGS
  * 8-byte active messages each; the receiver measures the message rate,

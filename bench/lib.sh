@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/lib.sh - what the benchmark scripts share (sourced, not run).
 #
 #   bench_init NAME   finds srq-run and the build tree, makes a work

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/mpi_level - what an MPI user sees of a transport: MPI (or
  * OpenSHMEM, built with -DSRQ_SHMEM) operations between two ranks, timed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * progress_cost: the cost of one uct_worker_progress call of an idle
  * interface with N idle connections, for any transport (rc_srq, posix,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rx_memory: the memory of a server process with one interface and N
  * connected peers in other processes, for any transport (rc_srq, UCX's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * verbs_pingpong: RC send/recv between two processes on one verbs device,
  * through the project's verbs layer and the standard data-path verbs.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # The benchmark programs run end to end (never timed: they print, and
 # this only checks that they did): rx_memory, progress_cost and incast_rate

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Every configuration variable of the plugin (UCX_SRQ_*, UCX_RC_SRQ_*) is
 # listed by 'ucx_info -c -f' with help text above it, and the reference,

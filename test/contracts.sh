@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # python/srq_contracts (test/contracts/test_srq_contracts.py): every listed
 # verb has a contract, every contract is valid against contracts/schema.json

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Files named by environment variables: SRQ_VERBS_TRACE (the verbs trace,
 # written from its start) and UCX_RC_SRQ_COUNTERS_FILE (appended to at

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # The installed plugin exports its documented API (src/uct/ucx_srq.h) and
 # nothing else - no internal function, no test hook - and still registers

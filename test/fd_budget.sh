@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Few file descriptors left: uct_md_open and uct_iface_open of rc_srq, in a
 # fresh process (UCX's async thread not yet started) with exactly N

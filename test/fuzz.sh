@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # The fuzzers, a short run each with a fixed seed (the same inputs every
 # time), both built with AddressSanitizer and UBSan:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Failure at job level: a 4-rank MPI job over rc_srq (srq-run mpirun,
 # UCX_TLS=rc_srq,self, pml/osc ucx, btl self) in which rank 2 sends itself

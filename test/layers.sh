@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Dependencies run one way, as a reader of the code sees them
 # (contrib/depgraph: calls, types, macros, inlines and struct members used

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # MPI and OpenSHMEM programs over rc_srq at 2 and 4 ranks: point-to-point,
 # collectives, RMA, THREAD_MULTIPLE under Open MPI (srq-run mpirun.openmpi:

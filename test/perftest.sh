@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # ucx_perftest over rc_srq between two processes: the UCT tests (am_lat,
 # am_bw with short/bcopy/zcopy, put_lat, put_bw, get) on soft0:1, and the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # How the plugin is loaded. srq-run asks UCX whether it scans
 # UCX_PLUGIN_PATH for plugins ('ucx_info -c' lists UCX_PLUGIN_PATH, UCX

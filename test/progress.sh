@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the shell tests that run long jobs. On a loaded machine a job
 # takes as long as the scheduler lets it, so a limit on its whole run
 # measures the load, not the code; these tests bound a job by its progress

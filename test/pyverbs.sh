@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # rdma-core's own Python test suite (pyverbs; shipped with python3-pyverbs
 # in /usr/share/doc/rdma-core/tests) against soft0 through libibverbs

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # rc_srq on its rdma-core path, the one real HCAs take: srq-run --verbs
 # makes soft0 a libibverbs device, the plugin's built-in listing steps

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # The README's tables of numbers are the committed report's: what
 # bench/readme-tables writes from bench/REPORT.md, with no number copied

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the shell tests: result NAME OK DETAIL... prints one
 # "PASS: NAME: DETAIL" or "FAIL: NAME" line (with the last 40 lines of DETAIL) and,
 # on failure, sets fail=1 for the caller's exit status.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # srq-run's own arguments: its options come first ("--verbs", "-h"), "--"
 # ends them, and the command with its arguments is passed on untouched.

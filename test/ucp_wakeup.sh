@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # UCX's own example ucp_hello_world (libucx-dev ships its source) over
 # rc_srq, in the modes that sleep on UCX's wakeup API: -w (ucp_worker_wait)

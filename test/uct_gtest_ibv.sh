@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # The UCT suite (test/gtest/uct) with rc_srq on its rdma-core path: under
 # srq-run --verbs soft0 is a libibverbs device and rc_srq opens it through

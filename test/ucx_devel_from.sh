@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # contrib/ucx-devel --from DIR|TARBALL: a site that built UCX itself
 # supplies its source. A copy of the cached source of the installed UCX

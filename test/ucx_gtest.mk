@@ -1,4 +1,5 @@
 # -*- makefile -*-
+# SPDX-License-Identifier: BSD-3-Clause
 # test/ucx_gtest.mk - builds UCX's own gtest program, its common part and
 # its UCT tests, from a configured UCX source tree, linked against the
 # installed UCX libraries (the ones the plugin is built against and loads

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # UCX's own UCT test suite over rc_srq: UCX's gtest program, built from the
 # source of the installed UCX (the configured tree contrib/ucx-devel keeps,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # test/ucx_gtest_patch.sh, the change that puts rc_srq into the transport
 # lists of UCX's gtest, on small trees made here: the preprocessor.h of the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by test/ucx_gtest.sh (and test/ucx_gtest_lists.sh): the one change
 # made to the private copy of UCX's source tree that UCX's gtest is built
 # from, so that its UCT tests are instantiated for rc_srq too.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # UCX's own UCT test suite over UCX's own ib transports, rc_verbs and
 # ud_verbs, on soft0 served through libibverbs (srq-run --verbs), as on an

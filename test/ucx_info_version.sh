@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Both formats of 'ucx_info -v' are understood by contrib/ucx-devel and
 # srq-run: "# Version X.Y.Z" (UCX 1.13) and "# Library version: X.Y.Z"

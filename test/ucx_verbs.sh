@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # UCX's own ib transports, unmodified, on soft0 through libibverbs
 # (srq-run --verbs), beside rc_srq on the same device:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Outside verbs clients on soft0 through libibverbs (srq-run --verbs): the
 # device as ibv_devices/ibv_devinfo see it, rdma-core's example programs

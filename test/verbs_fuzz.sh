@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # srq-verbs-fuzz (tools/fuzz) holds soft0 to the verb contracts
 # (contracts/): a short run with a fixed seed (the same calls every time,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # The verbs conformance suite (test/gtest/verbs) against soft0 through
 # libibverbs (srq-run --verbs): there soft0 is an rdma-core device, reached

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # srq-verbs-py: the contracts as classes for the verbs.py of the Python
 # RDMA verbs fuzzer rdma-fuzzing, tested without it: against the project's

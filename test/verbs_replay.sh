@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # A trace replays: a run of srq-verbs-fuzz through the project API is
 # traced (SRQ_VERBS_TRACE; the sanitized build of test/verbs_fuzz.sh, so

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # The plugin must refuse to register under a UCX other than the one it was
 # built for: one clear error line, no rc_srq, no crash.

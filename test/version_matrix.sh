@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # contrib/version-matrix without building anything: a leg whose source
 # cannot be had is reported skipped with its reason and does not fail the

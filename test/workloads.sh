@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Existing public MPI workloads over rc_srq, run exactly as test/mpi.sh runs
 # its own programs (srq-run mpirun, UCX_TLS=rc_srq,self, pml/osc ucx, btl

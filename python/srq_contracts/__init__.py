@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """ucx-srq verb contracts: the machine-readable description of every verb
 the project wraps or serves (contracts/*.json), and what is built on it.
 

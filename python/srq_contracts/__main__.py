@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """python3 -m srq_contracts COMMAND ...
 
     validate [DIR]                  check every contract (schema + consistency)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Verb calls: one class per verb, built from its contract.
 
     cls = verb_class("ibv_post_srq_recv")        # or srq_contracts.calls.IbvPostSrqRecv

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Generates the fuzzer's contract tables (srq-verbs-fuzz, tools/fuzz):
 every failure and post-condition of every contract, with the errno or
 completion status the contract gives, as C.

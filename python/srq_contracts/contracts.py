@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Reading the verb contracts (contracts/*.json) and checking them.
 
 A contract describes one verbs call; see contracts/schema.json for its

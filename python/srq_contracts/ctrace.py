@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Generates the C that formats trace lines (src/verbs/srq_verbs_trace.c
 calls it): one function pair per verb, srq_verbs_trace_in_<verb>() (the
 verb's name and its inputs, before the call) and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Paths into a verb's contract: a trace key such as wr[0].sg_list[1].lkey
 resolved to the C field it names, and set or read in a tree of values
 (calls.py builds its calls with these)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The C program a sequence of verb calls becomes (the replay tool's
 output): object variables, buffers, expected completions, and the values
 of a trace written as C."""

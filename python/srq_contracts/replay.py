@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A trace (SRQ_VERBS_TRACE) as a standalone C program that makes the same
 calls on any device (srq-verbs-replay)."""
 from . import calls as _calls

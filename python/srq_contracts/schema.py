@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A JSON Schema validator for the subset of draft 2020-12 that
 contracts/schema.json uses (python3 stdlib only).
 

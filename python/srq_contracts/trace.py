@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Trace lines: one verbs call per line, `verb key=value ...`.
 
     ibv_post_srq_recv srq=srq0 wr[0].wr_id=0x10 wr[0].sg_list[0].addr=buf0+64 \

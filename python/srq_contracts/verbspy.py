@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """verbs.py classes from the contracts (python3 -m srq_contracts verbs-py).
 
 The Python RDMA verbs fuzzer liuyi-thu/rdma-fuzzing describes each verb

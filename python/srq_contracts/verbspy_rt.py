@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The helpers the generated verbs.py classes share (verbspy.py emits this
 file's text once, before the classes).
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: range checks of configuration values. Every rc_srq value is
  * checked before the interface creates anything, and a value out of range

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: the UCT component "srq": the verbs devices there are (one
  * memory domain each, UCX_SRQ_SOFT choosing whether soft0 is one of them),

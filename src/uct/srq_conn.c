@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: a connection's life. Created for a handshake (srq_hs.c), up
  * once it completes: what its endpoints sent meanwhile waits in it and is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: connections. At most one RC connection per pair of interfaces,
  * shared by all endpoints between them on both sides, set up in-band by a

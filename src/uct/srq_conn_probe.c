@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: probing idle connections. A connection no endpoint of ours uses
  * (one a peer asked for) is kept for endpoints to come; one idle since the

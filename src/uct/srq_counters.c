@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: the counters of an rc_srq interface: the public query
  * (ucx_srq.h) and the line UCX_RC_SRQ_COUNTERS_FILE appends at close.

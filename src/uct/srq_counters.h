@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: the counters of an rc_srq interface. The public query,
  * uct_srq_iface_query_counters, is declared in ucx_srq.h.

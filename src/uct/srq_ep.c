@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: endpoint operations: active messages, put, get, flush, fence,
  * pending requests and endpoint checks, all on the endpoint's connection

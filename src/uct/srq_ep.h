@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: endpoints. An endpoint is a user's handle on the connection to
  * a peer interface; all endpoints to the same peer share that connection.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: an endpoint's atomics: the two InfiniBand executes (64-bit
  * fetch-and-add and compare-and-swap), and the others as a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: the in-band handshake of an interface's connections (srq_hs.c):
  * its UD QP and buffers, REQ -> REP -> RTU with retransmission, DISC when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: UCX's async thread looks at interfaces whose owner does not
  * progress them (ASYNC_INTERVAL), and answers their peers' handshakes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: UCX's async thread's looks at interfaces (srq_hs_async.c).
  */

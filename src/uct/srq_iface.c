@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: the rc_srq interface: its port, CQs, pools and shared receive
  * queue, progress (polling both CQs), events, capabilities, and the hooks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: the rc_srq interface: one SRQ, one send CQ and one receive CQ
  * for all the RC connections of the interface.

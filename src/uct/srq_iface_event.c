@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: the interface's event fd and its arming - UCT's wakeup API, on
  * which ucp_worker_wait and programs that epoll a worker's fd sleep.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: what a program that sleeps on the interface waits for
  * (srq_iface_event.c) - UCT's event fd and arming.

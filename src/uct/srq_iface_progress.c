@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: the interface's progress (poll the receive CQ, then the send
  * CQ when it is worth it, then the handshake), and what its connections

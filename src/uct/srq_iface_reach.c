@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: reachability. A peer's device address is its port address
  * (srq_verbs_port_addr_t); the verbs layer says whether this port can

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: whether an rc_srq interface reaches a peer's, and (UCX 1.15+,
  * the v2 call) why not, in the caller's info string.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: the memory domain: one per verbs device (rdma-core or soft),
  * the transport devices (its active ports), SRQ limit events and memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: the md's registration cache (UCX's ucs_rcache), as UCX's own ib
  * md keeps one: registering memory with an HCA pins its pages and maps them

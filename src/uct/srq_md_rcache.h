@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: the md's registration cache (srq_md_rcache.c). It knows the
  * device, the PD and the access its regions are registered with, and

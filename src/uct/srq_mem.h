@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: memory pools of registered buffers (receive and send
  * descriptors). Each chunk is registered once with the device; objects

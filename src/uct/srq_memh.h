@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: a memory handle (uct_mem_h) of the srq md, which its
  * registration cache hands out too. Header only.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: the interface's performance model (what UCP's protocol and lane
  * selection read from uct_iface_query), derived from the port it runs on.

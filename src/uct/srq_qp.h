@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: the RC QPs of an interface. Each is created on the interface's
  * CQs and receives on its SRQ (or, in per-QP mode, on a receive queue of

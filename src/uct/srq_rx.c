@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: receive-queue management: configuration, posting and refill,
  * delivery of received active messages. The depth policy (growing under

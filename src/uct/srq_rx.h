@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: receive-queue management: the interface's one shared receive
  * queue (or, as the baseline, one receive queue per QP), its descriptors,

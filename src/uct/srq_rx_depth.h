@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: the SRQ's adaptive depth (srq_rx_depth.c): grow under pressure,
  * shrink when idle by retiring posted buffers through a QP connected to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: the pool of receive descriptors (see srq_rx_pool.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: the pool of receive descriptors, a stack of ucs_mpools ("tiers")
  * that can give memory back.

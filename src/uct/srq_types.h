@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: the transport's objects - the interface, its receive side, its
  * connections and their handshake - as structs, and nothing else. Every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq: one shape for the internal UCX API that changes between releases
  * (UCX 1.13 .. 1.22 and master). configure probes the headers this build

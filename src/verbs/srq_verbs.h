@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs layer: one verbs API over two kinds of device.
  *

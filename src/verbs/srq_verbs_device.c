@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs layer: device list, open, and dispatch of control-path
  * calls to the device kind (rdma-core or soft).

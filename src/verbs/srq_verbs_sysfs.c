@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs layer: where an rdma-core device sits in the machine, read
  * from its sysfs directory (srq_verbs_sysfs_locality, srq_verbs.h).

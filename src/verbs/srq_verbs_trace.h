@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs layer: SRQ_VERBS_TRACE=FILE writes every verbs call a
  * device opened here makes or serves, control and data path, as one line

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs layer: the values of a trace line that need no object's
  * name - the line's buffer, keys, numbers, enums, flags and errno names.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs layer: what the trace wrappers (srq_verbs_trace_ops.c)
  * use of the trace runtime (srq_verbs_trace.c).

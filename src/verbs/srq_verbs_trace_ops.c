@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs layer: the tracing wrappers. srq_verbs_trace_attach()
  * puts them in a device's operations (control path) and in its context's

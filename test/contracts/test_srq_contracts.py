@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """python/srq_contracts against the contracts of this tree (test/contracts.sh
 runs it): every verb the project wraps or serves has a contract, every
 contract is valid against contracts/schema.json, a trace line becomes a call

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq fuzzer: the soft device's wire frames (src/verbs/soft/soft_pkt.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq fuzzer: rc_srq's connection handshake (src/uct/srq_hs.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq fuzzers: the input as a sequence of choices, and the driver.
  *

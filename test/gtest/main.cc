@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gtest entry point shared by the ucx-srq test suites.
  */

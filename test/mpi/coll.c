@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Collectives: bcast, allreduce, alltoall, alltoallv, allgather, verified.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A job in which one rank dies: every rank prints its pid ("pid RANK PID"),
  * then all ranks exchange verified messages in a ring (eager and rendezvous

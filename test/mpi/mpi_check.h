@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Shared helpers of the MPI test programs: a byte pattern, a checker that
  * counts mismatches, and the final verdict (exit status 1 on any error).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Point-to-point: blocking and nonblocking, eager and rendezvous sizes up
  * to 16 MiB, and wildcard receives; every byte verified.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI RMA through osc ucx: put, get and accumulate, in fence epochs and
  * under passive-target locks; verified.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * srq_mpi_job: the main job. Every result is verified; any mismatch makes
  * the job fail.

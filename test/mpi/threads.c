@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_THREAD_MULTIPLE smoke test: two threads per rank exchange tagged
  * messages with the partner rank at the same time.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * OpenSHMEM over spml ucx: put/get of many sizes, atomics (fetch-add,
  * compare-swap), shmem_wait_until, barrier, broadcast and reductions;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A stand-in libucp.so.0 of "another UCX release", for the version-guard
  * test: it exports only ucp_get_version and reports UCX 1.99.0.

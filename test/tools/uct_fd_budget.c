@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * uct_fd_budget N: open rc_srq on soft0 (memory domain, async context,
  * worker, interface) in a fresh process with exactly N file descriptors

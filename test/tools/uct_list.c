@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * uct_list: print every UCT component, memory domain, transport and device
  * visible to a UCT-only program, one "component md transport device" line

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * uct_peer: a separate process with an rc_srq interface on soft0:1, for
  * tests that need a real peer process (one they can kill). It prints

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A stand-in for the base API of the Python RDMA verbs fuzzer
 (liuyi-thu/rdma-fuzzing, lib/): the names its verbs.py imports, written
 here from their documented interface so that test/verbs_py.sh can run the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test/verbs_py.sh: the program around the generate_c() output of the
  * classes `srq_contracts verbs-py` generates (run_verbspy.py writes the

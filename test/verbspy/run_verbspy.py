@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """test/verbs_py.sh, Python half: the classes `srq_contracts verbs-py`
 prints, pasted into a verbs.py over the stand-in API (fuzzing_api.py),
 imported, built from trace lines, applied, and their generate_c() put

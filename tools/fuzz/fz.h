@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * srq-verbs-fuzz: a fuzzer that holds a verbs device to the verb
  * contracts (contracts/ibv_VERB.json).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * srq-verbs-fuzz: ibv_advise_mr on the scene's receive region, when it is
  * an on-demand paging one (fz_scene.c registers it so half the time, where

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * srq-verbs-fuzz: any libibverbs device, through libibverbs' own calls
  * (soft0 with srq-run --verbs, an HCA, rxe, ...).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * srq-verbs-fuzz: the device through the project's verbs API (src/verbs):
  * the built-in soft device (or an rdma-core device by the same calls).

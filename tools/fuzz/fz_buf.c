@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * srq-verbs-fuzz: the registered buffer: the slots receive WRs take (each
  * filled with a canary when taken), and the payload pattern of a message,

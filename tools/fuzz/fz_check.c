@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * srq-verbs-fuzz: checking outcomes against the contracts, and counting.
  * A violation names the contract entry it breaks (verb and failure or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * srq-verbs-fuzz: device memory, where the device has it (max_dm_size):
  * refused allocations, copies and registrations, each the contract's

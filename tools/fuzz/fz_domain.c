@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * srq-verbs-fuzz: thread domains and parent domains. Refused allocations,
  * each the contract's failure, and one whole life: a TD (or none), a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * srq-verbs-fuzz: waiting for the device: async events, receive queues
  * topped up for the messages in flight, and the drain that polls every CQ

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * srq-verbs-fuzz: the random operations. Each makes calls, valid or
  * invalid on purpose, and checks them (fz_recv.c, fz_send.c do the WR

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * srq-verbs-fuzz: receive WRs. Each WR gets a slot of the registered
  * buffer of its own, filled with a canary: what a message writes there is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * srq-verbs-fuzz: the objects of an iteration. Sizes are random (seeded);
  * every create is checked against its contract's post-conditions.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * srq-verbs-fuzz: send WRs and their completions. A SEND is a message with a sequence
  * number; its payload is a pattern of that number, so the receiver can

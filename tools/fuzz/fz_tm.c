@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * srq-verbs-fuzz: tag matching, through libibverbs only (the project API
  * has no ibv_create_srq_ex; the verbs backend leaves it NULL, as for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * srq-verbs-fuzz: UC QPs. One made and gone within the op, connected to
  * itself with no traffic: its transitions take UC's attribute masks (RC's

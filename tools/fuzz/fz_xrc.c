@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * srq-verbs-fuzz: XRC, through libibverbs only (the project API has no
  * XRC domain; the verbs backend leaves the calls NULL, as for device

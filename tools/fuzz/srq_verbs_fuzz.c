@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * srq-verbs-fuzz: generate verbs call sequences and WR lists from the
  * verb contracts, valid and invalid, run them on a device and check every

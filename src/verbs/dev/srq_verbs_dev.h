@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs layer: the interface each device kind implements.
  * srq_verbs_device.c dispatches every control-path call through it; a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs layer: the types the layer's API and its device kinds
  * share (a device's kind, name and port address, the length of a WR's

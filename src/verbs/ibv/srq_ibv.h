@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq libibverbs provider (libsrq_ibv.so, srq-run --verbs): the soft
  * device as a device of libibverbs, for any unmodified verbs program.

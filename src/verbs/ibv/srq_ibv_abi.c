@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq libibverbs provider: finding libibverbs' own functions - the
  * public ones we stand in front of, by symbol version, and the private

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq libibverbs provider: the private interface between libibverbs
  * and its providers (drivers), as rdma-core 44 defines it, declared here

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq libibverbs provider: the soft device as a device of libibverbs.
  *

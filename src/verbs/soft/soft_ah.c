@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: address handles. An AH holds the port it points
  * at and a reference on each instance of it its datagrams went to, so

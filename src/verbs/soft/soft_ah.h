@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: address handles, and the soft address a QP or an
  * AH points at (a GID: fe80:0:<port id>, or a LID), which the QP number

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: asynchronous events (SRQ limit, QP last WQE, CQ
  * overrun, a responder's QP errors, communication established), queued

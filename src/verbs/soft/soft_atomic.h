@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the responder's atomic unit - executes IB atomics
  * on this process's memory and keeps their results for replay.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the completer - ACK/NAK to send completions,
  * retries, and the failure of the QPs toward a dead peer.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the device instance (one per srq_verbs_open of
  * "soft0"), its limits, its lock and its statistics.

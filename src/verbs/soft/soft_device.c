@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: device list, open/close, device and port queries,
  * soft-specific queries (srq_soft_api.h), and the ops table.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: device memory (ibv_alloc_dm). The device is
  * software in its owner's process, so the memory it holds is host memory

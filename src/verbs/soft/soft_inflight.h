@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: one-sided accesses in flight. A one-sided RDMA
  * WRITE or READ is done by the requester's CPU in the target's memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: slices of scatter lists, for the copies done with
  * cross-memory attach in chunks (the requester's one-sided RDMA, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the host's LID registry - which port (soft_port.h)
  * has which LID, so that LID-addressed peers (an AH or a QP without a GRH)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the user's directory of LID registries (soft_lid.h)
  * and the QP number table (soft_qpn.h).

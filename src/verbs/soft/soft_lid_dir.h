@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the user's directory that the LID registry
  * (soft_lid.h) and the QP number table live in (soft_lid_dir.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the intrusive doubly-linked list every soft object
  * uses to sit on the device's work lists.

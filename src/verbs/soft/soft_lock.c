@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: waiting for a taken lock (soft_lock.h), out of the
  * inline fast path.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: memory regions. Their keys live in a table in the
  * device's shared tables, so that a peer validates an rkey without our CPU.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: ibv_advise_mr, prefetching on-demand paging
  * regions.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: memory windows (type 1 and type 2). A bound window
  * lives in the device's shared tables beside the MRs, so that a peer's

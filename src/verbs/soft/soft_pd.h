@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: protection domains. A PD counts the objects that
  * belong to it (MRs, SRQs, QPs, AHs), so that deallocating it while one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: peers, the device instances (possibly ourselves)
  * we send packets to, and their liveness.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the wake pipe (soft_pipe.h): ours, and the poke a
  * producer gives a peer's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the wake pipe. An owner about to sleep sets
  * wake_req in its queue's header; the next producer that queues a packet

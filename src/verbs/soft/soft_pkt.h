@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the packets of the inbound queue (soft_ring.c), as
  * the requester writes them and the responder and completer read them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the port of a process (soft_port.h). One record per
  * process, under a mutex (opening and closing are the slow path): how

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the port of a process. As every context of an HCA
  * shares its port, every instance of a process shares one LID and one GID

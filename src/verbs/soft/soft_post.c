@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: ibv_post_send / ibv_post_recv / ibv_post_srq_recv.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the data-path post verbs (context->ops), with their
  * post-time checks; execution is the requester's (soft_req.h).

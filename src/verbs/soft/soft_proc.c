@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: process identity and liveness (pid + start time),
  * and the sharing domain that says which processes can reach each other.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: process identity. A process is (pid, start time):
  * a pid alone may have been reused by an unrelated process since it was

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the progress engine, run (under dev->lock) by every
  * ibv_poll_cq (here) and srq_verbs_get_cq_event (soft_wait.c):

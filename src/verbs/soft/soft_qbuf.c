@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: queue memory from a parent domain's allocator
  * (soft_qbuf.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the memory of an object's queues (QP send and
  * receive WQE arrays, CQ rings, SRQ rings), from the allocator of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: queue pairs (RC, UC, UD): create, destroy, and the
  * table that finds one by number. The state machine is soft_qp_state.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: queue pairs (RC, UD): the object, its send and
  * receive queues, and the table that finds a QP by number.

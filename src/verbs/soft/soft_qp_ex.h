@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: extended QPs (ibv_create_qp_ex) and the ibv_wr_*
  * post API, built on ibv_post_send's own post path (soft_post.c).

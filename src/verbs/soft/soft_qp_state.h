@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the QP state machine (ibv_modify_qp, ibv_query_qp,
  * the move to error that flushes a QP) and the IB encodings of its timers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: QP numbers, unique among the live QPs of the
  * user's processes in one sharing domain of the host, as the QP numbers

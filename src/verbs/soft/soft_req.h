@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the requester - send WQEs to packets in the peer's
  * queue, one-sided operations by cross-memory attach.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the requester's one-sided RDMA. A WRITE or READ
  * every earlier WQE of which is acknowledged is done here, with

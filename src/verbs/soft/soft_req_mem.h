@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the requester's memory (soft_req_mem.c) - the
  * local keys of a send WQE, and one-sided RDMA by cross-memory attach in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the responder - inbound SEND / WRITE_WITH_IMM
  * packets to receive WQEs and completions (what they owe: soft_resp_ack.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the responder's answers - the ACK/NAK a QP owes,
  * coalesced and sent at the end of a progress call, READ responses and

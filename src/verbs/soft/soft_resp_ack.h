@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the responder's answers (soft_resp_ack.c); what a
  * QP owes is scheduled inline, once per message placed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the responder's RDMA on its own memory. A WRITE or
  * READ its requester sent as a packet (behind unacknowledged requests) is

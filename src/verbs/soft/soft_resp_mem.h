@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the responder's RDMA on its own memory
  * (soft_resp_mem.c) - the checks the requester makes when it does RDMA

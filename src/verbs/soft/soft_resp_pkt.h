@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: what a request packet must be before the responder
  * (soft_resp.c) trusts it - its opcode, flags and sizes consistent with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the inbound packet queue of an instance, in its
  * segment: many producers (any process; each claims room under a short lock

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: a receive WQE as the responder sees it (from the
  * QP's SRQ or its own RQ): the next one, taken, its local keys checked,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: an instance's shared memory (soft_shm.h): create
  * ours, map a peer's. Both files are memfds: nothing of an instance

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the shared memory of a device instance (the packets
  * that travel through it: soft_pkt.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: shared receive queues. The verbs side posts WQEs
  * into the queue (soft_srq_wqe.h) without the device lock; the device side

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: ibv_create_srq_ex - a basic SRQ (as ibv_create_srq),
  * an XRC SRQ: in an XRC domain (soft_xrcd.c), numbered (the number a

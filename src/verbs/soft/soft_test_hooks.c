@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the test hooks (soft_test_hooks.h). They reach into
  * the device as a misbehaving peer, a dying producer or a failing post

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: test hooks - fault injection (posts, control verbs),
  * packet injection and lock hijacking, for the tests of what a misbehaving

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: control-verb faults (soft_test_hooks.h). The armed
  * device's operations table is swapped for one whose creating and

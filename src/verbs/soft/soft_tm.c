@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: tag matching - a TM SRQ's list of tagged buffers,
  * ibv_post_srq_ops on it, and the matching of what arrives.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: a TM SRQ's list of tagged buffers - a free slot
  * for a new tag, the tag a message matches, and the completions a TM SRQ

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: a TM SRQ's list of tagged buffers (soft_tm.c
  * changes it and matches against it, soft_tm_rndv.c ends a rendezvous):

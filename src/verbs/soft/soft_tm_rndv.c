@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: tag matching's rendezvous (soft_tm.c matched the
  * request to a tag). The request's completion says so at once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: tag matching's rendezvous (soft_tm_rndv.c): a
  * request matched to a tag, its data read from the sender, a FIN back.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the headers of tag-matching messages as they
  * travel (struct ibv_tmh, struct ibv_rvh of <infiniband/tm_types.h>,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: sleeping on a completion channel - arming CQs, the
  * wake request producers answer, the timer for timed work.

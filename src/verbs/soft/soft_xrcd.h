@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: XRC domains (ibv_open_xrcd) and the XRC SRQs that
  * live in them (ibv_create_srq_ex with IBV_SRQT_XRC, ibv_get_srq_num).

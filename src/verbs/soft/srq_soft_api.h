@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: its public API beyond the verbs: opening an
  * instance for another owner (libibverbs, through src/verbs/ibv),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Helpers of the UCT test suites: interfaces on soft0:1 opened through the
  * public UCT API, connected with CONNECT_TO_IFACE, and progressed until a

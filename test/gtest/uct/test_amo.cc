@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rc_srq's atomics: 64-bit add, fetch-add and compare-swap as IB atomics,
  * the rest (AND, OR, XOR, SWAP, and every 32-bit one) as compare-swap

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The srq component seen through the public UCT API only: component, memory
  * domain, transport and soft device are visible. (That every advertised

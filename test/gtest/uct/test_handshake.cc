@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The connection handshake under hostile datagrams: what a peer (or any
  * local process on the soft device) sends to an interface's handshake QP

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Interface open failure paths: a failure at any step of uct_iface_open of
  * rc_srq gives a clean error - no crash, and nothing the attempt created is

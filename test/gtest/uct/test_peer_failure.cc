@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A peer process killed during traffic: the survivor's error handler runs
  * within a bounded time, nothing hangs, and nothing of the dead peer is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rc_srq's performance model (what UCP selects lanes and protocols by)
  * comes from the port: the model of a few well-known ports, worked out by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The md's registration cache (UCX_SRQ_RCACHE): a buffer registered again
  * is the same device registration; memory unmapped and mapped anew at the

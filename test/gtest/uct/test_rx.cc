@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Receive-queue management of rc_srq: incast into a tiny SRQ (fixed and
  * adaptive), SRQ limit events, shrinking without dropping a posted buffer,

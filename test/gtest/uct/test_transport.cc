@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rc_srq operations through the public UCT API, between interfaces on
  * soft0:1 in one process: every operation at sizes 0, 1, 8 and its maximum

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The calls later UCX releases route through the internal ops a transport
  * must fill (uct_iface_is_reachable_v2 from UCX 1.15, uct_ep_is_connected

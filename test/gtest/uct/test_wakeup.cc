@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rc_srq for a program that sleeps: UCT's wakeup API (uct_iface_event_fd_get,
  * uct_iface_event_arm), which ucp_worker_wait and programs that epoll a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: the contract violations srq-verbs-fuzz found
  * (tools/fuzz, contracts/), one test each, so that they stay fixed:

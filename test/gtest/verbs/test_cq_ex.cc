@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: the CQ verbs current programs use beside
  * ibv_create_cq/ibv_poll_cq:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: what the soft device reports about itself
  * (device list/open/queries in general: test_devices.cc).

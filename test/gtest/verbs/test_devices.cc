@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Verbs layer: device list, open, device/port queries, port addresses and
  * protection domains, on every device present (soft0 and rdma-core ones).

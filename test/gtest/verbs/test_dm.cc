@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: device memory (ibv_alloc_dm,
  * ibv_memcpy_to_dm/_from_dm, ibv_free_dm, ibv_reg_dm_mr). The project API

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: what programs see behaves as on an HCA, where
  * outside suites (UCX's rc_verbs, rdma-core's tests, conformance suites)

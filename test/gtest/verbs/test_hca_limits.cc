@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: every count limit ibv_query_device reports is
  * held, as on an HCA: creates succeed up to it, the one past it fails with

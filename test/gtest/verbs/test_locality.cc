@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: where a device sits in the machine - the
  * sysfs CPU mask format, a device's sysfs directory (a made-up one laid

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: where remote accesses address a region, on
  * both paths. Checked the way a peer sees it, by RDMA from another device

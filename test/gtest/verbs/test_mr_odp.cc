@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: on-demand paging (IBV_ACCESS_ON_DEMAND), on
  * both paths (the project's API, and libibverbs' under srq-run --verbs):

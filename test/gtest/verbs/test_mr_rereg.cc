@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: memory regions changed in place
  * (ibv_rereg_mr: IBV_REREG_MR_CHANGE_TRANSLATION, _PD, _ACCESS) and

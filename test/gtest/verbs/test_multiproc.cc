@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: between real (forked) processes: one-sided
  * write/read with the target's CPU blocked in read(), a sleeping receiver

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: memory windows, on both paths.
  *   - ibv_alloc_mw / ibv_dealloc_mw, max_mw reported and held to;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: thread domains and parent domains
  * (ibv_alloc_td(3), ibv_alloc_parent_domain(3)).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: post-time checks of ibv_post_send,
  * ibv_post_recv and ibv_post_srq_recv, one test per case: the call returns

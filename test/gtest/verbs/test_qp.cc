@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: QP creation limits, the state machine's
  * required attributes, query, and a QP reset back to RESET.

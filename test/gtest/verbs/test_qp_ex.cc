@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: extended QPs (ibv_create_qp_ex) and the
  * ibv_wr_* post API, on the built-in path (srq_verbs_create_qp_ex) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: RC transfers between two device instances of
  * this process: ordering, RNR, flush, key/bounds/access/length errors,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: the receive side as a receive-queue manager
  * sees it: the RNR count of an SRQ (srq_verbs_query_srq_rnr), a post that fails part

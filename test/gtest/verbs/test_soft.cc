@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device specifics: receive progress is O(1) in the number of
  * QPs, the inbound queue survives garbage, the segment is owner-only, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: IB atomics on RC (IBV_WR_ATOMIC_FETCH_AND_ADD,
  * IBV_WR_ATOMIC_CMP_AND_SWP): the original value and the new one; exact

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What another local user can plant where soft0 looks (/dev/shm, /tmp)
  * must not make this user's soft0 hang or fail. Each open runs in a child

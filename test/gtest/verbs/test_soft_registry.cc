@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * soft0's LID registry against another local user and a full /dev/shm.
  * Each case runs in a child with its own mount namespace, an empty tmpfs

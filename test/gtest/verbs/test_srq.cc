@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: shared receive queues: posting order,
  * buffer ownership, the one-shot SRQ limit event, resize.

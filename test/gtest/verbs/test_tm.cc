@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: tag matching (a TM SRQ, IBV_SRQT_TM) as
  * rdma-core's ibv_post_srq_ops(3), ibv_create_srq_ex(3) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: UC QPs (IBV_QPT_UC), on the built-in path and
  * through libibverbs (test/verbs_gtest_ibv.sh):

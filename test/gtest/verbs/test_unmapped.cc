@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: buffers the program unmapped while their
  * region stays registered, on both paths.

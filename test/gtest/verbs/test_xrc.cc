@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq verbs conformance: XRC (extended reliable connected) - domains,
  * XRC SRQs, initiator (IBV_QPT_XRC_SEND) and target (IBV_QPT_XRC_RECV)
