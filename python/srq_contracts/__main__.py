@@ -14,6 +14,7 @@ import sys
 
 from . import contracts as _contracts
 from . import trace as _trace
+from . import __version__
 
 
 def _write(path, text):
@@ -26,6 +27,8 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--contracts", help="the contracts folder (default: %(default)s)",
                     default=_contracts.default_dir())
+    ap.add_argument("--version", action="version",
+                    version="srq_contracts (ucx-srq) " + __version__)
     sub = ap.add_subparsers(dest="cmd", required=True)
     v = sub.add_parser("validate")
     v.add_argument("dir", nargs="?")

@@ -9,6 +9,7 @@
  * is asked: it belongs to the same installation.
  */
 #define _GNU_SOURCE
+#include "srq_config.h" /* PACKAGE_VERSION: ours */
 #include "srq_version.h"
 
 #include <uct/api/uct.h>
@@ -70,12 +71,16 @@ ucs_status_t uct_srq_version_check(void)
 
     if ((major == UCT_VERNO_MAJOR) && (minor == UCT_VERNO_MINOR) &&
         (release == UCT_VERNO_PATCH)) {
+        /* the one line that says which ucx-srq a job runs */
+        ucs_info("ucx-srq %s: transport rc_srq, built for UCX %d.%d.%d",
+                 PACKAGE_VERSION, UCT_VERNO_MAJOR, UCT_VERNO_MINOR,
+                 UCT_VERNO_PATCH);
         return UCS_OK;
     }
 
-    ucs_error("ucx-srq: plugin built for UCX %d.%d.%d but the running UCX is "
-              "%u.%u.%u; transport rc_srq is NOT registered (rebuild ucx-srq "
-              "against this UCX)", UCT_VERNO_MAJOR, UCT_VERNO_MINOR,
-              UCT_VERNO_PATCH, major, minor, release);
+    ucs_error("ucx-srq %s: plugin built for UCX %d.%d.%d but the running UCX "
+              "is %u.%u.%u; transport rc_srq is NOT registered (rebuild "
+              "ucx-srq against this UCX)", PACKAGE_VERSION, UCT_VERNO_MAJOR,
+              UCT_VERNO_MINOR, UCT_VERNO_PATCH, major, minor, release);
     return UCS_ERR_UNSUPPORTED;
 }

@@ -14,6 +14,7 @@
  * 2 when the device cannot be opened.
  */
 #include "fz.h"
+#include "srq_config.h" /* PACKAGE_VERSION */
 
 #include <errno.h>
 #include <getopt.h>
@@ -31,7 +32,8 @@ static void fz_usage(FILE *f)
         "  --long          a long run: 2000 iterations of 200 operations\n"
         "  --device NAME   the device (default soft0)\n"
         "  --ibv           open it through libibverbs, not the project's API\n"
-        "  -v              list the contract coverage; -vv every operation\n");
+        "  -v              list the contract coverage; -vv every operation\n"
+        "  --version       print the version of ucx-srq it belongs to\n");
 }
 
 static int fz_parse(fz_opts_t *o, int argc, char **argv)
@@ -44,6 +46,7 @@ static int fz_parse(fz_opts_t *o, int argc, char **argv)
         { "device", required_argument, NULL, 'd' },
         { "ibv", no_argument, NULL, 'I' },
         { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
     };
     char *end;
@@ -87,6 +90,9 @@ static int fz_parse(fz_opts_t *o, int argc, char **argv)
             break;
         case 'h':
             fz_usage(stdout);
+            exit(0);
+        case 'V':
+            printf("srq-verbs-fuzz (ucx-srq) %s\n", PACKAGE_VERSION);
             exit(0);
         default:
             fz_usage(stderr);
