@@ -52,4 +52,17 @@ else
     result layers_src_verbs_upward 0 "$out
 allowed: $upward_allowed"
 fi
+
+# An in-tree build writes generated files (*_gen.c, *_gen.h) beside the
+# sources: they are no file of the layer (the build's own are read with
+# --build). A layer of a.c calling into x_gen.c has one file, no arrow.
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/srq-layers.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/lay"
+printf '#include "x_gen.h"\nint a_f(void) { return x_gen_f(); }\n' >"$tmp/lay/a.c"
+printf 'int x_gen_f(void);\n' >"$tmp/lay/x_gen.h"
+printf '#include "x_gen.h"\nint x_gen_f(void) { return 1; }\n' >"$tmp/lay/x_gen.c"
+out=$(cd "$tmp" && depgraph --edges lay)
+result layers_generated_in_tree_not_read \
+    "$(grep -q '^lay: 1 files, 0 arrows' <<<"$out" && echo 1)" "$out"
 exit $fail
