@@ -122,7 +122,10 @@ ucs_status_t uct_srq_rx_check_config(const uct_srq_rx_config_t *config,
                                config->batch, config->queue_max);
         UCT_SRQ_CHECK_RANGE("RX_MAX_BUFS", config->max_bufs,
                                config->queue_min, UINT_MAX);
+        UCT_SRQ_CHECK_UNUSED("RX_QP_LEN", "it applies with UCX_RC_SRQ_SRQ=n");
     } else {
+        UCT_SRQ_CHECK_UNUSED("RX_QUEUE_MIN", "UCX_RC_SRQ_SRQ=n (RX_QP_LEN)");
+        UCT_SRQ_CHECK_UNUSED("RX_QUEUE_MAX", "UCX_RC_SRQ_SRQ=n (RX_QP_LEN)");
         UCT_SRQ_CHECK_RANGE("RX_QP_LEN", config->qp_len, config->batch,
                                attr->max_qp_wr);
         UCT_SRQ_CHECK_RANGE("RX_MAX_BUFS", config->max_bufs,

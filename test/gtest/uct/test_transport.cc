@@ -1231,6 +1231,94 @@ TEST(rc_srq_config, invalid_values_rejected)
     ucs_log_pop_handler();
 }
 
+/* Log lines of @level or more urgent, from push to pop */
+struct log_capture {
+    explicit log_capture(ucs_log_level_t level)
+    {
+        s_level = level;
+        s_lines.clear();
+        ucs_log_push_handler(handler);
+    }
+    ~log_capture() { ucs_log_pop_handler(); }
+
+    static ucs_log_func_rc_t handler(const char *file, unsigned line,
+                                     const char *func, ucs_log_level_t level,
+                                     const ucs_log_component_config_t *comp,
+                                     const char *fmt, va_list ap)
+    {
+        char buf[512];
+        if (level <= s_level) {
+            vsnprintf(buf, sizeof(buf), fmt, ap);
+            s_lines.push_back(buf);
+        }
+        return UCS_LOG_FUNC_RC_CONTINUE;
+    }
+
+    static ucs_log_level_t s_level;
+    static std::vector<std::string> s_lines;
+};
+ucs_log_level_t log_capture::s_level;
+std::vector<std::string> log_capture::s_lines;
+
+/* UCX_RC_SRQ_<name>=<value> in the environment while it lives */
+struct scoped_env {
+    scoped_env(const std::string &name, const char *value) :
+        m_name("UCX_RC_SRQ_" + name)
+    {
+        setenv(m_name.c_str(), value, 1);
+    }
+    ~scoped_env() { unsetenv(m_name.c_str()); }
+    std::string m_name;
+};
+
+/* UCX's unsigned parser wraps 2^32 to 0 (and 2^32 + 1 to 1): a value the
+ * user never wrote, in range for some variables (RNR_TIMER 0 is the
+ * longest timer) and refused as "=0" for others. Refused, with what the
+ * user wrote. */
+TEST(rc_srq_config, wrapped_values_refused_as_written)
+{
+    const std::vector<std::pair<std::string, std::string>> wrapped = {
+        {"RNR_TIMER", "4294967296"}, {"TX_BUFS_GROW", "4294967296"},
+        {"RX_BATCH", "4294967297"}, {"TX_QUEUE_LEN", "4294967296"},
+        {"RX_QUEUE_MIN", "18446744073709551616"}};
+
+    for (auto &kv : wrapped) {
+        log_capture log(UCS_LOG_LEVEL_ERROR);
+        scoped_env env(kv.first, kv.second.c_str());
+        EXPECT_THROW(entity(), std::runtime_error)
+            << kv.first << "=" << kv.second << " was accepted";
+        std::string expected = "UCX_RC_SRQ_" + kv.first + "=" + kv.second +
+                               " is out of range";
+        ASSERT_FALSE(log.s_lines.empty()) << kv.first << ": no error";
+        EXPECT_NE(std::string::npos, log.s_lines.front().find(expected))
+            << log.s_lines.front();
+    }
+    /* written as UCX reads it: no wrap, accepted */
+    scoped_env env("RNR_TIMER", "00012");
+    EXPECT_NO_THROW(entity());
+}
+
+/* A variable of the other receive mode is named as not used */
+TEST(rc_srq_config, other_mode_variables_named_unused)
+{
+    {
+        log_capture log(UCS_LOG_LEVEL_WARN);
+        scoped_env env("RX_QP_LEN", "5");
+        entity e; /* SRQ=y: RX_QP_LEN is not read, 5 is no error */
+        ASSERT_EQ(1u, log.s_lines.size());
+        EXPECT_NE(std::string::npos,
+                  log.s_lines[0].find("UCX_RC_SRQ_RX_QP_LEN=5 is not used"))
+            << log.s_lines[0];
+    }
+    log_capture log(UCS_LOG_LEVEL_WARN);
+    scoped_env env("RX_QUEUE_MAX", "512");
+    entity e(config_t{{"SRQ", "n"}});
+    ASSERT_EQ(1u, log.s_lines.size());
+    EXPECT_NE(std::string::npos,
+              log.s_lines[0].find("UCX_RC_SRQ_RX_QUEUE_MAX=512 is not used"))
+        << log.s_lines[0];
+}
+
 /* Many connections on one shared receive queue */
 TEST(rc_srq_scale, many_interfaces_to_one)
 {
