@@ -23,13 +23,17 @@ class ContractError(Exception):
 
 def default_dir():
     """contracts/ beside python/ in a source tree, or where make install
-    put it ($SRQ_CONTRACTS_DIR wins)"""
+    put it: beside python/ too by default, PREFIX/share/ucx-srq/contracts
+    when the module went to PREFIX/lib/python3/dist-packages (configure
+    --with-python-dir, Debian's python3-srq-contracts); $SRQ_CONTRACTS_DIR
+    wins"""
     env = os.environ.get("SRQ_CONTRACTS_DIR")
     if env:
         return env
     here = os.path.dirname(os.path.abspath(__file__))
     for cand in (os.path.join(here, "..", "..", "contracts"),
-                 os.path.join(here, "..", "..", "contracts")):
+                 os.path.join(here, "..", "..", "..", "..", "share", "ucx-srq",
+                              "contracts")):
         if os.path.isfile(os.path.join(cand, "schema.json")):
             return os.path.normpath(cand)
     return os.path.normpath(os.path.join(here, "..", "..", "contracts"))
