@@ -421,6 +421,10 @@ def call_from_line(line, lineno=None, directory=None):
 
 def __getattr__(name):
     """srq_contracts.calls.IbvPostSrqRecv and friends"""
+    if name.startswith("__"):
+        # the import system asks for __path__ and the like: no contract
+        # need be read for that (a missing folder failed every import)
+        raise AttributeError(name)
     for verb, cls in verb_classes().items():
         if cls.__name__ == name:
             return cls
