@@ -799,8 +799,12 @@ TEST_P(rc, retransmission_from_an_unmapped_buffer_fails_the_wr)
     if (!is_soft()) {
         GTEST_SKIP() << "reads what the soft device reads";
     }
+    /* about 67 ms a timeout, 8 transmissions: the unmap comes after the
+     * first retransmission with 6 left, however loaded the machine (with
+     * 1 ms timeouts and a fixed 20 ms wait, the retries were all spent
+     * before the unmap under load: a packet to a QP not ready is a loss) */
     conn_opts_t o;
-    o.timeout = 8; /* about 1 ms */
+    o.timeout = 14;
     make_pair(o);
     void *m = mmap(nullptr, 4096, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -811,12 +815,17 @@ TEST_P(rc, retransmission_from_an_unmapped_buffer_fails_the_wr)
     ibv_qp_attr attr = {};
     attr.qp_state = IBV_QPS_RESET;
     ASSERT_EQ(0, srq_verbs_modify_qp(b->dev, qpb, &attr, IBV_QP_STATE));
+    srq_soft_stats_t st;
+    ASSERT_EQ(0, srq_soft_query_stats(a->dev, &st));
+    uint64_t sent = st.tx_packets;
     ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, m, 64, smr->lkey, 1));
     ibv_wc wc;
-    uint64_t end = now_ms() + 20;
-    while (now_ms() < end) {
+    uint64_t end = now_ms() + 10000;
+    do { /* the first transmission and one retransmission */
         ASSERT_EQ(0, ibv_poll_cq(scqa, 1, &wc)) << "completed before unmap";
-    }
+        ASSERT_EQ(0, srq_soft_query_stats(a->dev, &st));
+    } while ((st.tx_packets - sent < 2) && (now_ms() < end));
+    ASSERT_GE(st.tx_packets - sent, 2u) << "no retransmission";
     ASSERT_EQ(0, munmap(m, 4096));
     wc = poll1(scqa, 5000);
     EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc.status)
