@@ -211,6 +211,8 @@ typedef struct uct_srq_conn {
     int                   drain_pending; /* failed with an unsignaled tail:
                                             a marker is to be posted */
     uint32_t              ka_sn;        /* sn_posted at the last idle check */
+    unsigned              hs_looks;     /* idle checks that found its
+                                           handshake waiting for the RTU */
     ucs_list_link_t       eps;          /* uct_srq_ep_t on this connection */
     ucs_list_link_t       list;         /* in hs->connecting or hs->dead */
     struct ibv_ah        *ah;           /* for handshake datagrams */

@@ -10,6 +10,12 @@
  * first connects to that interface and sends it one active message (id 1),
  * acknowledged before the address line is printed: the test's interface
  * then holds a connection a peer asked for.
+ *
+ *   uct_peer DEV_HEX IFACE_HEX req
+ * only sends the handshake's REQ, prints the address line and waits for
+ * stdin to close without progressing again: with UCX_RC_SRQ_ASYNC_INTERVAL
+ * long, nothing answers the test interface's REP (a client that dies
+ * between its REQ and its RTU).
  */
 #include <uct/api/uct.h>
 #include <ucs/async/async_fwd.h>
@@ -103,7 +109,7 @@ int main(int argc, char **argv)
     CHECK(uct_iface_get_address(iface, (uct_iface_addr_t*)addr));
     uct_iface_progress_enable(iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
 
-    if (argc == 3) {
+    if ((argc == 3) || (argc == 4)) {
         char peer_dev[64], peer_iface[64];
         uct_ep_params_t ep_params = {};
         uct_ep_h ep;
@@ -120,10 +126,12 @@ int main(int argc, char **argv)
         ep_params.dev_addr   = (const uct_device_addr_t*)peer_dev;
         ep_params.iface_addr = (const uct_iface_addr_t*)peer_iface;
         CHECK(uct_ep_create(&ep_params, &ep));
-        while (uct_ep_am_short(ep, 1, 0, NULL, 0) != UCS_OK) {
+        while ((argc == 4) && (uct_worker_progress(worker) > 0)) {
+        }
+        while ((argc == 3) && (uct_ep_am_short(ep, 1, 0, NULL, 0) != UCS_OK)) {
             uct_worker_progress(worker);
         }
-        while (uct_ep_flush(ep, 0, NULL) != UCS_OK) {
+        while ((argc == 3) && (uct_ep_flush(ep, 0, NULL) != UCS_OK)) {
             uct_worker_progress(worker);
         }
     }
@@ -134,6 +142,12 @@ int main(int argc, char **argv)
     printf("\n");
     fflush(stdout);
 
+    if (argc == 4) { /* no progress: stdin closes, or we are killed */
+        char c;
+        while (read(0, &c, 1) > 0) {
+        }
+        return 0;
+    }
     /* serve until stdin closes (the test ended) or we are killed */
     fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
     for (;;) {

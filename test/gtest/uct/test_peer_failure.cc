@@ -44,8 +44,10 @@ std::string to_hex(const std::vector<char> &v)
 /* A uct_peer process; killed and reaped in the destructor in any case */
 class peer_process {
 public:
-    /* @connect_to: the peer connects to this interface first */
-    explicit peer_process(const entity *connect_to = NULL)
+    /* @connect_to: the peer connects to this interface first; @req_only:
+     * it sends the REQ and no more (uct_peer's "req") */
+    explicit peer_process(const entity *connect_to = NULL,
+                          bool req_only = false)
     {
         const char *builddir = getenv("SRQ_TEST_BUILDDIR");
         std::string tool = std::string(builddir ? builddir : ".") +
@@ -59,7 +61,8 @@ public:
         }
         char *argv[] = {(char*)tool.c_str(),
                         connect_to ? (char*)dev_hex.c_str() : NULL,
-                        (char*)iface_hex.c_str(), NULL};
+                        (char*)iface_hex.c_str(),
+                        req_only ? (char*)"req" : NULL, NULL};
 
         if ((pipe(out) != 0) || (pipe(in) != 0)) {
             throw std::runtime_error("pipe");
@@ -378,6 +381,42 @@ TEST(rc_srq_peer, server_reclaims_connection_of_killed_peer)
         uct_srq_iface_counters_t c = server.counters();
         return (c.conns == 0) && (c.conns_failed == 0);
     }, 20.0)) << "the connection of a dead peer is still there: "
+              << server.counters().conns << " live, "
+              << server.counters().conns_failed << " failed";
+}
+
+/*
+ * A client that dies between its REQ and its RTU (its RTU, posted as it
+ * exits, dies with it): the connection it asked for waits for an RTU that
+ * never comes. It is freed at the idle check (a probe on its QP, which our
+ * REP connected, finds the peer gone), not at the handshake's timeout:
+ * 1 in 1000 short-lived clients left one for 30 s (issue 51).
+ */
+TEST(rc_srq_peer, handshake_left_by_dead_peer_freed_at_idle_check)
+{
+    entity server(config_t{{"CONN_IDLE_CHECK", "100ms"},
+                           {"CONN_TIMEOUT", "60s"}});
+    /* the peer's async thread does not answer our REP (its owner never
+     * progresses again): no RTU comes */
+    setenv("UCX_RC_SRQ_ASYNC_INTERVAL", "60s", 1);
+    std::unique_ptr<peer_process> peer;
+    try {
+        peer.reset(new peer_process(&server, true));
+    } catch (...) {
+        unsetenv("UCX_RC_SRQ_ASYNC_INTERVAL");
+        throw;
+    }
+    unsetenv("UCX_RC_SRQ_ASYNC_INTERVAL");
+    ASSERT_TRUE(progress_until({&server}, [&] {
+        return server.counters().conns == 1;
+    }, 10.0)) << "the peer's REQ did not come";
+    /* the REP is out; the peer is gone before it answers */
+    server.progress();
+    peer->kill_now();
+    EXPECT_TRUE(progress_until({&server}, [&] {
+        uct_srq_iface_counters_t c = server.counters();
+        return (c.conns == 0) && (c.conns_failed == 0);
+    }, 20.0)) << "the handshake of a dead peer is still there: "
               << server.counters().conns << " live, "
               << server.counters().conns_failed << " failed";
 }
