@@ -22,12 +22,14 @@ result "LICENSE is the BSD 3-Clause text" \
 cd "$top"
 if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$top" ]; then
     list=$(git ls-files)
+elif [ -f MANIFEST ]; then
+    # a tarball (make dist's MANIFEST): less autotools' outputs and aux
+    # files, which carry their own licences
+    list=$(grep -v -e '^config/' -e '^configure$' -e '^aclocal\.m4$' \
+                   -e '^srq_config\.h\.in$' -e '\(^\|/\)Makefile\.in$' MANIFEST)
 else
-    # a tarball: autotools' outputs and aux files carry their own licences
-    list=$(find . -type f ! -path './config/*' ! -path './autom4te.cache/*' \
-                ! -path './build*' ! -path './_build/*' ! -name 'Makefile.in' \
-                ! -name configure ! -name aclocal.m4 ! -name srq_config.h.in \
-                ! -name '*.o' ! -name '*.lo' ! -name '*.la' | sed 's|^\./||' | sort)
+    echo "FAIL: neither a git checkout nor a tarball with its MANIFEST: $top"
+    exit 1
 fi
 # REUSE.toml's annotation paths (globs)
 globs=$(sed -n 's/^path *= *\[\(.*\)\]/\1/p' REUSE.toml 2>/dev/null | tr ',' '\n' |
