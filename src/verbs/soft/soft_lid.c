@@ -14,6 +14,7 @@
 #include "soft_lid.h"
 #include "soft_shm.h"
 #include "soft_proc.h"
+#include "soft_report.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,14 +37,20 @@ typedef struct srq_soft_lid_ent {
 int srq_soft_lid_map_file(const char *kind, size_t size, void **tab_p)
 {
     char name[32];
+    uint32_t domain;
     void *tab;
     int dfd, fd, ret;
 
+    ret = srq_soft_domain_id(&domain);
+    if (ret != 0) {
+        srq_soft_report(ret, "reading /proc/sys/kernel/random/boot_id");
+        return ret;
+    }
     dfd = srq_soft_lid_dir();
     if (dfd < 0) {
         return -dfd;
     }
-    snprintf(name, sizeof(name), "%s-%08x", kind, srq_soft_domain_id());
+    snprintf(name, sizeof(name), "%s-%08x", kind, domain);
     fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
                            O_CLOEXEC, 0600);
     ret = (fd < 0) ? errno : srq_soft_lid_check_own(fd, S_IFREG);
