@@ -10,6 +10,7 @@
  */
 #include "srq_conn.h"
 #include "srq_am.h"
+#include "srq_limit.h"
 #include "srq_qp.h"
 #include "srq_rx.h"
 
@@ -87,6 +88,7 @@ ucs_status_t uct_srq_conn_create(uct_srq_iface_t *iface,
     uct_srq_hs_t *hs            = &iface->hs;
     struct ibv_ah_attr ah_attr;
     uct_srq_conn_t *conn;
+    ucs_status_t status;
     khiter_t it;
     int ret;
 
@@ -124,22 +126,28 @@ ucs_status_t uct_srq_conn_create(uct_srq_iface_t *iface,
             ucs_free(conn);
             return UCS_ERR_UNREACHABLE;
         }
-        ucs_error("srq: failed to create an address handle: %m");
-        goto err_free;
+        ret = errno;
+        ucs_error("srq: failed to create an address handle: %s",
+                  UCT_SRQ_STRERROR(ret));
+        ucs_free(conn);
+        return uct_srq_err_status(ret, UCS_ERR_IO_ERROR);
     }
 
-    if (uct_srq_qp_create(iface, iface->config.tx_queue_len,
-                          &conn->qp) != UCS_OK) {
+    status = uct_srq_qp_create(iface, iface->config.tx_queue_len,
+                               &conn->qp);
+    if (status != UCS_OK) {
         goto err_ah;
     }
-    if ((iface->rx.srq == NULL) &&
-        (uct_srq_rx_rq_init(&iface->rx, iface, &conn->rq, conn->qp) !=
-         UCS_OK)) {
-        goto err_qp;
+    if (iface->rx.srq == NULL) {
+        status = uct_srq_rx_rq_init(&iface->rx, iface, &conn->rq, conn->qp);
+        if (status != UCS_OK) {
+            goto err_qp;
+        }
     }
 
     it = kh_put(uct_srq_conns, &hs->conns, *key, &ret);
     if (ret == UCS_KH_PUT_FAILED) {
+        status = UCS_ERR_NO_MEMORY;
         goto err_qp;
     }
     kh_value(&hs->conns, it) = conn;
@@ -156,9 +164,8 @@ err_qp:
     srq_verbs_destroy_qp(iface->dev, conn->qp);
 err_ah:
     srq_verbs_destroy_ah(iface->dev, conn->ah);
-err_free:
     ucs_free(conn);
-    return UCS_ERR_IO_ERROR;
+    return status;
 }
 
 /* The connection is up: what its endpoints sent meanwhile goes, in order */
@@ -490,11 +497,22 @@ void uct_srq_conn_fail(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
     pthread_mutex_unlock(&iface->hs.lock);
 }
 
+void uct_srq_conn_fail_limit(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                             int err, const char *reason)
+{
+    /* the first failure's reason is the one told: the errno goes with it */
+    if ((conn->state != UCT_SRQ_CONN_FAILED) && !conn->fail_deferred) {
+        conn->fail_errno = err;
+    }
+    uct_srq_conn_fail(iface, conn, uct_srq_err_status(err, UCS_ERR_IO_ERROR),
+                      reason);
+}
+
 /*
- * The peer is gone as far as we can tell (it closed, or never answered the
- * handshake). Endpoints with traffic under way learn it now; idle ones when
- * they next send or check (uct_ep_check), as they would from an RC QP whose
- * peer vanished: a peer that ends normally is no error until it is used.
+ * The peer is gone as far as we can tell (it closed its interface).
+ * Endpoints with traffic under way learn it now; idle ones when they next
+ * send or check (uct_ep_check), as they would from an RC QP whose peer
+ * vanished: a peer that ends normally is no error until it is used.
  */
 void uct_srq_conn_lost(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
                               ucs_status_t status, const char *reason)

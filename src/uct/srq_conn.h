@@ -8,9 +8,10 @@
  * Sends are accepted from the moment an endpoint exists: while the
  * handshake runs they wait in the connection, in order, counted against its
  * send slots as if posted, and go out when it is up. A connection whose
- * peer is gone (a send failed, the peer closed its interface, the handshake
- * timed out) fails; its endpoints learn it through the error handler at
- * once if traffic was under way, else when they next send or check.
+ * peer is gone (a send failed, the peer closed its interface) fails; its
+ * endpoints learn it through the error handler at once if traffic was
+ * under way, else when they next send or check. One that never came up
+ * (the handshake timed out, a limit of ours stopped it) tells them at once.
  */
 #ifndef UCT_SRQ_CONN_H_
 #define UCT_SRQ_CONN_H_
@@ -50,9 +51,8 @@ void uct_srq_conn_leave_connecting(uct_srq_hs_t *hs, uct_srq_conn_t *conn);
 /* The handshake completed: @conn is up, what waited in it is posted */
 void uct_srq_conn_established(uct_srq_iface_t *iface, uct_srq_conn_t *conn);
 
-/* The peer is gone as far as we can tell (it closed, or never answered):
- * endpoints with traffic under way learn it now, idle ones when they next
- * send or check */
+/* The peer is gone as far as we can tell (it closed): endpoints with
+ * traffic under way learn it now, idle ones when they next send or check */
 void uct_srq_conn_lost(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
                        ucs_status_t status, const char *reason);
 
@@ -80,6 +80,13 @@ void uct_srq_hs_signal_tails(uct_srq_iface_t *iface);
  * endpoints now */
 void uct_srq_conn_fail(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
                        ucs_status_t status, const char *reason);
+
+/* A limit of ours (@err, uct_srq_err_is_limit: no memory or descriptor
+ * left) stopped @conn: it fails as uct_srq_conn_fail, its endpoints told
+ * now, and its error names the limit - the peer is there, retrying the
+ * handshake until CONN_TIMEOUT would only hide why */
+void uct_srq_conn_fail_limit(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                             int err, const char *reason);
 
 /* Keep @wr (with its scatter list and inline data) until @conn is up;
  * UCS_ERR_NO_MEMORY if it cannot */

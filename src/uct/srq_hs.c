@@ -24,6 +24,7 @@
 #include "srq_check.h"
 #include "srq_conn.h"
 #include "srq_conn_probe.h"
+#include "srq_limit.h"
 #include "srq_qp.h"
 
 #include <ucs/debug/log_def.h>
@@ -128,8 +129,8 @@ ucs_config_field_t uct_srq_hs_config_table[] = {
     {NULL}
 };
 
-static void uct_srq_hs_send(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
-                            uint8_t type);
+static int uct_srq_hs_send(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                           uint8_t type);
 
 static const char *uct_srq_hs_msg_name(uint8_t type)
 {
@@ -171,8 +172,10 @@ static ucs_status_t uct_srq_hs_ud_qp_init(uct_srq_hs_t *hs,
                                  hs->num_bufs + UCT_SRQ_HS_UD_TX_LEN, NULL,
                                  iface->channel, 0);
     if (hs->cq == NULL) {
-        ucs_error("srq: failed to create the handshake CQ: %m");
-        return UCS_ERR_IO_ERROR;
+        ret = errno;
+        ucs_error("srq: failed to create the handshake CQ: %s",
+                  UCT_SRQ_STRERROR(ret));
+        return uct_srq_err_status(ret, UCS_ERR_IO_ERROR);
     }
     init.send_cq             = hs->cq;
     init.recv_cq             = hs->cq;
@@ -184,9 +187,13 @@ static ucs_status_t uct_srq_hs_ud_qp_init(uct_srq_hs_t *hs,
     init.cap.max_inline_data = sizeof(uct_srq_hs_msg_t);
     hs->ud_qp = srq_verbs_create_qp(iface->dev, iface->pd, &init);
     if (hs->ud_qp == NULL) {
-        ucs_error("srq: failed to create the handshake UD QP: %m");
+        /* on soft0 the first QP of a process maps the QP number table in
+         * /dev/shm: ENOSPC, EMFILE are said as such */
+        ret = errno;
+        ucs_error("srq: failed to create the handshake UD QP: %s",
+                  UCT_SRQ_STRERROR(ret));
         srq_verbs_destroy_cq(iface->dev, hs->cq);
-        return UCS_ERR_IO_ERROR;
+        return uct_srq_err_status(ret, UCS_ERR_IO_ERROR);
     }
 
     attr.qp_state   = IBV_QPS_INIT;
@@ -249,8 +256,10 @@ ucs_status_t uct_srq_hs_init(uct_srq_hs_t *hs, uct_srq_iface_t *iface,
     memset(hs, 0, sizeof(*hs));
     hs->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (hs->wake_fd < 0) {
-        ucs_error("srq: failed to create the handshake's wake eventfd: %m");
-        return UCS_ERR_IO_ERROR;
+        ret = errno;
+        ucs_error("srq: failed to create the handshake's wake eventfd: %s",
+                  UCT_SRQ_STRERROR(ret));
+        return uct_srq_err_status(ret, UCS_ERR_IO_ERROR);
     }
     hs->config.async_interval = ucs_time_from_sec(config->async_interval);
     kh_init_inplace(uct_srq_conns, &hs->conns);
@@ -351,8 +360,10 @@ void uct_srq_hs_cleanup(uct_srq_hs_t *hs, uct_srq_iface_t *iface)
     close(hs->wake_fd);
 }
 
-static void uct_srq_hs_send(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
-                            uint8_t type)
+/* 0, or the errno of a datagram that could not be posted: a limit of ours
+ * (uct_srq_err_is_limit) is an error, anything else is retried */
+static int uct_srq_hs_send(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
+                           uint8_t type)
 {
     uct_srq_hs_t *hs = &iface->hs;
     struct ibv_send_wr wr, *bad_wr;
@@ -361,13 +372,13 @@ static void uct_srq_hs_send(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
     int ret;
 
     if (hs->ud_tx_avail <= 0) {
-        return; /* the retry timer sends it later */
+        return 0; /* the retry timer sends it later */
     }
 #ifdef SRQ_TEST_BUILD
     if (ucs_unlikely(hs->config.drop > 0) &&
         ((unsigned)rand_r(&hs->seed) % 100 < hs->config.drop)) {
         ++hs->stats.lost;
-        return; /* lost on the way, as far as the peer can tell */
+        return 0; /* lost on the way, as far as the peer can tell */
     }
 #endif
 
@@ -392,15 +403,47 @@ static void uct_srq_hs_send(uct_srq_iface_t *iface, uct_srq_conn_t *conn,
     wr.wr.ud.remote_qpn   = conn->key.ud_qpn;
     wr.wr.ud.remote_qkey  = UCT_SRQ_HS_QKEY;
     ret = ibv_post_send(hs->ud_qp, &wr, &bad_wr);
-    if (ret != 0) {
+    if (uct_srq_err_is_limit(ret)) {
+        /* e.g. soft0 could not map the peer for lack of address space:
+         * no retransmission will do better */
+        ucs_error("srq: failed to send a handshake %s to ud qpn 0x%x: %s",
+                  uct_srq_hs_msg_name(type), conn->key.ud_qpn,
+                  UCT_SRQ_STRERROR(ret));
+        return ret;
+    } else if (ret != 0) {
         ucs_diag("srq: failed to send a handshake %s: %s",
                  uct_srq_hs_msg_name(type), strerror(ret));
-        return;
+        return 0;
     }
     --hs->ud_tx_avail;
     ++hs->stats.sent;
     ucs_trace("srq: sent %s to ud qpn 0x%x (rc qp 0x%x)",
               uct_srq_hs_msg_name(type), conn->key.ud_qpn, conn->qp->qp_num);
+    return 0;
+}
+
+/* Send @type for @conn; when a limit of ours stops it, @conn fails: 0 or
+ * that errno */
+static int uct_srq_hs_send_or_fail(uct_srq_iface_t *iface,
+                                   uct_srq_conn_t *conn, uint8_t type)
+{
+    int err = uct_srq_hs_send(iface, conn, type);
+
+    if (err != 0) {
+        uct_srq_conn_fail_limit(iface, conn, err,
+                                "a handshake datagram could not be sent");
+    }
+    return err;
+}
+
+/* A connection just made, whose REQ could not go: nobody knows of it */
+static void uct_srq_hs_discard(uct_srq_iface_t *iface, uct_srq_conn_t *conn)
+{
+    khiter_t it = kh_get(uct_srq_conns, &iface->hs.conns, conn->key);
+
+    kh_del(uct_srq_conns, &iface->hs.conns, it);
+    uct_srq_conn_leave_connecting(&iface->hs, conn);
+    uct_srq_conn_destroy(iface, conn);
 }
 
 ucs_status_t uct_srq_hs_get_conn(uct_srq_iface_t *iface,
@@ -410,6 +453,7 @@ ucs_status_t uct_srq_hs_get_conn(uct_srq_iface_t *iface,
     ucs_status_t status = UCS_OK;
     uct_srq_conn_t *conn;
     khiter_t it;
+    int ret;
 
     pthread_mutex_lock(&iface->hs.lock);
     it = kh_get(uct_srq_conns, &iface->hs.conns, *key);
@@ -418,8 +462,14 @@ ucs_status_t uct_srq_hs_get_conn(uct_srq_iface_t *iface,
     } else {
         status = uct_srq_conn_create(iface, key, &conn);
         if (status == UCS_OK) {
-            uct_srq_hs_send(iface, conn, UCT_SRQ_HS_REQ);
-            *conn_p = conn;
+            ret = uct_srq_hs_send(iface, conn, UCT_SRQ_HS_REQ);
+            if (ret != 0) {
+                /* the endpoint is not made: its creator learns it now */
+                uct_srq_hs_discard(iface, conn);
+                status = uct_srq_err_status(ret, UCS_ERR_IO_ERROR);
+            } else {
+                *conn_p = conn;
+            }
         }
     }
     pthread_mutex_unlock(&iface->hs.lock);
@@ -469,23 +519,30 @@ static void uct_srq_hs_drop(uct_srq_iface_t *iface, const char *why,
 }
 
 /* Connect our QP for the pair to the QP @rc_qpn the peer named, and answer
- * with @reply; a QP that cannot be connected fails the connection */
+ * with @reply; a QP that cannot be connected, or an answer a limit of ours
+ * stops, fails the connection */
 static ucs_status_t uct_srq_hs_connect_reply(uct_srq_iface_t *iface,
                                              uct_srq_conn_t *conn,
                                              uint32_t rc_qpn, uint8_t reply)
 {
     ucs_status_t status;
+    int err;
 
     status = uct_srq_qp_connect(iface, conn->qp, &conn->key.dev, rc_qpn);
-    if (status != UCS_OK) {
+    err    = errno;
+    if ((status != UCS_OK) && uct_srq_err_is_limit(err)) {
+        uct_srq_conn_fail_limit(iface, conn, err,
+                                "the QP could not be connected");
+        return status;
+    } else if (status != UCS_OK) {
         uct_srq_conn_fail(iface, conn, status,
                           (status == UCS_ERR_UNREACHABLE) ?
                           "the peer is gone" : "the QP could not be connected");
         return status;
     }
     conn->remote_qpn = rc_qpn;
-    uct_srq_hs_send(iface, conn, reply);
-    return UCS_OK;
+    err = uct_srq_hs_send_or_fail(iface, conn, reply);
+    return (err == 0) ? UCS_OK : uct_srq_err_status(err, UCS_ERR_IO_ERROR);
 }
 
 static void uct_srq_hs_handle_req(uct_srq_iface_t *iface,
@@ -506,7 +563,7 @@ static void uct_srq_hs_handle_req(uct_srq_iface_t *iface,
     case UCT_SRQ_CONN_READY:
     case UCT_SRQ_CONN_CONNECTED:
         /* a retransmitted REQ: our REP was lost */
-        uct_srq_hs_send(iface, conn, UCT_SRQ_HS_REP);
+        uct_srq_hs_send_or_fail(iface, conn, UCT_SRQ_HS_REP);
         break;
     default:
         break;
@@ -526,12 +583,14 @@ static void uct_srq_hs_handle_rep(uct_srq_iface_t *iface,
         break;
     case UCT_SRQ_CONN_REP_SENT:
         /* the peer's QP is ready for ours */
-        uct_srq_hs_send(iface, conn, UCT_SRQ_HS_RTU);
-        uct_srq_conn_established(iface, conn);
+        if (uct_srq_hs_send_or_fail(iface, conn, UCT_SRQ_HS_RTU) == 0) {
+            uct_srq_conn_established(iface, conn);
+        }
         break;
     case UCT_SRQ_CONN_READY:
     case UCT_SRQ_CONN_CONNECTED:
-        uct_srq_hs_send(iface, conn, UCT_SRQ_HS_RTU); /* our RTU was lost */
+        /* our RTU was lost */
+        uct_srq_hs_send_or_fail(iface, conn, UCT_SRQ_HS_RTU);
         break;
     default:
         break;
@@ -675,7 +734,10 @@ void uct_srq_hs_progress(uct_srq_iface_t *iface)
     now = ucs_get_time();
     ucs_list_for_each_safe(conn, tmp, &hs->connecting, list) {
         if (now >= conn->deadline) {
-            uct_srq_conn_lost(iface, conn, UCS_ERR_UNREACHABLE,
+            /* it never came up: its endpoints learn it now, idle or not
+             * (an idle one waiting for the peer's first message would
+             * wait forever) */
+            uct_srq_conn_fail(iface, conn, UCS_ERR_UNREACHABLE,
                               "connection establishment timed out");
             continue;
         }
@@ -683,8 +745,11 @@ void uct_srq_hs_progress(uct_srq_iface_t *iface)
             continue;
         }
         ++hs->stats.retries;
-        uct_srq_hs_send(iface, conn, (conn->state == UCT_SRQ_CONN_CONNECTING) ?
-                                     UCT_SRQ_HS_REQ : UCT_SRQ_HS_REP);
+        if (uct_srq_hs_send_or_fail(iface, conn,
+                                    (conn->state == UCT_SRQ_CONN_CONNECTING) ?
+                                    UCT_SRQ_HS_REQ : UCT_SRQ_HS_REP) != 0) {
+            continue;
+        }
         conn->retry_interval = ucs_min(conn->retry_interval * 2,
                                        UCT_SRQ_HS_MAX_RETRY);
         conn->next_retry     = now + conn->retry_interval;

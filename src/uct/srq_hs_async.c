@@ -5,12 +5,14 @@
  */
 #include "srq_hs_async.h"
 #include "srq_async.h"
+#include "srq_limit.h"
 #include "srq_conn.h"
 #include "srq_hs.h"
 
 #include <ucs/debug/log_def.h>
 #include <ucs/async/async_fwd.h>
 #include <errno.h>
+#include <string.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -112,13 +114,19 @@ static void uct_srq_hs_async_tick(int id, ucs_event_set_types_t events,
 static ucs_status_t uct_srq_hs_async_timer_start(ucs_time_t interval)
 {
     uint64_t ns = (uint64_t)(ucs_time_to_sec(interval) * UCS_NSEC_PER_SEC);
+    char why[2 * UCT_SRQ_STRERROR_MAX];
     struct itimerspec its;
     ucs_status_t status;
-    int fd;
+    int fd, err;
 
-    fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    if (fd < 0) {
-        ucs_diag("srq: timerfd_create: %m");
+    fd  = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    err = errno;
+    if ((fd < 0) && uct_srq_err_is_limit(err)) {
+        ucs_error("srq: failed to create the handshake's async timer: %s",
+                  UCT_SRQ_STRERROR(err));
+        return uct_srq_err_status(err, UCS_ERR_IO_ERROR);
+    } else if (fd < 0) {
+        ucs_diag("srq: timerfd_create: %s", strerror(err));
         return UCS_ERR_IO_ERROR;
     }
     its.it_interval.tv_sec  = ns / UCS_NSEC_PER_SEC;
@@ -129,8 +137,12 @@ static ucs_status_t uct_srq_hs_async_timer_start(ucs_time_t interval)
         close(fd);
         return UCS_ERR_IO_ERROR;
     }
-    status = uct_srq_async_add_fd(fd, uct_srq_hs_async_tick, NULL);
+    status = uct_srq_async_add_fd(fd, uct_srq_hs_async_tick, NULL, why,
+                                  sizeof(why));
     if (status != UCS_OK) {
+        if ((status == UCS_ERR_NO_RESOURCE) || (status == UCS_ERR_NO_MEMORY)) {
+            ucs_error("srq: UCX's async thread could not start: %s", why);
+        }
         close(fd);
         return status;
     }
@@ -138,7 +150,7 @@ static ucs_status_t uct_srq_hs_async_timer_start(ucs_time_t interval)
     return UCS_OK;
 }
 
-void uct_srq_hs_async_start(uct_srq_iface_t *iface)
+ucs_status_t uct_srq_hs_async_start(uct_srq_iface_t *iface)
 {
     uct_srq_hs_t *hs    = &iface->hs;
     ucs_status_t status = UCS_OK;
@@ -146,7 +158,7 @@ void uct_srq_hs_async_start(uct_srq_iface_t *iface)
     /* per-QP receive queues come from the owner's pool: no answers from
      * the async thread then */
     if (iface->rx.srq == NULL) {
-        return;
+        return UCS_OK;
     }
     pthread_mutex_lock(&uct_srq_hs_async.lock);
     if (uct_srq_hs_async.timer_fd < 0) {
@@ -159,12 +171,18 @@ void uct_srq_hs_async_start(uct_srq_iface_t *iface)
                                             __ATOMIC_RELAXED);
         ucs_list_add_tail(&uct_srq_hs_async.ifaces, &hs->async_link);
         hs->async_on  = 1;
-    } else {
+    } else if ((status != UCS_ERR_NO_RESOURCE) &&
+               (status != UCS_ERR_NO_MEMORY)) {
         ucs_diag("srq: no async handshake answers (%s): an owner that does "
                  "not progress leaves its peers waiting",
                  ucs_status_string(status));
+        status = UCS_OK;
     }
     pthread_mutex_unlock(&uct_srq_hs_async.lock);
+    /* a limit of ours refuses the interface (said above): one that cannot
+     * answer its peers while its owner is busy would see them time out,
+     * for the wrong cause */
+    return status;
 }
 
 void uct_srq_hs_async_stop(uct_srq_iface_t *iface)
@@ -185,7 +203,7 @@ void uct_srq_hs_async_stop(uct_srq_iface_t *iface)
     /* outside the lock: a tick under way takes it. Removed (and waited
      * for) before it is closed: the number is not reused under a tick */
     if (timer_fd >= 0) {
-        ucs_async_remove_handler(timer_fd, 1);
+        uct_srq_async_remove_fd(timer_fd);
         close(timer_fd);
     }
 }

@@ -5,6 +5,7 @@
  * its connections call.
  */
 #include "srq_iface.h"
+#include "srq_limit.h"
 #include "srq_iface_progress.h"
 #include "srq_iface_event.h"
 #include "srq_iface_reach.h"
@@ -24,6 +25,7 @@
 #include <ucs/debug/memtrack.h>
 #include <ucs/datastruct/mpool.inl>
 #include <ucs/sys/string.h>
+#include <errno.h>
 #include <limits.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -311,22 +313,26 @@ static ucs_status_t uct_srq_iface_check_config(uct_srq_iface_t *iface,
 static ucs_status_t uct_srq_iface_create_cqs(uct_srq_iface_t *iface,
                                              const uct_srq_iface_config_t *config)
 {
+    int err;
 
     /* the interface's memory is not zeroed: nothing is there yet */
     iface->send_cq = NULL;
     iface->recv_cq = NULL;
     iface->channel = srq_verbs_create_comp_channel(iface->dev);
     if (iface->channel == NULL) {
-        ucs_error("srq: failed to create a completion channel: %m");
-        return UCS_ERR_IO_ERROR;
+        err = errno;
+        ucs_error("srq: failed to create a completion channel: %s",
+                  UCT_SRQ_STRERROR(err));
+        return uct_srq_err_status(err, UCS_ERR_IO_ERROR);
     }
 
     iface->send_cq = srq_verbs_create_cq(iface->dev, config->tx_cq_len, iface,
                                          iface->channel, 0);
     if (iface->send_cq == NULL) {
-        ucs_error("srq: failed to create a send CQ of %u: %m",
-                  config->tx_cq_len);
-        return UCS_ERR_IO_ERROR;
+        err = errno;
+        ucs_error("srq: failed to create a send CQ of %u: %s",
+                  config->tx_cq_len, UCT_SRQ_STRERROR(err));
+        return uct_srq_err_status(err, UCS_ERR_IO_ERROR);
     }
 
     /* every posted receive, shared or handshake, completes at most once */
@@ -335,8 +341,10 @@ static ucs_status_t uct_srq_iface_create_cqs(uct_srq_iface_t *iface,
                                          config->hs.queue_len, iface,
                                          iface->channel, 0);
     if (iface->recv_cq == NULL) {
-        ucs_error("srq: failed to create a receive CQ: %m");
-        return UCS_ERR_IO_ERROR;
+        err = errno;
+        ucs_error("srq: failed to create a receive CQ: %s",
+                  UCT_SRQ_STRERROR(err));
+        return uct_srq_err_status(err, UCS_ERR_IO_ERROR);
     }
     return UCS_OK;
 }
@@ -581,7 +589,10 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
         status = UCS_ERR_NO_MEMORY;
         goto err_hs;
     }
-    uct_srq_hs_async_start(self);
+    status = uct_srq_hs_async_start(self);
+    if (status != UCS_OK) {
+        goto err_hs;
+    }
     return UCS_OK;
 
 err_hs:

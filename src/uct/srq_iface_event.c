@@ -20,6 +20,7 @@
  * The fd is an epoll set of those three: UCT gives one fd per interface.
  */
 #include "srq_iface_event.h"
+#include "srq_limit.h"
 #include "srq_hs.h"
 
 #include <ucs/debug/log_def.h>
@@ -39,15 +40,17 @@ static int uct_srq_iface_event_add(uct_srq_iface_t *iface, int fd)
 
 ucs_status_t uct_srq_iface_event_init(uct_srq_iface_t *iface)
 {
-    int flags;
+    int flags, err;
 
     iface->timer_due = 0;
     iface->event_fd  = epoll_create1(EPOLL_CLOEXEC);
     iface->timer_fd = timerfd_create(CLOCK_MONOTONIC,
                                      TFD_NONBLOCK | TFD_CLOEXEC);
     if ((iface->event_fd < 0) || (iface->timer_fd < 0)) {
-        ucs_error("srq: failed to create the interface's event fd: %m");
-        return UCS_ERR_IO_ERROR;
+        err = errno;
+        ucs_error("srq: failed to create the interface's event fd: %s",
+                  UCT_SRQ_STRERROR(err));
+        return uct_srq_err_status(err, UCS_ERR_IO_ERROR);
     }
     /* event_arm drains the channel without blocking */
     flags = fcntl(iface->channel->fd, F_GETFL);

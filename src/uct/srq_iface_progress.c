@@ -8,6 +8,7 @@
 #include "srq_conn.h"
 #include "srq_ep.h"
 #include "srq_hs.h"
+#include "srq_limit.h"
 #include "srq_rx.h"
 
 #include <ucs/debug/log_def.h>
@@ -63,6 +64,13 @@ static void uct_srq_iface_conn_failed(uct_srq_iface_t *iface,
             /* as UCX's rc transports: an error no handler took is fatal */
             level = UCS_LOG_LEVEL_FATAL;
         }
+    }
+    if (conn->fail_errno != 0) {
+        /* a limit of ours: which one, and its value */
+        ucs_log(level, "srq: connection to ud qpn 0x%x (rc qp 0x%x) failed: "
+                "%s: %s", conn->key.ud_qpn, conn->remote_qpn,
+                conn->fail_reason, UCT_SRQ_STRERROR(conn->fail_errno));
+        return;
     }
     ucs_log(level, "srq: connection to ud qpn 0x%x (rc qp 0x%x) failed: %s "
             "(%s)", conn->key.ud_qpn, conn->remote_qpn, conn->fail_reason,

@@ -8,6 +8,7 @@
  */
 #include "srq_md.h"
 #include "srq_async.h"
+#include "srq_limit.h"
 
 #include <ucs/async/async_fwd.h>
 #include <ucs/debug/log_def.h>
@@ -16,6 +17,7 @@
 #include <ucs/type/cpu_set.h>
 #include <ucs/sys/topo/base/topo.h>
 #include <ucs/sys/math.h>
+#include <errno.h>
 #include <string.h>
 #include <strings.h>
 
@@ -182,6 +184,7 @@ static void uct_srq_md_async_event(int fd, ucs_event_set_types_t events,
  * costs only the SRQ limit events */
 static ucs_status_t uct_srq_md_async_init(uct_srq_md_t *md)
 {
+    char why[2 * UCT_SRQ_STRERROR_MAX];
     ucs_status_t status;
 
     /* the handler may run as soon as it is registered */
@@ -189,10 +192,10 @@ static ucs_status_t uct_srq_md_async_init(uct_srq_md_t *md)
     ucs_list_head_init(&md->handlers);
     md->async_fd = srq_verbs_async_fd(md->dev);
     status       = uct_srq_async_add_fd(md->async_fd, uct_srq_md_async_event,
-                                        md);
-    if (status == UCS_ERR_NO_RESOURCE) {
-        ucs_error("srq: %s: too few file descriptors left for UCX's async "
-                  "thread (RLIMIT_NOFILE)", srq_verbs_dev_name(md->dev));
+                                        md, why, sizeof(why));
+    if ((status == UCS_ERR_NO_RESOURCE) || (status == UCS_ERR_NO_MEMORY)) {
+        ucs_error("srq: %s: UCX's async thread could not start: %s",
+                  srq_verbs_dev_name(md->dev), why);
         pthread_mutex_destroy(&md->handlers_lock);
         return status;
     }
@@ -208,7 +211,7 @@ static ucs_status_t uct_srq_md_async_init(uct_srq_md_t *md)
 static void uct_srq_md_async_cleanup(uct_srq_md_t *md)
 {
     if (md->async_fd >= 0) {
-        ucs_async_remove_handler(md->async_fd, 1);
+        uct_srq_async_remove_fd(md->async_fd);
     }
     pthread_mutex_destroy(&md->handlers_lock);
 }
@@ -451,15 +454,18 @@ ucs_status_t uct_srq_md_open(uct_component_t *component, const char *md_name,
     ret = srq_verbs_open(md_name, &md->dev);
     if (ret != 0) {
         ucs_error("srq: failed to open verbs device %s: %s", md_name,
-                  strerror(ret));
+                  UCT_SRQ_STRERROR(ret));
         ucs_free(md);
-        return (ret == ENODEV) ? UCS_ERR_NO_DEVICE : UCS_ERR_IO_ERROR;
+        return (ret == ENODEV) ? UCS_ERR_NO_DEVICE :
+                                 uct_srq_err_status(ret, UCS_ERR_IO_ERROR);
     }
 
     md->pd = srq_verbs_alloc_pd(md->dev);
     if (md->pd == NULL) {
-        ucs_error("srq: failed to allocate a PD on %s: %m", md_name);
-        status = UCS_ERR_IO_ERROR;
+        ret = errno;
+        ucs_error("srq: failed to allocate a PD on %s: %s", md_name,
+                  UCT_SRQ_STRERROR(ret));
+        status = uct_srq_err_status(ret, UCS_ERR_IO_ERROR);
         goto err_close;
     }
 

@@ -3,6 +3,7 @@
  * ucx-srq: memory pools of registered buffers.
  */
 #include "srq_mem.h"
+#include "srq_limit.h"
 #include "srq_ucx_compat.h"
 
 #include <ucs/debug/log_def.h>
@@ -10,6 +11,7 @@
 #include <ucs/arch/cpu.h>
 #include <ucs/datastruct/mpool.inl>
 #include <ucs/sys/sys.h>
+#include <errno.h>
 
 /* In front of every chunk, where the mpool does not see it: how the chunk
  * was allocated and registered (uct_iface_mem_alloc) */
@@ -37,7 +39,14 @@ static ucs_status_t uct_srq_chunk_alloc(ucs_mpool_t *mp, size_t *size_p,
                                  UCT_MD_MEM_ACCESS_LOCAL_READ |
                                  UCT_MD_MEM_ACCESS_LOCAL_WRITE,
                                  ucs_mpool_name(mp), &mem);
-    if (status != UCS_OK) {
+    if (status == UCS_ERR_NO_MEMORY) {
+        /* the methods say only "no memory": which limit, if one is set */
+        ucs_error("srq: failed to allocate %zu registered bytes for %s by "
+                  "any method UCX_RC_SRQ_ALLOC allows: %s",
+                  *size_p + sizeof(*hdr), ucs_mpool_name(mp),
+                  UCT_SRQ_STRERROR(ENOMEM));
+        return status;
+    } else if (status != UCS_OK) {
         ucs_error("srq: failed to allocate %zu registered bytes for %s by "
                   "any method UCX_RC_SRQ_ALLOC allows: %s",
                   *size_p + sizeof(*hdr), ucs_mpool_name(mp),

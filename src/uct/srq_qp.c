@@ -3,6 +3,7 @@
  * ucx-srq: creating and connecting the RC QPs of an interface.
  */
 #include "srq_qp.h"
+#include "srq_limit.h"
 #include "srq_types.h"
 
 #include <ucs/debug/log_def.h>
@@ -32,8 +33,9 @@ ucs_status_t uct_srq_qp_create(uct_srq_iface_t *iface, unsigned tx_len,
     }
     qp = srq_verbs_create_qp(iface->dev, iface->pd, &init);
     if (qp == NULL) {
-        ucs_error("srq: failed to create an RC QP: %m");
-        return UCS_ERR_IO_ERROR;
+        ret = errno;
+        ucs_error("srq: failed to create an RC QP: %s", UCT_SRQ_STRERROR(ret));
+        return uct_srq_err_status(ret, UCS_ERR_IO_ERROR);
     }
 
     attr.qp_state        = IBV_QPS_INIT;
@@ -92,12 +94,16 @@ ucs_status_t uct_srq_qp_connect(uct_srq_iface_t *iface, struct ibv_qp *qp,
          * peer is gone, no error of ours */
         ucs_diag("srq: QP 0x%x: peer of QP 0x%x is unreachable", qp->qp_num,
                  remote_qpn);
+        errno = ret;
         return UCS_ERR_UNREACHABLE;
     }
     if (ret != 0) {
+        /* a limit of ours (no descriptor or memory to map the peer) is
+         * said as such: the peer is there */
         ucs_error("srq: failed to connect QP 0x%x to 0x%x: %s", qp->qp_num,
-                  remote_qpn, strerror(ret));
-        return UCS_ERR_IO_ERROR;
+                  remote_qpn, UCT_SRQ_STRERROR(ret));
+        errno = ret;
+        return uct_srq_err_status(ret, UCS_ERR_IO_ERROR);
     }
     return UCS_OK;
 }

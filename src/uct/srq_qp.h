@@ -18,7 +18,9 @@ typedef struct uct_srq_iface uct_srq_iface_t;
 ucs_status_t uct_srq_qp_create(uct_srq_iface_t *iface, unsigned tx_len,
                                struct ibv_qp **qp_p);
 
-/* RTR and RTS towards QP @remote_qpn at @addr */
+/* RTR and RTS towards QP @remote_qpn at @addr; on failure errno says why
+ * (UCS_ERR_UNREACHABLE: the peer is gone; UCS_ERR_NO_MEMORY or
+ * UCS_ERR_NO_RESOURCE: a limit of ours, uct_srq_err_is_limit) */
 ucs_status_t uct_srq_qp_connect(uct_srq_iface_t *iface, struct ibv_qp *qp,
                                 const srq_verbs_port_addr_t *addr,
                                 uint32_t remote_qpn);

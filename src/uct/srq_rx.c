@@ -13,12 +13,14 @@
  * start of the headroom, with its uct_recv_desc_t pointer just before it.
  */
 #include "srq_rx.h"
+#include "srq_limit.h"
 #include "srq_check.h"
 #include "srq_am.h"
 
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
 #include <ucs/arch/cpu.h>
+#include <errno.h>
 #include <limits.h>
 
 /* At most this many WRs in one chain */
@@ -150,6 +152,7 @@ static ucs_status_t uct_srq_rx_create_srq(uct_srq_rx_t *rx,
                                           uct_srq_iface_t *iface)
 {
     struct ibv_srq_init_attr srq_attr = {};
+    int err;
 
     /* created at the ceiling: growing is posting more, never resizing */
     srq_attr.srq_context  = rx;
@@ -157,9 +160,11 @@ static ucs_status_t uct_srq_rx_create_srq(uct_srq_rx_t *rx,
     srq_attr.attr.max_sge = 1;
     rx->srq = srq_verbs_create_srq(iface->dev, iface->pd, &srq_attr);
     if (rx->srq == NULL) {
-        ucs_error("srq: failed to create a shared receive queue of %u on %s: %m",
-                  rx->config.max, srq_verbs_dev_name(iface->dev));
-        return UCS_ERR_IO_ERROR;
+        err = errno;
+        ucs_error("srq: failed to create a shared receive queue of %u on %s: "
+                  "%s", rx->config.max, srq_verbs_dev_name(iface->dev),
+                  UCT_SRQ_STRERROR(err));
+        return uct_srq_err_status(err, UCS_ERR_IO_ERROR);
     }
     return UCS_OK;
 }

@@ -205,6 +205,8 @@ typedef struct uct_srq_conn {
     unsigned              num_queued;
     ucs_status_t          fail_status;  /* why it failed */
     const char           *fail_reason;
+    int                   fail_errno;   /* the limit of ours behind it
+                                           (uct_srq_err_is_limit), or 0 */
     int                   fail_reported; /* its endpoints were told */
     int                   fail_deferred; /* failed in the async thread: the
                                             owner's progress fails it */

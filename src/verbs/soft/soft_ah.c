@@ -76,6 +76,7 @@ srq_soft_peer_t *srq_soft_ah_peer(srq_soft_dev_t *dev, srq_soft_ah_t *ah,
     unsigned i, cap;
 
     if (srq_soft_ah_route(ah->addr, qpn, inst) != 0) {
+        errno = EHOSTUNREACH;
         return NULL;
     }
     if ((ah->npeers > 0) &&
@@ -92,12 +93,13 @@ srq_soft_peer_t *srq_soft_ah_peer(srq_soft_dev_t *dev, srq_soft_ah_t *ah,
         cap   = (ah->peers_cap == 0) ? 4 : (2 * ah->peers_cap);
         peers = realloc(ah->peers, cap * sizeof(*peers));
         if (peers == NULL) {
-            return NULL; /* no memory: the datagram is lost */
+            errno = ENOMEM;
+            return NULL;
         }
         ah->peers     = peers;
         ah->peers_cap = cap;
     }
-    /* an instance gone meanwhile: the datagram is lost */
+    /* an instance gone meanwhile (errno says so) */
     peer = srq_soft_peer_get(dev, inst);
     if (peer != NULL) {
         ah->last              = ah->npeers;

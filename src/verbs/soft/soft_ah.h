@@ -44,7 +44,9 @@ int srq_soft_ah_addr(const struct ibv_ah_attr *ah, uint8_t *addr);
  */
 int srq_soft_ah_route(const uint8_t *addr, uint32_t qpn, uint8_t *instance);
 /* Under dev->lock: the peer a datagram through @ah to @qpn goes to, or
- * NULL when it goes nowhere (lost, as on a fabric) */
+ * NULL and errno: EHOSTUNREACH (or another) when it goes nowhere, lost
+ * as on a fabric; a limit of ours (srq_soft_err_is_limit: no memory or
+ * descriptor to map the peer) when it could not be sent */
 srq_soft_peer_t *srq_soft_ah_peer(srq_soft_dev_t *dev, srq_soft_ah_t *ah,
                                   uint32_t qpn);
 

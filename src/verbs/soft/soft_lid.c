@@ -11,9 +11,11 @@
  * port id, then sets ready (release); a reader that sees ready (acquire)
  * reads a whole port id.
  */
+#define _GNU_SOURCE
 #include "soft_lid.h"
 #include "soft_shm.h"
 #include "soft_proc.h"
+#include "soft_report.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +25,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 typedef struct srq_soft_lid_ent {
@@ -33,36 +36,130 @@ typedef struct srq_soft_lid_ent {
 
 #define SRQ_SOFT_LID_TABLE_SIZE  (SRQ_SOFT_LID_MAX * sizeof(srq_soft_lid_ent_t))
 
-int srq_soft_lid_map_file(const char *kind, size_t size, void **tab_p)
+/*
+ * A new file @name of @size bytes in @dfd, its pages reserved before it
+ * has a name: a full /dev/shm (ENOSPC) leaves no empty file behind for
+ * the next opener to trip over, and nobody ever maps a file shorter than
+ * its table. The descriptor, or -errno; -EEXIST when another process
+ * linked its own first (then that one is used).
+ */
+static int srq_soft_lid_create(int dfd, const char *name, size_t size)
 {
-    char name[32];
-    void *tab;
-    int dfd, fd, ret;
+    char path[64];
+    int fd, ret;
 
-    dfd = srq_soft_lid_dir();
-    if (dfd < 0) {
-        return -dfd;
+    fd = openat(dfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        return -errno;
     }
-    snprintf(name, sizeof(name), "%s-%08x", kind, srq_soft_domain_id());
-    fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
-                           O_CLOEXEC, 0600);
-    ret = (fd < 0) ? errno : srq_soft_lid_check_own(fd, S_IFREG);
-    close(dfd);
-    /* every opener reserves the same size: a race of two is benign */
+    ret = posix_fallocate(fd, 0, size);
+    /* linkat(AT_EMPTY_PATH) would need CAP_DAC_READ_SEARCH */
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    if ((ret == 0) &&
+        (linkat(AT_FDCWD, path, dfd, name, AT_SYMLINK_FOLLOW) != 0)) {
+        ret = errno;
+    }
+    if (ret != 0) {
+        close(fd);
+        return -ret;
+    }
+    return fd;
+}
+
+/* The file @name in @dfd, made if absent: the descriptor or -errno */
+static int srq_soft_lid_open_file(int dfd, const char *name, size_t size)
+{
+    const int flags = O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+    int fd, ret;
+
+    fd = openat(dfd, name, flags);
+    if ((fd < 0) && (errno == ENOENT)) {
+        fd = srq_soft_lid_create(dfd, name, size);
+        if (fd == -EEXIST) {
+            fd = openat(dfd, name, flags);
+        } else if (fd < 0) {
+            return fd;
+        }
+    }
+    if (fd < 0) {
+        return -errno;
+    }
+    ret = srq_soft_lid_check_own(fd, S_IFREG);
+    /* a file made before its pages were reserved first (an older
+     * version): every opener reserves the same size, a race is benign */
     if (ret == 0) {
         ret = posix_fallocate(fd, 0, size);
     }
-    if (ret == 0) {
-        tab = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (tab == MAP_FAILED) {
-            ret = errno;
-        } else {
-            *tab_p = tab;
-        }
-    }
-    if (fd >= 0) {
+    if (ret != 0) {
         close(fd);
+        return -ret;
     }
+    return fd;
+}
+
+/* The bytes free in the file system of @path, for a message */
+static unsigned long long srq_soft_lid_free(const char *path)
+{
+    struct statvfs st;
+
+    return (statvfs(path, &st) == 0) ?
+           (unsigned long long)st.f_bavail * st.f_frsize : 0;
+}
+
+/* Where directory @dfd is, for a message: the user's plain one when it
+ * could not be opened */
+static void srq_soft_lid_dir_path(int dfd, char *buf, size_t len)
+{
+    char link[64];
+    ssize_t n = -1;
+
+    if (dfd >= 0) {
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", dfd);
+        n = readlink(link, buf, len - 1);
+    }
+    if (n <= 0) {
+        snprintf(buf, len, SRQ_SOFT_LID_DIR_FMT, (unsigned)getuid());
+    } else {
+        buf[n] = '\0';
+    }
+}
+
+int srq_soft_lid_map_file(const char *kind, size_t size, void **tab_p)
+{
+    char name[32], dir[128];
+    uint32_t domain;
+    void *tab;
+    int dfd, fd, ret;
+
+    ret = srq_soft_domain_id(&domain);
+    if (ret != 0) {
+        srq_soft_report(ret, "reading /proc/sys/kernel/random/boot_id");
+        return ret;
+    }
+    snprintf(name, sizeof(name), "%s-%08x", kind, domain);
+    dfd = srq_soft_lid_dir();
+    fd  = (dfd < 0) ? dfd : srq_soft_lid_open_file(dfd, name, size);
+    srq_soft_lid_dir_path(dfd, dir, sizeof(dir));
+    if (dfd >= 0) {
+        close(dfd);
+    }
+    if ((fd < 0) && (fd == -ENOSPC)) {
+        srq_soft_report(-fd, "making %s/%s (%zu bytes, %llu free there)", dir,
+                        name, size, srq_soft_lid_free(dir));
+    } else if (fd < 0) {
+        srq_soft_report(-fd, "making %s/%s (%zu bytes)", dir, name, size);
+    }
+    if (fd < 0) {
+        return -fd;
+    }
+    tab = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (tab == MAP_FAILED) {
+        ret = errno;
+        srq_soft_report(ret, "mapping %s/%s (%zu bytes)", dir, name, size);
+    } else {
+        *tab_p = tab;
+    }
+    close(fd);
     return ret;
 }
 

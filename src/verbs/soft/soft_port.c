@@ -36,10 +36,15 @@ static srq_soft_port_t srq_soft_port;
  * LID and mapping are the parent's business) */
 static int srq_soft_port_own(srq_soft_port_t *port, pid_t pid)
 {
-    uint32_t domain = srq_soft_domain_id();
+    uint32_t domain;
+    int ret;
 
     if (port->pid == pid) {
         return 0;
+    }
+    ret = srq_soft_domain_id(&domain);
+    if (ret != 0) {
+        return ret;
     }
     memset(port, 0, sizeof(*port));
     do {

@@ -10,7 +10,10 @@
  * sends nothing until RTS - doc/soft0.md), num_sge above the queue's max
  * (EINVAL), opcode/flags the QP cannot do (EINVAL: memory window
  * operations on UD, TSO, ...), queue full (ENOMEM), ibv_post_recv on an
- * SRQ QP (EINVAL). What the HCA itself finds is posted and completes in
+ * SRQ QP (EINVAL), and a UD destination this process has no memory or
+ * descriptor left to map (ENOMEM, EMFILE: an HCA's library would fail
+ * for lack of room the same way; a destination that is gone is no error,
+ * the datagram is lost as on a fabric). What the HCA itself finds is posted and completes in
  * error at its turn (srq_soft_wr_device_error), as mlx5 does: RDMA or an
  * atomic on a UD QP (IBV_WC_LOC_QP_OP_ERR), a UD message above the MTU
  * or an atomic whose scatter list is not 8 bytes (IBV_WC_LOC_LEN_ERR);
@@ -28,6 +31,7 @@
 #include "soft_ah.h"
 #include "soft_dev.h"
 #include "soft_mr.h"
+#include "soft_report.h"
 #include "soft_peer.h"
 #include "soft_qp.h"
 #include "soft_qp_state.h"
@@ -170,11 +174,35 @@ static int srq_soft_sq_room(srq_soft_qp_t *qp, uint32_t n)
     return srq_soft_qp_sq_reserve(qp, n, qp->cap.max_send_wr + qp->tm_fins);
 }
 
+/*
+ * UD: the instance the datagram goes to, in *peer_p (NULL: gone, the
+ * datagram is lost), mapped now and kept by the AH. A limit of ours
+ * that stops the mapping fails the post instead: losing the datagram
+ * would leave its sender retrying what can never go
+ */
+static int srq_soft_ud_dest(srq_soft_qp_t *qp, const struct ibv_send_wr *wr,
+                            srq_soft_peer_t **peer_p)
+{
+    srq_soft_ah_t *ah;
+
+    *peer_p = NULL;
+    if ((qp->ibv.qp_type != IBV_QPT_UD) || srq_soft_wr_is_rdma(wr->opcode)) {
+        return 0;
+    }
+    ah      = srq_soft_container_of(wr->wr.ud.ah, srq_soft_ah_t, ibv);
+    *peer_p = srq_soft_ah_peer(qp->dev, ah, wr->wr.ud.remote_qpn);
+    return ((*peer_p == NULL) && srq_soft_err_is_limit(errno)) ? errno : 0;
+}
+
 static int srq_soft_check_send_wr(srq_soft_qp_t *qp,
-                                  const struct ibv_send_wr *wr)
+                                  const struct ibv_send_wr *wr,
+                                  srq_soft_peer_t **ud_peer_p)
 {
     int ret = srq_soft_check_send_fields(qp, wr);
 
+    if (ret == 0) {
+        ret = srq_soft_ud_dest(qp, wr, ud_peer_p);
+    }
     return (ret != 0) ? ret : srq_soft_sq_room(qp, 1);
 }
 
@@ -207,7 +235,8 @@ static void srq_soft_copy_sges(srq_soft_qp_t *qp, struct ibv_sge *dst,
     }
 }
 
-static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr)
+static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr,
+                               srq_soft_peer_t *ud_peer)
 {
     uint32_t slot = qp->sq_pi & qp->sq_mask;
     uint32_t nsge = qp->cap.max_send_sge ? qp->cap.max_send_sge : 1;
@@ -230,7 +259,7 @@ static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr)
     /* RDMA on UD: its union holds no AH */
     if ((qp->ibv.qp_type == IBV_QPT_UD) && !srq_soft_wr_is_rdma(wr->opcode)) {
         ah = srq_soft_container_of(wr->wr.ud.ah, srq_soft_ah_t, ibv);
-        wqe->ud_peer = srq_soft_ah_peer(qp->dev, ah, wr->wr.ud.remote_qpn);
+        wqe->ud_peer = ud_peer;
         wqe->ud_qpn  = wr->wr.ud.remote_qpn;
         wqe->ud_tclass = ah->tclass;
         /* IB spec: a qkey with the high bit set means "the QP's own" */
@@ -268,17 +297,18 @@ static int srq_soft_post_send_locked(srq_soft_qp_t *qp,
 {
     srq_soft_dev_t *dev = qp->dev;
     uint32_t first      = qp->sq_pi, i;
+    srq_soft_peer_t *ud_peer;
     bool posted = false;
     int ret = 0;
 
     for (; wr != NULL; wr = wr->next) {
-        ret = srq_soft_check_send_wr(qp, wr);
+        ret = srq_soft_check_send_wr(qp, wr, &ud_peer);
         if (ret != 0) {
             *bad_wr = wr;
             errno   = ret; /* as every failing verb sets it */
             break;
         }
-        srq_soft_fill_swqe(qp, wr);
+        srq_soft_fill_swqe(qp, wr, ud_peer);
         if (wr->send_flags & IBV_SEND_FENCE) {
             ++dev->stats.tx_fenced;
         }
@@ -317,14 +347,19 @@ int srq_soft_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 int srq_soft_post_send_all(srq_soft_qp_t *qp, struct ibv_send_wr *wr,
                            uint32_t n, struct ibv_send_wr **bad_wr)
 {
+    srq_soft_peer_t *ud_peer;
     struct ibv_send_wr *w;
     int ret = 0;
 
     srq_soft_dev_lock(qp->dev);
     qp->posting_ex = true; /* the ibv_wr_* API's own operations pass */
-    /* every check first: then the post itself cannot fail half way */
+    /* every check first: then the post itself cannot fail half way (a UD
+     * destination mapped here stays mapped in its AH) */
     for (w = wr; (w != NULL) && (ret == 0); w = w->next) {
         ret = srq_soft_check_send_fields(qp, w);
+        if (ret == 0) {
+            ret = srq_soft_ud_dest(qp, w, &ud_peer);
+        }
         *bad_wr = w;
     }
     if (ret == 0) {

@@ -72,22 +72,28 @@ static int srq_soft_qp_table_cover(srq_soft_dev_t *dev, uint32_t idx)
     return 0;
 }
 
-/* Give @qp a QP number and a table slot; returns its qpn or 0 */
-static uint32_t srq_soft_qp_table_add(srq_soft_dev_t *dev, srq_soft_qp_t *qp)
+/* Give @qp a QP number (in qp->ibv.qp_num) and a table slot: 0, or why
+ * not (ENOMEM: all numbers taken; the number table's own errors - ENOSPC,
+ * EMFILE - as they are) */
+static int srq_soft_qp_table_add(srq_soft_dev_t *dev, srq_soft_qp_t *qp)
 {
     uint32_t qpn, idx;
+    int ret;
 
-    if (srq_soft_qpn_alloc(dev->instance, dev->lock_id, &qpn) != 0) {
-        return 0;
+    ret = srq_soft_qpn_alloc(dev->instance, dev->lock_id, &qpn);
+    if (ret != 0) {
+        return ret;
     }
     idx = srq_soft_qpn_index(qpn);
-    if (srq_soft_qp_table_cover(dev, idx) != 0) {
+    ret = srq_soft_qp_table_cover(dev, idx);
+    if (ret != 0) {
         srq_soft_qpn_free(qpn, dev->lock_id);
-        return 0;
+        return ret;
     }
-    dev->qps[idx] = qp;
-    qp->index     = idx;
-    return qpn;
+    dev->qps[idx]  = qp;
+    qp->index      = idx;
+    qp->ibv.qp_num = qpn;
+    return 0;
 }
 
 static void srq_soft_qp_table_del(srq_soft_dev_t *dev, srq_soft_qp_t *qp)
@@ -611,11 +617,11 @@ struct ibv_qp *srq_soft_create_qp_in(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     }
 
     srq_soft_dev_lock(dev);
-    qp->ibv.qp_num = srq_soft_qp_table_add(dev, qp);
-    if (qp->ibv.qp_num == 0) {
+    ret = srq_soft_qp_table_add(dev, qp);
+    if (ret != 0) {
         srq_soft_dev_unlock(dev);
         srq_soft_qp_free(qp);
-        errno = ENOMEM;
+        errno = ret;
         return NULL;
     }
     qp->ibv.handle = srq_soft_handle(dev, &qp->ibv);

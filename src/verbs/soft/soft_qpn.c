@@ -45,18 +45,23 @@ static pthread_mutex_t     srq_soft_qpn_lock = PTHREAD_MUTEX_INITIALIZER;
 static srq_soft_qpn_ent_t *_Atomic srq_soft_qpn_tab;
 static uint32_t            srq_soft_qpn_next;
 
-static srq_soft_qpn_ent_t *srq_soft_qpn_map(void)
+/* The table, or NULL and why in *err_p (ENOSPC: /dev/shm is full, EMFILE:
+ * no descriptor to open it, ...: the caller's error, not a guess) */
+static srq_soft_qpn_ent_t *srq_soft_qpn_map(int *err_p)
 {
     srq_soft_qpn_ent_t *tab = atomic_load(&srq_soft_qpn_tab);
     void *p;
 
+    *err_p = 0;
     if (tab != NULL) {
         return tab;
     }
     pthread_mutex_lock(&srq_soft_qpn_lock);
     tab = atomic_load(&srq_soft_qpn_tab);
-    if ((tab == NULL) &&
-        (srq_soft_lid_map_file("qpn", SRQ_SOFT_QPN_TABLE_SIZE, &p) == 0)) {
+    if (tab == NULL) {
+        *err_p = srq_soft_lid_map_file("qpn", SRQ_SOFT_QPN_TABLE_SIZE, &p);
+    }
+    if ((tab == NULL) && (*err_p == 0)) {
         tab = p;
         /* start where the pid points: processes spread out */
         srq_soft_qpn_next = ((uint32_t)getpid() * 2654435761u) %
@@ -96,13 +101,15 @@ static uint32_t srq_soft_qpn_take(srq_soft_qpn_ent_t *e, uint64_t me,
 int srq_soft_qpn_alloc(const uint8_t *instance, uint64_t owner,
                        uint32_t *qpn_p)
 {
-    srq_soft_qpn_ent_t *tab = srq_soft_qpn_map();
     uint32_t i, idx, gen;
-    int ret = ENOMEM;
+    srq_soft_qpn_ent_t *tab;
+    int ret;
 
+    tab = srq_soft_qpn_map(&ret);
     if (tab == NULL) {
-        return (errno != 0) ? errno : ENOMEM;
+        return ret;
     }
+    ret = ENOMEM; /* every number taken */
     pthread_mutex_lock(&srq_soft_qpn_lock);
     for (i = 0; i < SRQ_SOFT_QPN_MAX; ++i) {
         idx = (srq_soft_qpn_next + i) % SRQ_SOFT_QPN_MAX;
@@ -138,10 +145,11 @@ void srq_soft_qpn_free(uint32_t qpn, uint64_t owner)
 
 int srq_soft_qpn_owner(uint32_t qpn, uint8_t *instance)
 {
-    srq_soft_qpn_ent_t *tab = srq_soft_qpn_map();
-    srq_soft_qpn_ent_t *e;
+    srq_soft_qpn_ent_t *e, *tab;
     uint64_t owner;
+    int err;
 
+    tab = srq_soft_qpn_map(&err);
     if ((tab == NULL) || ((qpn >> 24) != 0)) {
         return ENOENT;
     }
@@ -163,9 +171,11 @@ int srq_soft_qpn_owner(uint32_t qpn, uint8_t *instance)
 int srq_soft_qpn_any_owner(const uint8_t *prefix, size_t len,
                            uint8_t *instance)
 {
-    srq_soft_qpn_ent_t *tab = srq_soft_qpn_map();
     uint32_t idx, gen;
+    srq_soft_qpn_ent_t *tab;
+    int err;
 
+    tab = srq_soft_qpn_map(&err);
     for (idx = 0; (tab != NULL) && (idx < SRQ_SOFT_QPN_MAX); ++idx) {
         gen = atomic_load((_Atomic uint32_t*)&tab[idx].gen);
         if ((gen != 0) &&

@@ -14,6 +14,7 @@
 #include "soft_shm.h"
 #include "soft_dev.h"
 #include "soft_proc.h"
+#include "soft_report.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -137,6 +138,8 @@ int srq_soft_shm_create(srq_soft_dev_t *dev)
                       sizeof(name));
     fd = srq_soft_shm_memfd(name, SRQ_SOFT_SHM_SIZE, &base);
     if (fd < 0) {
+        srq_soft_report(-fd, "making its queue (%zu bytes)",
+                        (size_t)SRQ_SOFT_SHM_SIZE);
         return -fd;
     }
     dev->queue_fd = fd;
@@ -148,6 +151,8 @@ int srq_soft_shm_create(srq_soft_dev_t *dev)
     srq_soft_shm_name(SRQ_SOFT_SHM_PREFIX, dev->instance, name, sizeof(name));
     fd = srq_soft_shm_memfd(name, SRQ_SOFT_TAB_SIZE, &base);
     if (fd < 0) {
+        srq_soft_report(-fd, "making its tables (%zu bytes)",
+                        (size_t)SRQ_SOFT_TAB_SIZE);
         return -fd; /* the queue goes in srq_soft_shm_destroy */
     }
     dev->tab_fd = fd;
@@ -210,12 +215,34 @@ int srq_soft_shm_path(srq_soft_dev_t *dev, char *buf, size_t len)
 
 /* ---- a peer's ---------------------------------------------------------- */
 
-/* The descriptor number, in /proc/<pid>/fd, of the memfd called @name */
+/*
+ * Why a peer's file could not be opened or mapped, for the caller: a
+ * limit of ours (descriptors, memory) as itself, said once with @what
+ * and @size (0: none) - such a peer is not gone, we are short of room;
+ * anything else as the peer gone (EHOSTUNREACH)
+ */
+static int srq_soft_shm_peer_err(int err, pid_t pid, const char *what,
+                                 size_t size)
+{
+    if (!srq_soft_err_is_limit(err)) {
+        return EHOSTUNREACH;
+    }
+    if (size > 0) {
+        srq_soft_report(err, "mapping %s of pid %d (%zu bytes)", what,
+                        (int)pid, size);
+    } else {
+        srq_soft_report(err, "opening %s of pid %d", what, (int)pid);
+    }
+    return err;
+}
+
+/* The descriptor number, in /proc/<pid>/fd, of the memfd called @name:
+ * -ENOENT when it has none, -errno when its directory cannot be read */
 static int srq_soft_shm_find(pid_t pid, const char *name)
 {
     char dir_path[64], link[128], want[128];
     struct dirent *de;
-    int dfd, fd = -1;
+    int dfd, fd = -ENOENT;
     ssize_t n;
     DIR *dir;
 
@@ -223,7 +250,7 @@ static int srq_soft_shm_find(pid_t pid, const char *name)
     snprintf(want, sizeof(want), "/memfd:%s (deleted)", name);
     dir = opendir(dir_path);
     if (dir == NULL) {
-        return -1;
+        return -errno;
     }
     dfd = dirfd(dir);
     while ((fd < 0) && ((de = readdir(dir)) != NULL)) {
@@ -304,17 +331,20 @@ static int srq_soft_shm_map_tables(pid_t pid, const uint8_t *instance,
     srq_soft_shm_name(SRQ_SOFT_SHM_PREFIX, instance, name, sizeof(name));
     num = srq_soft_shm_find(pid, name);
     if (num < 0) {
-        return EHOSTUNREACH;
+        return srq_soft_shm_peer_err(-num, pid, "the descriptor directory", 0);
     }
     fd = srq_soft_shm_open_fd(pid, num, O_RDONLY);
     if (fd < 0) {
-        return (fd == -ENOENT) ? EHOSTUNREACH : -fd;
+        return srq_soft_err_is_limit(-fd) ?
+               srq_soft_shm_peer_err(-fd, pid, "the tables", 0) :
+               (fd == -ENOENT) ? EHOSTUNREACH : -fd;
     }
     ret = srq_soft_shm_check_file(fd, SRQ_SOFT_TAB_SIZE, 0, 0);
     base = (ret == 0) ? srq_soft_shm_map(fd, SRQ_SOFT_TAB_SIZE, PROT_READ) :
                         NULL;
     if ((ret == 0) && (base == NULL)) {
-        ret = errno;
+        ret = srq_soft_shm_peer_err(errno, pid, "the tables",
+                                    SRQ_SOFT_TAB_SIZE);
     }
     close(fd);
     if (ret != 0) {
@@ -334,14 +364,15 @@ static int srq_soft_shm_map_queue(pid_t pid, srq_soft_seg_t *seg,
 
     fd = srq_soft_shm_open_fd(pid, tab->queue_fd, O_RDWR);
     if (fd < 0) {
-        return EHOSTUNREACH;
+        return srq_soft_shm_peer_err(-fd, pid, "the queue", 0);
     }
     ret = srq_soft_shm_check_file(fd, SRQ_SOFT_SHM_SIZE, tab->queue_dev,
                                   tab->queue_ino);
     base = (ret == 0) ? srq_soft_shm_map(fd, SRQ_SOFT_SHM_SIZE,
                                          PROT_READ | PROT_WRITE) : NULL;
     if ((ret == 0) && (base == NULL)) {
-        ret = errno;
+        ret = srq_soft_shm_peer_err(errno, pid, "the queue",
+                                    SRQ_SOFT_SHM_SIZE);
     }
     close(fd);
     if (ret != 0) {
@@ -360,7 +391,7 @@ static int srq_soft_shm_map_queue(pid_t pid, srq_soft_seg_t *seg,
      * whose default action would end this process */
     fd = srq_soft_shm_open_fd(pid, tab->wake_fd, O_RDWR | O_NONBLOCK);
     if (fd < 0) {
-        return EHOSTUNREACH;
+        return srq_soft_shm_peer_err(-fd, pid, "the wake pipe", 0);
     }
     ret = srq_soft_shm_check_file(fd, 0, tab->wake_dev, tab->wake_ino);
     if (ret != 0) {

@@ -19,6 +19,7 @@
  */
 #include "soft_thread.h"
 #include "soft_dev.h"
+#include "soft_report.h"
 #include "soft_wait.h"
 
 #include <errno.h>
@@ -46,6 +47,8 @@ int srq_soft_thread_start(srq_soft_dev_t *dev)
     }
     ret = pthread_create(&dev->thread, NULL, srq_soft_thread_main, dev);
     if (ret != 0) {
+        /* EAGAIN: its stack could not be mapped, or too many threads */
+        srq_soft_report(ret, "starting its progress thread");
         close(dev->thread_stop_fd);
         dev->thread_stop_fd = -1;
         return ret;

@@ -346,6 +346,31 @@ TEST(rc_srq_peer, stopped_peer_is_not_failed)
 }
 
 /*
+ * A connection that never comes up - every handshake datagram lost, as
+ * when the peer has no room to map us - fails its endpoints at
+ * CONN_TIMEOUT, also one that sent nothing: a ping-pong's responder,
+ * waiting for its peer's first message, was never told, and spun in
+ * progress for ever (issue 51: ucx_perftest under ulimit -v).
+ */
+TEST(rc_srq_peer, idle_endpoint_told_its_connection_never_came_up)
+{
+    err_count errors;
+    entity_params params;
+    params.config      = {{"CONN_DROP", "100"}, {"CONN_TIMEOUT", "300ms"},
+                          {"CONN_RETRY", "50ms"}};
+    params.err_handler = err_count::cb;
+    params.err_arg     = &errors;
+    entity self(params), peer;
+
+    self.connect(peer); /* and nothing sent on it */
+    EXPECT_TRUE(progress_until({&self, &peer}, [&] {
+        return errors.count > 0;
+    }, 30.0)) << "the endpoint was never told";
+    EXPECT_EQ(1, errors.count);
+    EXPECT_EQ(UCS_ERR_UNREACHABLE, errors.status);
+}
+
+/*
  * A long-running server keeps the connections peers asked for (for
  * endpoints to come), but not those of peers that died without a word: a
  * connection no endpoint uses is probed every CONN_IDLE_CHECK, the probe to

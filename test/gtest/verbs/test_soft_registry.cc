@@ -104,6 +104,14 @@ int open_close_soft0()
     return ret;
 }
 
+/* This process's sharing domain (soft_proc.h) */
+uint32_t domain_id()
+{
+    uint32_t id = 0;
+    EXPECT_EQ(0, srq_soft_domain_id(&id));
+    return id;
+}
+
 std::string user_dir()
 {
     char path[64];
@@ -116,7 +124,7 @@ std::string old_registry_name()
 {
     char path[96];
     snprintf(path, sizeof(path), "/dev/shm/srq-softlid-%u-%08x",
-             (unsigned)getuid(), srq_soft_domain_id());
+             (unsigned)getuid(), domain_id());
     return path;
 }
 
@@ -221,7 +229,7 @@ TEST(soft_registry, foreign_registry_file_is_refused)
         std::string dir = user_dir();
         char name[96];
         snprintf(name, sizeof(name), "%s/lid-%08x", dir.c_str(),
-                 srq_soft_domain_id());
+                 domain_id());
         if ((mkdir(dir.c_str(), 0700) != 0) || (plant(name, "file0600") != 0)) {
             return 100;
         }
