@@ -262,6 +262,14 @@ bool progress_until(const std::vector<entity*> &entities,
     return true;
 }
 
+bool progress_until_no_connections(entity &e, double seconds)
+{
+    return progress_until({&e}, [&] {
+        uct_srq_iface_counters_t c = e.counters();
+        return (c.conns == 0) && (c.conns_failed == 0);
+    }, seconds);
+}
+
 mem_buffer::mem_buffer(uct_md_h md, size_t size, char fill) :
     m_md(md), m_buf(size ? size : 1, fill)
 {

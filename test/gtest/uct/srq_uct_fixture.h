@@ -140,6 +140,10 @@ private:
 bool progress_until(const std::vector<entity*> &entities,
                     const std::function<bool()> &cond, double seconds = 10.0);
 
+/* Progress @e until it holds no connection, live or failed and kept, or
+ * @seconds passed */
+bool progress_until_no_connections(entity &e, double seconds = 10.0);
+
 /* A registered buffer */
 class mem_buffer {
 public:

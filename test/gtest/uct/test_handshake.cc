@@ -346,10 +346,7 @@ TEST(rc_srq_handshake, failed_connections_are_freed)
         << " connections";
 
     /* no RTU ever comes: they time out and are freed */
-    EXPECT_TRUE(progress_until({&receiver}, [&] {
-        uct_srq_iface_counters_t c = receiver.counters();
-        return (c.conns == 0) && (c.conns_failed == 0);
-    })) << "live " << receiver.counters().conns << ", failed and kept "
+    EXPECT_TRUE(progress_until_no_connections(receiver)) << "live " << receiver.counters().conns << ", failed and kept "
         << receiver.counters().conns_failed;
 }
 

@@ -402,10 +402,8 @@ TEST(rc_srq_peer, server_reclaims_connection_of_killed_peer)
     }, 0.5)) << "a live peer's connection was dropped";
 
     peer->kill_now();
-    EXPECT_TRUE(progress_until({&server}, [&] {
-        uct_srq_iface_counters_t c = server.counters();
-        return (c.conns == 0) && (c.conns_failed == 0);
-    }, 20.0)) << "the connection of a dead peer is still there: "
+    EXPECT_TRUE(progress_until_no_connections(server, 20.0))
+        << "the connection of a dead peer is still there: "
               << server.counters().conns << " live, "
               << server.counters().conns_failed << " failed";
 }
@@ -438,10 +436,8 @@ TEST(rc_srq_peer, handshake_left_by_dead_peer_freed_at_idle_check)
     /* the REP is out; the peer is gone before it answers */
     server.progress();
     peer->kill_now();
-    EXPECT_TRUE(progress_until({&server}, [&] {
-        uct_srq_iface_counters_t c = server.counters();
-        return (c.conns == 0) && (c.conns_failed == 0);
-    }, 20.0)) << "the handshake of a dead peer is still there: "
+    EXPECT_TRUE(progress_until_no_connections(server, 20.0))
+        << "the handshake of a dead peer is still there: "
               << server.counters().conns << " live, "
               << server.counters().conns_failed << " failed";
 }
