@@ -179,14 +179,31 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 
 /* ---- GID and pkey tables, GUID (sysfs in libibverbs) ------------------- */
 
+/*
+ * An IB port's GID table as an HCA's sysfs shows it: entry 0 holds the
+ * port's GID, the others up to gid_tbl_len exist and are empty (all zero),
+ * so ibv_query_gid reads them as zeros (programs written for RoCE query
+ * index 1 or 3 and go on). An empty entry is no valid GID: the queries that
+ * give valid entries only (_ibv_query_gid_ex, ibv_query_gid_type) refuse it
+ * with ENODATA, as libibverbs does for an HCA's.
+ */
 static int srq_ibv_port_gid(struct ibv_context *ctx, uint8_t port_num,
                             int index, union ibv_gid *gid)
 {
     srq_verbs_port_addr_t addr;
+    struct ibv_port_attr attr;
     int ret;
 
+    ret = srq_verbs_query_port(srq_ibv_dev(ctx), port_num, &attr);
+    if (ret != 0) {
+        return ret;
+    }
+    if ((index < 0) || (index >= attr.gid_tbl_len)) {
+        return EINVAL;
+    }
     if (index != 0) {
-        return EINVAL; /* one GID per port */
+        memset(gid->raw, 0, sizeof(gid->raw));
+        return ENODATA;
     }
     ret = srq_verbs_port_addr(srq_ibv_dev(ctx), port_num, &addr);
     if (ret == 0) {
@@ -200,8 +217,11 @@ int ibv_query_gid(struct ibv_context *ctx, uint8_t port_num, int index,
 {
     SRQ_IBV_REAL(real, ibv_query_gid, "IBVERBS_1.1");
 
+    int ret;
+
     if (srq_ibv_is_ours(ctx)) {
-        return (srq_ibv_port_gid(ctx, port_num, index, gid) == 0) ? 0 : -1;
+        ret = srq_ibv_port_gid(ctx, port_num, index, gid);
+        return ((ret == 0) || (ret == ENODATA)) ? 0 : -1; /* empty: zeros */
     }
     return (real == NULL) ? -1 : real(ctx, port_num, index, gid);
 }

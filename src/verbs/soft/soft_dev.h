@@ -48,6 +48,9 @@
 #define SRQ_SOFT_MAX_SRQ_WR    32767  /* wqe_cnt (pow2, +1 sentinel) <= 2^15 */
 #define SRQ_SOFT_MAX_INLINE    1024
 #define SRQ_SOFT_MTU           IBV_MTU_4096
+/* GID table entries of the port: the port's GID, then empty ones, as an
+ * IB HCA reports them (programs written for RoCE query index 1 or 3) */
+#define SRQ_SOFT_GID_TBL_LEN   8
 #define SRQ_SOFT_MAX_MSG       (1u << 31)
 
 /* The first four bytes of every soft GID: a link-local prefix, followed by

@@ -374,7 +374,7 @@ static int srq_soft_query_port(srq_verbs_dev_t *dev, uint8_t port_num,
     attr->state           = IBV_PORT_ACTIVE;
     attr->max_mtu         = SRQ_SOFT_MTU;
     attr->active_mtu      = SRQ_SOFT_MTU;
-    attr->gid_tbl_len     = 1;
+    attr->gid_tbl_len     = SRQ_SOFT_GID_TBL_LEN;
     attr->max_msg_sz      = 1u << 31;
     attr->pkey_tbl_len    = 1;
     attr->lid             = srq_soft_dev(dev)->lid;
