@@ -71,38 +71,7 @@ else
 fi
 
 # the calls and each CQ's completions, one per line
-normalize() {
-    "${PYTHON3:-python3}" - "$1" <<'EOF'
-import re, sys
-calls, wcs = [], {}
-for line in open(sys.argv[1]):
-    # an address in no traced buffer is the process's own: not compared
-    line = re.sub(r"(addr=)0x[0-9a-f]+", r"\1ADDR", line.rstrip("\n"))
-    # the limit an SRQ reports depends on how many messages landed by the
-    # query, so on when ACKs and retries ran (timers, the progress thread):
-    # under load a replay saw it fired where its run had not (1 run in 6)
-    line = re.sub(r"(out\.srq_attr\.srq_limit=)\d+", r"\1N", line)
-    verb = line.split(" ", 1)[0]
-    if not line or line.startswith("#") or verb in ("ibv_get_async_event", "ibv_ack_async_event"):
-        continue
-    if verb != "ibv_poll_cq":
-        calls.append(line)
-        continue
-    cq = re.search(r" cq=(\S+)", line).group(1)
-    entries = {}
-    for m in re.finditer(r" out\.wc\[(\d+)\]\.(\S+)", line):
-        entries.setdefault(int(m.group(1)), []).append(m.group(2))
-    # in order per work queue; QPs sharing a CQ interleave as they will
-    for i in sorted(entries):
-        qp = [f for f in entries[i] if f.startswith("qp_num=")]
-        wcs.setdefault((cq, " ".join(qp)), []).append(" ".join(entries[i]))
-for c in calls:
-    print(c)
-for cq, qp in sorted(wcs):
-    for w in wcs[(cq, qp)]:
-        print("%s: %s" % (cq, w))
-EOF
-}
+normalize() { "${PYTHON3:-python3}" "$src/trace_norm.py" "$@"; }
 normalize "$tmp/run.trace" >"$tmp/run.norm"
 normalize "$tmp/replay.trace" >"$tmp/replay.norm" 2>&1
 ok=0

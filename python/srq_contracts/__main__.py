@@ -6,7 +6,8 @@
     gen-trace OUT.h OUT.c           the tracer's formatters (build step)
     gen-fuzz OUT.h                  the fuzzer's contract tables (build step)
     list                            verbs, their failures and post-conditions
-    verbs-py [VERB ...] [-o FILE]   classes for the rdma-fuzzing framework's
+    verbs-py [VERB ...] [-o FILE | --into VERBS_PY | --print]
+                                    classes for the rdma-fuzzing framework's
                                     verbs.py (all verbs without VERB)
 """
 import argparse
@@ -44,6 +45,10 @@ def main(argv=None):
     vp = sub.add_parser("verbs-py")
     vp.add_argument("verbs", nargs="*", metavar="VERB")
     vp.add_argument("-o", "--output")
+    vp.add_argument("--into", metavar="VERBS_PY",
+                    help="put the classes into the framework's lib/verbs.py, in place of its own")
+    vp.add_argument("--print", action="store_true",
+                    help="print them with the instructions for pasting by hand (the default)")
     args = ap.parse_args(argv)
 
     try:
@@ -72,7 +77,9 @@ def main(argv=None):
                 text = verbspy.generate(_contracts.load(args.contracts), args.verbs)
             except KeyError as e:
                 raise _contracts.ContractError(e.args[0])
-            if args.output:
+            if args.into:
+                print(verbspy.install(args.into, text))
+            elif args.output:
                 _write(args.output, text)
             else:
                 sys.stdout.write(text)

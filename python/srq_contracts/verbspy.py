@@ -22,6 +22,7 @@ import os
 import pprint
 
 from .contracts import base_type
+from .verbspy_fw import CLASS_NAME, framework
 
 # object kinds as the framework names its resource types
 RTYPE = {"context": "context", "pd": "pd", "mr": "mr", "cq": "cq",
@@ -47,6 +48,8 @@ _DEFAULT = {"int": "0", "uint": "0", "hex": "0", "flags": "0", "enum": "0", "ptr
 
 def class_name(verb):
     """ibv_post_srq_recv -> PostSRQRecv, as verbs.py names its classes"""
+    if verb in CLASS_NAME:
+        return CLASS_NAME[verb]
     words = verb.split("_")[1:]
     return "".join(w.upper() if w in _UPPER else w.capitalize() for w in words)
 
@@ -127,6 +130,22 @@ class _Verb:
             kind = RTYPE[rv["object"]]
             self.product = (kind, "struct ibv_%s *" % rv["object"])
         self.destroys = [RTYPE[k] for k in contract.consumed_objects()]
+        self.fw = framework(self.verb)
+        alias = self.fw.alias if self.fw else {}
+        # the attribute the object made lives in (the framework's name for it)
+        self.pattr = alias.get("@product", self.product[0] if self.product else None)
+        for p in self.params:
+            a = alias.get(p.name)
+            if isinstance(a, tuple):
+                p.attr, p.var = a
+            elif a and p.role in ("resource", "scalar"):
+                p.attr = a
+            elif a:
+                p.var = a
+        # what the framework's classes leave to its CodeGenContext where the
+        # caller names none: the context the program opened (ctx.ib_ctx)
+        self.implicit = [p for p in self.params if self.fw and p.role == "resource"
+                         and p.rtype == "context"]
 
     def role(self, role):
         return [p for p in self.params if p.role == role]
@@ -179,9 +198,14 @@ def _contract_source(v):
                        (p.attr, "  # else %s (at completion)" % lk if lk else ""))
     if v.product:
         kind = v.product[0]
-        meta = [p.attr for p in v.resources()]
+        meta = [p.attr for p in v.resources() if p not in v.implicit]
         prod.append('ProduceSpec("%s", State.%s, "%s", metadata_fields=%r),' %
-                    (kind, "RESET" if kind == "qp" else "ALLOCATED", kind, meta))
+                    (kind, "RESET" if kind == "qp" else "ALLOCATED", v.pattr, meta))
+    if v.fw and "remote_qp" in v.fw.extra:
+        # the framework's pair runtime: the server's QP this one pairs with
+        req.append('RequireSpec("remote_qp", State.ALLOCATED, "remote_qp"),')
+        trans.append('TransitionSpec("remote_qp", from_state=State.ALLOCATED, to_state=State.USED,'
+                     ' name_attr="remote_qp"),')
     for kind in v.destroys:
         p = [q for q in v.resources() if q.rtype == kind][0]
         trans.append('TransitionSpec("%s", from_state=None, to_state=State.DESTROYED, name_attr="%s"),'
@@ -228,47 +252,84 @@ def _docstring(v):
     return '    """%s\n    """\n' % body.lstrip()
 
 
-def _init_source(v):
-    args, body = ["self"], []
-    for p in v.params:
-        if p.role == "resource":
-            nullable = any("null" in r["states"] for r in v.c.data["requires"] if r["param"] == p.name)
-            args.append("%s=None" % p.name)
-            if not nullable:
-                body.append('if not %s:\n            raise ValueError("%s: %s must be given")'
-                            % (p.name, v.cls, p.name))
-            body.append('self.%s = _srq_resource("%s", %s)' % (p.name, p.rtype, p.name))
+def _slots(v):
+    """{constructor argument: (what it sets, the parameter)}, in the order
+    the contract gives them"""
+    slots = {}
     if v.product:
-        kind = v.product[0]
-        args.append("%s=None" % kind)
-        body.append('if not %s:\n            raise ValueError("%s: the name of the new %s must be given")'
-                    % (kind, v.cls, kind))
-        body.append('self.%s = ResourceValue(resource_type="%s", value=str(%s), mutable=False)'
-                    % (kind, kind, kind))
+        slots[v.pattr] = ("product", None)
     for p in v.params:
-        if p.role in ("chain", "struct"):
-            args.append("%s=None" % p.attr)
-            body.append("self.%s = %s" % (p.attr, p.attr))
-        elif p.role == "scalar":
-            args.append("%s=None" % p.name)
-            dflt = "1" if p.name == "num_entries" else _DEFAULT.get(p.kind, "0")
-            body.append('self.%s = _srq_value(%s if %s is not None else "%s", "%s")'
-                        % (p.name, p.name, p.name, dflt, p.kind))
-    # C variables the call's arguments and results live in, named after
-    # the object made or used
-    stem = v.verb[4:]
-    owner = v.product[0] if v.product else v.resources()[0].name if v.resources() else "None"
+        if p.role in ("resource", "scalar", "chain", "struct"):
+            slots[p.attr] = (p.role, p)
     for p in v.params:
         if p.role in ("chain", "struct", "bad_wr", "out", "out_array"):
-            # WR chains by their type, so that ibv_post_recv and ibv_post_send on
-            # one QP keep apart
+            slots[p.var] = ("var", p)
+    if v.ret in ("errno", "count"):
+        slots["ret_var"] = ("ret", None)
+    for name, wrap in (v.fw.extra.items() if v.fw else ()):
+        slots[name] = ("extra", wrap)
+    return slots
+
+
+def _wrap_arg(v, attr):
+    """The framework's value wrapper of a field, as an argument of _srq_value"""
+    w = v.fw.wrap.get(attr) if v.fw else None
+    return ', "%s"' % w if w else ""
+
+
+def _init_source(v):
+    """The framework's constructor where it has one (its parameters, their
+    order and defaults), then what the contract adds, by keyword"""
+    slots = _slots(v)
+    order = v.fw.params() if v.fw else []
+    unknown = [n for n in order if n not in slots]
+    if unknown:
+        raise KeyError("%s: the framework's %s has no counterpart in the contract"
+                       % (v.cls, ", ".join(unknown)))
+    defaults = dict(v.fw.signature) if v.fw else {}
+    fill = v.fw.fill if v.fw else {}
+    rest = [n for n in slots if n not in order]
+    args = ["self"] + ["%s=%r" % (n, defaults[n]) for n in order]
+    if rest:
+        args += (["*"] if v.fw else []) + ["%s=None" % n for n in rest]
+    stem = v.verb[4:]
+    owner = v.pattr or (v.resources()[0].attr if v.resources() else "None")
+    body = []
+    for name, (what, p) in slots.items():
+        if what == "product" and name in fill:
+            body.append("%s = %s or %r" % (name, name, fill[name]))
+        if what == "product":
+            body.append('%s = _srq_product(%s, "%s")' % (name, name, v.product[0]))
+            body.append('if not %s:\n            raise ValueError("%s: the name of the new %s must be given")'
+                        % (name, v.cls, v.product[0]))
+            body.append('self.%s = ResourceValue(resource_type="%s", value=str(%s), mutable=False)'
+                        % (name, v.product[0], name))
+        elif what == "resource":
+            nullable = any("null" in r["states"] for r in v.c.data["requires"] if r["param"] == p.name)
+            if p in v.implicit:     # the framework's CodeGenContext names it (ctx.ib_ctx)
+                body.append('self.%s = _srq_resource("%s", %s) if %s is not None else None'
+                            % (name, p.rtype, name, name))
+                continue
+            if not nullable:
+                body.append('if not %s:\n            raise ValueError("%s: %s must be given")'
+                            % (name, v.cls, name))
+            body.append('self.%s = _srq_resource("%s", %s)' % (name, p.rtype, name))
+        elif what == "scalar":
+            dflt = fill.get(name, "1" if p.name == "num_entries" else _DEFAULT.get(p.kind, "0"))
+            body.append('self.%s = _srq_value(%s if %s is not None else %r, "%s"%s)'
+                        % (name, name, name, dflt, p.kind, _wrap_arg(v, name)))
+        elif what in ("chain", "struct"):
+            body.append("self.%s = %s" % (name, name))
+        elif what == "var":
+            # WR chains by their type, so that ibv_post_recv and ibv_post_send
+            # on one QP keep apart
             stem_var = {"chain": p.ctype[len("struct ibv_"):],
                         "bad_wr": "bad_" + p.ctype[len("struct ibv_"):]}.get(p.role, p.name)
-            args.append("%s=None" % p.var)
-            body.append('self.%s = _srq_var(%s, "%s", %s)' % (p.var, p.var, stem_var, owner))
-    if v.ret in ("errno", "count"):
-        args.append("ret_var=None")
-        body.append('self.ret_var = _srq_var(ret_var, "ret_%s", %s)' % (stem, owner))
+            body.append('self.%s = _srq_var(%s, "%s", %s)' % (name, name, stem_var, owner))
+        elif what == "ret":
+            body.append('self.ret_var = _srq_var(ret_var, "ret_%s", %s)' % (stem, owner))
+        elif what == "extra":
+            body.append("self.%s = _srq_extra(%s, %r)" % (name, name, p))
     body += ["self.tracker = None", "self.required_resources = []", "self.allocated_resources = []"]
     return ("    def __init__(%s):\n        %s\n" % (",\n                 ".join(args),
                                                     "\n        ".join(body)))
@@ -278,9 +339,20 @@ def _apply_source(v):
     b = ["self.required_resources = []", "self.allocated_resources = []",
          "self.tracker = ctx.tracker if ctx else None", "if ctx:"]
     if v.product:
-        b.append('    ctx.alloc_variable(str(self.%s), "%s", "NULL")' % (v.product[0], v.product[1]))
+        b.append('    ctx.alloc_variable(str(self.%s), "%s", "NULL")' % (v.pattr, v.product[1]))
+        if v.product[0] == "context":
+            # the program's context (ctx.ib_ctx, what calls naming none use)
+            # is the first one opened: generate_c runs after every apply
+            b.append('    if not ctx.__dict__.get("_srq_ib_ctx_set"):')
+            b.append('        ctx.ib_ctx = str(self.%s)' % v.pattr)
+            b.append('        ctx._srq_ib_ctx_set = True')
     if v.ret in ("errno", "count"):
         b.append('    ctx.alloc_variable(str(self.ret_var), "int", "0")')
+    for p in v.role("scalar"):
+        if p.kind in ("addr", "buffer", "ptr"):
+            # memory a trace names (buf0, buf0+64) is memory of the program
+            length = [q.attr for q in v.role("scalar") if q.name == "length"]
+            b.append('    _srq_buffer(ctx, self.%s, %s)' % (p.attr, "self." + length[0] if length else "None"))
     for p in v.params:
         if p.role == "bad_wr":
             b.append('    ctx.alloc_variable(str(self.%s), "%s *", "NULL")' % (p.var, p.ctype))
@@ -293,7 +365,7 @@ def _apply_source(v):
                      (p.var, p.ctype, " *" * (p.depth - 1),
                       "NULL" if p.depth > 1 else "0"))
         elif p.role == "out_array":
-            cap = p.p.get("capacity")
+            cap = [q.attr for q in v.params if q.name == p.p.get("capacity")][0]
             b.append('    ctx.alloc_variable(str(self.%s), "%s", None, "[%%d]" %% _srq_count(self.%s))'
                      % (p.var, p.ctype, cap))
     if b[-1] == "if ctx:":
@@ -306,20 +378,22 @@ def _apply_source(v):
         b.append('        self.required_resources.append({"type": "%s", "name": self.%s.value,'
                  ' "position": "%s"})' % (p.rtype, p.attr, p.attr))
     for p in v.role("chain"):
+        # the SGEs' MRs are the chain's to replace (set_resource_recursively),
+        # not an attribute of the call: no position
         b.append('    for mr in _srq_chain_mrs(self.%s):' % p.attr)
         b.append('        self.tracker.use("mr", mr)')
-        b.append('        self.required_resources.append({"type": "mr", "name": mr, "position": "%s"})'
-                 % p.attr)
     if v.product:
         kind = v.product[0]
-        meta = ", ".join("%s=str(self.%s)" % (p.rtype, p.attr) for p in v.resources())
-        b.append('    self.tracker.create("%s", self.%s.value%s)' % (kind, kind, ", " + meta if meta else ""))
-        b.append('    self.allocated_resources.append(("%s", self.%s.value))' % (kind, kind))
+        meta = ", ".join("%s=str(self.%s)" % (p.rtype, p.attr) for p in v.resources() if p not in v.implicit)
+        b.append('    self.tracker.create("%s", self.%s.value%s)' % (kind, v.pattr, ", " + meta if meta else ""))
+        b.append('    self.allocated_resources.append(("%s", self.%s.value))' % (kind, v.pattr))
     for kind in v.destroys:
         p = [q for q in v.resources() if q.rtype == kind][0]
         b.append('    self.tracker.destroy("%s", self.%s.value)' % (kind, p.attr))
     if len(b) == n:
         b.pop()
+    if v.fw and v.fw.pair:
+        b.append("_srq_pair_apply(self, ctx, %r)" % v.fw.pair)
     b.append('if hasattr(ctx, "contracts"):')
     b.append("    ctx.contracts.apply_contract(self, self.get_contract())")
     return "    def apply(self, ctx):\n        %s\n" % "\n        ".join(b)
@@ -331,11 +405,11 @@ def _from_trace_source(v):
     if v.product:
         kind = v.product[0]
         known.add(kind)
-        args.append('%s=kv.get("%s", kv.get("ret"))' % (kind, kind))
+        args.append('%s=kv.get("%s", kv.get("ret"))' % (v.pattr, kind))
     for p in v.params:
         if p.role in ("resource", "scalar"):
             known.add(p.name)
-            args.append('%s=kv.get("%s")' % (p.name, p.name))
+            args.append('%s=kv.get("%s")' % (p.attr, p.name))
         elif p.role == "chain":
             wr_cls, fields = _WR_CLASS[p.ctype]
             prefixes.append(p.name + "[")
@@ -345,14 +419,16 @@ def _from_trace_source(v):
             args.append('%s=_srq_struct(kv, "%s", "%s", cls.STRUCT_FIELDS["%s"])'
                         % (p.attr, p.name, p.ctype, p.name))
         if p.role in ("chain", "struct", "bad_wr", "out", "out_array"):
-            known.add(p.var)
-            args.append('%s=kv.get("%s")' % (p.var, p.var))
+            known.add(p.name + "_var")     # the trace's key, whatever the framework calls it
+            args.append('%s=kv.get("%s_var")' % (p.var, p.name))
     if v.ret in ("errno", "count"):
         known.add("ret_var")
         args.append('ret_var=kv.get("ret_var")')
     b.append('_srq_check_keys(kv, "%s", {%s}, %r)' % (v.cls, ", ".join(repr(k) for k in sorted(known)),
                                                       tuple(prefixes)))
-    b.append("return cls(%s)" % (",\n                   ".join(args)))
+    b.append("call = cls(%s)" % (",\n                   ".join(args)))
+    b.append('call._srq_traced = (kv.get("ret"), kv.get("errno"))')
+    b.append("return call")
     keys = sorted(known | {q[:-1] + ("[i]..." if q.endswith("[") else ".*") for q in prefixes})
     return ("    @classmethod\n    def from_trace(cls, info, ctx=None):\n"
             '        """A call from a trace line: key=value words, as the framework\'s traces\n'
@@ -380,11 +456,15 @@ def _generate_c_source(v):
     call_args = []
     chain = None
     for p in v.params:
-        if p.role == "resource":
+        if p.role == "resource" and p in v.implicit:
+            call_args.append("_srq_ib_ctx(self.%s, ctx)" % p.attr)
+        elif p.role == "resource":
             b.append("uses.append(str(self.%s))" % p.attr)
             call_args.append("str(self.%s)" % p.attr)
+        elif p.role == "scalar" and p.kind == "device":
+            call_args.append("_srq_device(self.%s, ctx)" % p.attr)
         elif p.role == "scalar":
-            call_args.append("str(self.%s)" % p.name)
+            call_args.append("str(self.%s)" % p.attr)
         elif p.role == "chain":
             chain = p
             b.append("uses.extend(_srq_chain_mrs(self.%s))" % p.attr)
@@ -403,7 +483,9 @@ def _generate_c_source(v):
         elif p.role in ("bad_wr", "out", "out_array"):
             call_args.append(('"&" + ' if p.role != "out_array" else "") + "str(self.%s)" % p.var)
     b.append('args = ", ".join([%s])' % ", ".join(call_args))
-    what = "str(self.%s)" % v.resources()[0].attr if v.resources() else '""'
+    first = v.resources()[0] if v.resources() else None
+    what = ('""' if first is None else "_srq_ib_ctx(self.%s, ctx)" % first.attr if first in v.implicit
+            else "str(self.%s)" % first.attr)
     fails = _call_failures(c)
     completion = [f["id"] for f in c.data["failures"] if f["detected"] != "call"]
     if completion:
@@ -417,8 +499,8 @@ def _generate_c_source(v):
         own = "struct ibv_%s *" % c.returns["object"]
         cast = "" if c.returns["type"] == own else "(%s)" % own
         b.append('code += "    errno = 0;\\n    %%s = %s%s(%%s);\\n" %% (self.%s, args)'
-                 % (cast, v.verb, kind))
-        b.append('code += "    if (%%s == NULL) {\\n" %% self.%s' % kind)
+                 % (cast, v.verb, v.pattr))
+        b.append('code += "    if (%%s == NULL) {\\n" %% self.%s' % v.pattr)
         b.append('code += _srq_errno_check("errno", "%s", %s, %r)' % (v.verb, what, fails))
         b.append('code += "    }\\n"')
     elif v.ret == "errno":
@@ -432,6 +514,12 @@ def _generate_c_source(v):
             b.append('code += _srq_bad_wr_check(str(self.%s), str(self.%s), str(self.%s) + "_idx", "%s")'
                      % (chain.var, bad, bad, chain.ctype))
         b.append('code += "    }\\n"')
+    elif v.verb == "ibv_poll_cq":
+        # polls until the completions it waits for came, as the framework's
+        # PollCQ does (one, ~10 ms) and as its trace saw them (ret=N, 10 s):
+        # a program made from a trace consumes them where the trace did
+        b.append('code += _srq_poll_c(self, ctx, str(self.ret_var), str(self.cq), str(self.num_entries), '
+                 'str(self.wc_var))')
     elif v.ret == "count":
         b.append('code += "    %%s = %s(%%s);\\n" %% (self.ret_var, args)' % v.verb)
         b.append('code += "    if (%s < 0) {\\n" % self.ret_var')
@@ -440,31 +528,38 @@ def _generate_c_source(v):
         b.append('code += "    }\\n"')
     else:
         b.append('code += "    %s(%%s);\\n" %% args' % v.verb)
+    if v.fw and v.fw.pair:     # the framework's pair runtime: announce, or wait for the peer
+        b.append("code = _srq_pair_c(self, ctx, %r, code)" % v.fw.pair)
+    b.append("code = _srq_device_list(_srq_ports(code, ctx), ctx)")
     b.append('return "\\n    /* %s (contract %s.json) */\\n" + _srq_guard(uses, code)' % (v.verb, v.verb))
     return "    def generate_c(self, ctx):\n        %s\n" % "\n        ".join(b)
 
 
 def _get_contract_source(v):
-    """ibv_modify_qp moves the QP to attr.qp_state: a transition only an
-    instance knows"""
+    """CONTRACT, but none for a call its trace saw fail (what a contract
+    requires is what success needs; a trace records failures too); for
+    ibv_modify_qp plus the move to the state attr.qp_state names, a
+    transition only an instance knows"""
+    b = ['    def get_contract(self):\n',
+         '        """CONTRACT; none for a call its trace saw fail%s"""\n'
+         % ("; plus the move to attr.qp_state" if v.verb == "ibv_modify_qp" else ""),
+         '        if _srq_failed(self, "%s"):\n' % v.ret,
+         '            return Contract(requires=[], produces=[], transitions=[])\n']
     if v.verb != "ibv_modify_qp":
-        return ""
-    return ('    def get_contract(self):\n'
-            '        """CONTRACT plus the move to the state attr.qp_state names"""\n'
-            '        to = _srq_state(getattr(self.attr_obj, "qp_state", None)) if self.attr_obj else None\n'
-            '        if to is None:\n'
-            '            return self.CONTRACT\n'
-            '        return Contract(requires=list(self.CONTRACT.requires), produces=[],\n'
-            '                        transitions=[TransitionSpec("qp", from_state=None, to_state=to,\n'
-            '                                                    name_attr="qp")])\n\n')
+        return "".join(b + ["        return self.CONTRACT\n\n"])
+    return "".join(b + [
+        '        to = _srq_state(getattr(self.attr_obj, "qp_state", None)) if self.attr_obj else None\n',
+        '        if to is None:\n',
+        '            return self.CONTRACT\n',
+        '        return Contract(requires=list(self.CONTRACT.requires), produces=[],\n',
+        '                        transitions=[TransitionSpec("qp", from_state=None, to_state=to,\n',
+        '                                                    name_attr="qp")])\n\n'])
 
 
 def class_source(contract):
     v = _Verb(contract)
     c = contract
-    mutable, export = [], []
-    if v.product:
-        mutable.append(v.product[0])
+    mutable = [v.pattr] if v.product else []
     for p in v.params:
         if p.role in ("resource", "chain", "struct", "scalar"):
             mutable.append(p.attr)
@@ -472,6 +567,9 @@ def class_source(contract):
                               if p.role in ("chain", "struct", "bad_wr", "out", "out_array")]
     if v.ret in ("errno", "count"):
         export.append("ret_var")
+    if v.fw:    # the framework's lists first, as its mutator and to_dict() know them
+        mutable = v.fw.mutable + [f for f in mutable if f not in v.fw.mutable]
+        export = v.fw.export + [f for f in export if f not in v.fw.export]
     structs = {p.name: _struct_fields(c, p.ctype) for p in v.params if p.role == "struct"}
     out = ["class %s(VerbCall):\n" % v.cls, _docstring(v), "\n",
            "    MUTABLE_FIELDS = %r\n" % mutable,
@@ -499,12 +597,16 @@ def generate(contracts, verbs=None):
     if missing:
         raise KeyError("no contract for %s (verbs with one: %s)" %
                        (", ".join(missing), " ".join(sorted(contracts))))
-    head = ("# ---- ucx-srq: verbs.py classes generated from its verb contracts ----\n"
+    head = (BEGIN + "\n"
             "# python3 -m srq_contracts verbs-py%s\n"
-            "# Paste below the imports of lib/verbs.py (it uses VerbCall, Contract,\n"
-            "# RequireSpec, ProduceSpec, TransitionSpec, State, ResourceValue,\n"
-            "# ConstantValue, IntValue, IbvRecvWR, IbvSendWR, IbvSge from there). Regenerate\n"
-            "# rather than edit: the contracts are the source.\n\n" % "".join(" " + v for v in verbs or []))
+            "# For lib/verbs.py of the rdma-fuzzing framework: `srq-verbs-py --into\n"
+            "# lib/verbs.py` puts this block at the end of that file, after the\n"
+            "# framework's own classes, so that these take their names (by hand: append\n"
+            "# it there; above VerbCall's definition it cannot load, and above the\n"
+            "# framework's classes they would override these). It uses VerbCall,\n"
+            "# Contract, RequireSpec, ProduceSpec, TransitionSpec, State and the values\n"
+            "# and WR classes the file imports. Regenerate rather than edit: the\n"
+            "# contracts are the source.\n\n" % "".join(" " + v for v in verbs or []))
     parts = [head, runtime_source(), "\n\ndef _srq_count(value):\n"
              "    n = _srq_unwrap(value)\n"
              "    if not _SRQ_NUMBER.match(str(n)) or int(str(n), 0) <= 0:\n"
@@ -514,4 +616,40 @@ def generate(contracts, verbs=None):
         parts.append("\n\n" + class_source(contracts[name]))
     parts.append("\n\nSRQ_VERB_CLASSES = {%s}\n" %
                  ", ".join('"%s": %s' % (n, class_name(n)) for n in names))
+    parts.append(END + "\n")
     return "".join(parts)
+
+
+BEGIN = "# ---- ucx-srq: verbs.py classes generated from its verb contracts ----"
+END = "# ---- end of the ucx-srq classes ----"
+
+
+def install(path, text):
+    """@text (generate()'s) into the verbs.py at @path: at the end of the
+    file, where its names replace the framework's classes of the same
+    names; a block an earlier run put there is replaced, the rest of the
+    file kept byte for byte, so that a second run changes nothing"""
+    with open(path) as f:
+        old = f.read()
+    if "class VerbCall" not in old:
+        raise OSError("%s defines no VerbCall: not the framework's lib/verbs.py" % path)
+    body = old
+    if BEGIN in old:
+        a = old.index(BEGIN)
+        if END not in old[a:]:
+            raise OSError("%s: the ucx-srq block has no end line (%s); restore the file" % (path, END))
+        b = old.index(END, a) + len(END)
+        b += 1 if old[b:b + 1] == "\n" else 0
+        body = old[:a] + old[b:]
+        # the blank lines this function put before the block
+        if body.endswith("\n\n\n") and old[:a].endswith("\n\n\n"):
+            body = body[:-2]
+    new = body + ("" if body.endswith("\n") else "\n") + "\n\n" + text
+    if new == old:
+        return "%s: the ucx-srq classes are in place already (unchanged)" % path
+    tmp = path + ".srq-tmp"
+    with open(tmp, "w") as f:
+        f.write(new)
+    os.replace(tmp, path)
+    n = text.count("(VerbCall):\n")
+    return "%s: %d ucx-srq classes %s at its end" % (path, n, "replaced" if BEGIN in old else "added")

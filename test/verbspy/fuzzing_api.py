@@ -103,6 +103,11 @@ class ContractTable:
 
     def __init__(self):
         self.states = {}     # (rtype, name) -> (State, metadata)
+        # what the framework's table holds from the start: the server's QPs
+        # a client QP pairs with, the template's buffers
+        for i in range(100):
+            self.put("remote_qp", "srv%d" % i, State.ALLOCATED)
+            self.put("buf", "bufs[%d]" % i, State.ALLOCATED)
 
     def require(self, rtype, name, state=None, exclude_states=None):
         rec = self.states.get((rtype, name))
@@ -172,12 +177,47 @@ class IntValue(Value):
             self.value = (self.value or 0) + 1
 
 
-class ResourceValue(Value):
-    def __init__(self, value=None, resource_type=None, mutable=True):
-        if not resource_type:
-            raise ValueError("a ResourceValue needs a resource type")
+class _TypedValue(Value):
+    """A value of a named type the framework requires: a resource type,
+    a flag type"""
+    TYPE = None
+
+    def __init__(self, value=None, type_=None, mutable=True):
+        if not type_:
+            raise ValueError("a %s needs a %s" % (type(self).__name__, self.TYPE.replace("_", " ")))
         Value.__init__(self, value, mutable)
-        self.resource_type = resource_type
+        setattr(self, self.TYPE, type_)
+
+
+class ResourceValue(_TypedValue):
+    TYPE = "resource_type"
+
+    def __init__(self, value=None, resource_type=None, mutable=True):
+        _TypedValue.__init__(self, value, resource_type, mutable)
+
+
+class FlagValue(_TypedValue):
+    """Flags (a name, NAME | NAME, or a number) of a named flag type the
+    mutator picks from (IBV_ACCESS_FLAGS_ENUM, IBV_QP_ATTR_MASK_ENUM)"""
+    TYPE = "flag_type"
+
+    def __init__(self, value=None, flag_type=None, mutable=True):
+        _TypedValue.__init__(self, value, flag_type, mutable)
+
+
+class EnumValue(Value):
+    def __init__(self, value=None, enum_type=None, mutable=True):
+        Value.__init__(self, value, mutable)
+        self.enum_type = enum_type
+
+
+class LocalResourceValue(_TypedValue):
+    """A name of this side of the pair (a buffer: "buf"; the server QP a QP
+    pairs with: "remote_qp")"""
+    TYPE = "resource_type"
+
+    def __init__(self, value=None, resource_type=None, mutable=True):
+        _TypedValue.__init__(self, value, resource_type, mutable)
 
 
 class OptionalValue(Value):
@@ -233,6 +273,7 @@ class CodeGenContext:
         self.contracts = ContractTable()
         self.variables = {}
         self.dev_list = "dev_list"
+        self.ib_ctx = "ctx"              # the program's context, as the template names it
         self.alloc_variable("bufs", "char", None, "[16][1024]")
 
     def alloc_variable(self, name, type, init_value=None, array_size=None):
@@ -250,9 +291,10 @@ class CodeGenContext:
         return "%s%s%d" % (prefix, sep, i)
 
     def generate_variable_definitions_all(self):
+        """as the framework writes them: globals, not static (one file)"""
         out = []
         for name, (typ, init, array) in self.variables.items():
-            out.append("static %s %s%s%s;" % (typ, name, array or "",
+            out.append("%s %s%s%s;" % (typ, name, array or "",
                                               " = %s" % init if init is not None else ""))
         return "\n".join(out)
 
@@ -347,5 +389,167 @@ class IbvRecvWR(_WR):
 
 
 class IbvSendWR(_WR):
+    """The framework's send WR: the wr union's members are objects
+    (rdma=IbvRdmaInfo, atomic=IbvAtomicInfo, ud=IbvUdInfo) whose to_cxx()
+    fills a variable of their own, which the WR copies field by field
+    (fields below) into wr.rdma, wr.atomic, wr.ud"""
     CTYPE = "struct ibv_send_wr"
     SCALARS = ("opcode", "send_flags", "imm_data")
+    MEMBERS = {"rdma": ("remote_addr", "rkey"),
+               "atomic": ("remote_addr", "compare_add", "swap", "rkey"),
+               "ud": ("ah", "remote_qpn", "remote_qkey")}
+
+    def __init__(self, wr_id=None, next_wr=None, sg_list=None, num_sge=None, rdma=None, atomic=None,
+                 ud=None, **scalars):
+        _WR.__init__(self, wr_id, next_wr, sg_list, num_sge, **scalars)
+        self.rdma, self.atomic, self.ud = (OptionalValue(rdma), OptionalValue(atomic), OptionalValue(ud))
+
+    def to_cxx(self, varname, ctx=None):
+        s = _WR.to_cxx(self, varname, ctx)
+        for member, fields in self.MEMBERS.items():
+            obj = _plain(getattr(self, member))
+            if obj is not None:
+                s += obj.to_cxx("%s_%s" % (varname, member), ctx)
+                s += "".join("    %s.wr.%s.%s = %s_%s.%s;\n" % (varname, member, f, varname, member, f)
+                             for f in fields)
+        return s
+
+
+# ---------------------------------------------------------------- attribute structs
+
+class _Attr:
+    """The framework's Ibv*Attr classes as its scaffolds build them: keyword
+    fields, objects named by string (send_cq="cq0"), nested attrs (cap=,
+    attr=, ah_attr=, grh=); to_cxx() fills the C struct"""
+    CTYPE = None
+    FIELD_LIST = []
+    RESOURCES = {}
+
+    def __init__(self, **fields):
+        for f in self.FIELD_LIST:
+            setattr(self, f, None)
+        for k, v in fields.items():
+            if k not in self.FIELD_LIST:
+                raise TypeError("%s() got an unexpected keyword argument '%s'" % (type(self).__name__, k))
+            if k in self.RESOURCES and v is not None:
+                v = ResourceValue(value=v, resource_type=self.RESOURCES[k])
+            setattr(self, k, v)
+        self.MUTABLE_FIELDS = list(self.FIELD_LIST)
+
+    def _fields(self, prefix):
+        s = ""
+        for f in self.FIELD_LIST:
+            v = getattr(self, f)
+            if isinstance(v, _Attr):
+                s += v._fields("%s.%s" % (prefix, f))
+            elif v is not None:
+                s += "    %s.%s = %s;\n" % (prefix, f, _plain(v))
+        return s
+
+    def to_cxx(self, varname, ctx=None):
+        if ctx:
+            ctx.alloc_variable(varname, self.CTYPE)
+        return "    memset(&%s, 0, sizeof(%s));\n" % (varname, varname) + self._fields(varname)
+
+
+class IbvQPCap(_Attr):
+    CTYPE = "struct ibv_qp_cap"
+    FIELD_LIST = ["max_send_wr", "max_recv_wr", "max_send_sge", "max_recv_sge", "max_inline_data"]
+
+
+class IbvQPInitAttr(_Attr):
+    CTYPE = "struct ibv_qp_init_attr"
+    FIELD_LIST = ["qp_context", "send_cq", "recv_cq", "srq", "cap", "qp_type", "sq_sig_all"]
+    RESOURCES = {"send_cq": "cq", "recv_cq": "cq", "srq": "srq"}
+
+
+class IbvSrqAttr(_Attr):
+    CTYPE = "struct ibv_srq_attr"
+    FIELD_LIST = ["max_wr", "max_sge", "srq_limit"]
+
+
+class IbvSrqInitAttr(_Attr):
+    CTYPE = "struct ibv_srq_init_attr"
+    FIELD_LIST = ["srq_context", "attr"]
+
+
+class IbvGlobalRoute(_Attr):
+    CTYPE = "struct ibv_global_route"
+    FIELD_LIST = ["dgid", "flow_label", "sgid_index", "hop_limit", "traffic_class"]
+
+
+class IbvAHAttr(_Attr):
+    CTYPE = "struct ibv_ah_attr"
+    FIELD_LIST = ["grh", "dlid", "sl", "src_path_bits", "static_rate", "is_global", "port_num"]
+
+
+class IbvAllocDmAttr(_Attr):
+    CTYPE = "struct ibv_alloc_dm_attr"
+    FIELD_LIST = ["length", "log_align_req", "comp_mask"]
+
+
+class IbvQPAttr(_Attr):
+    CTYPE = "struct ibv_qp_attr"
+    FIELD_LIST = ["qp_state", "path_mtu", "qkey", "rq_psn", "sq_psn", "dest_qp_num", "qp_access_flags",
+                  "ah_attr", "pkey_index", "max_rd_atomic", "max_dest_rd_atomic", "min_rnr_timer",
+                  "port_num", "timeout", "retry_cnt", "rnr_retry"]
+
+
+# ---------------------------------------------------------------- the generator's prelude
+
+class GetDeviceList(VerbCall):
+    """What the framework's generator puts before every program's calls
+    (GetDeviceList, OpenDevice - a class of verbs.py, here the generated
+    one - FreeDeviceList, QueryGID): the device list, and a GID of index 1
+    the program stops at if it cannot read"""
+    def __init__(self, dev_list="dev_list"):
+        self.dev_list = dev_list
+
+    def apply(self, ctx):
+        ctx.alloc_variable(self.dev_list, "struct ibv_device **", "NULL")
+
+    def generate_c(self, ctx):
+        return ("    %s = ibv_get_device_list(NULL);\n    if (%s == NULL) {\n        return -1;\n    }\n"
+                % (self.dev_list, self.dev_list))
+
+
+class QueryPortAttr(VerbCall):
+    def apply(self, ctx):
+        ctx.alloc_variable("port_attr", "struct ibv_port_attr")
+
+    def generate_c(self, ctx):
+        return ("    if (ibv_query_port(%s, 1, &port_attr)) {\n        return -1;\n    }\n" % ctx.ib_ctx)
+
+
+class FreeDeviceList(VerbCall):
+    def apply(self, ctx):
+        pass
+
+    def generate_c(self, ctx):
+        return "    ibv_free_device_list(%s);\n" % ctx.dev_list
+
+
+class QueryGID(VerbCall):
+    def __init__(self, port_num=1, index=1):
+        self.port_num, self.index = port_num, index
+
+    def apply(self, ctx):
+        ctx.alloc_variable("gid", "union ibv_gid")
+        ctx.gid_var = "gid"
+
+    def generate_c(self, ctx):
+        return ("    if (ibv_query_gid(%s, %d, %d, &gid)) {\n"
+                "        fprintf(stderr, \"Failed to query GID\\n\");\n        return -1;\n    }\n"
+                % (ctx.ib_ctx, self.port_num, self.index))
+
+
+def render(verbs, open_device):
+    """The framework's generator: its prelude, then the calls; every apply()
+    before any generate_c(); returns (variables, body)"""
+    ctx = CodeGenContext()
+    verbs = [GetDeviceList("dev_list"), open_device("dev_list"), FreeDeviceList(), QueryPortAttr(),
+             QueryGID()] + verbs
+    for v in verbs:
+        v.apply(ctx)
+    body = "".join(v.generate_c(ctx) for v in verbs)
+    return ctx.generate_variable_definitions_all(), body

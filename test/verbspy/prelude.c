@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* the framework's guard: run the block only when the object exists */
 #define IF_OK_PTR(p, ...) \
