@@ -65,4 +65,44 @@ printf '#include "x_gen.h"\nint x_gen_f(void) { return 1; }\n' >"$tmp/lay/x_gen.
 out=$(cd "$tmp" && depgraph --edges lay)
 result layers_generated_in_tree_not_read \
     "$(grep -q '^lay: 1 files, 0 arrows' <<<"$out" && echo 1)" "$out"
+
+# What a reader sees of another file's struct, however its type is
+# reached: each case a tree of its own, each FROM:TO an arrow it must show.
+arrows() {
+    local name=$1 dir=$2 out ok=1 a; shift 2
+    out=$(cd "$tmp" && depgraph --edges "$dir")
+    for a in "$@"; do
+        grep -Eq "^  ${a%%:*} -> (.*, )?${a#*:}(,|\$)" <<<"$out" || ok=0
+    done
+    result "$name" "$ok" "$out
+expected: $*"
+}
+# b.h defines struct b_obj; the others name it through a typedef of their
+# own (`typedef struct b_obj b_obj_t;`, an opaque handle while only
+# pointers to it pass), so b.h's own names are not what makes the arrow.
+mkdir -p "$tmp/td" "$tmp/cast" "$tmp/member"
+for d in td cast member; do
+    printf 'struct b_obj { int n; };\n' >"$tmp/$d/b.h"
+done
+alias_b='#include "b.h"\ntypedef struct b_obj b_obj_t;\n'
+# 1. a type reached through a typedef of a struct defined elsewhere:
+#    its members read, its size taken
+printf "$alias_b"'int a_n(b_obj_t *o) { return o->n; }\n' >"$tmp/td/a.c"
+printf "$alias_b"'unsigned long c_sz(void) { return sizeof(b_obj_t); }\n' \
+    >"$tmp/td/c.c"
+arrows layers_typedef_of_struct_seen td a:b.h c:b.h
+# 2. a void * cast to another file's struct (soft_async.c's elements)
+printf "$alias_b"'void a_set(void *e) { ((b_obj_t *)e)->n = 1; }\n' \
+    >"$tmp/cast/a.c"
+arrows layers_void_cast_seen cast a:b.h
+# 3. members written through variables typed in ways a declaration by
+#    itself does not show: a second declarator, a function's result, an
+#    element of an array member
+printf "$alias_b"'void a_f(void *e) { b_obj_t *p = e, *q = e; q->n = p != q; }\n' \
+    >"$tmp/member/a.c"
+printf "$alias_b"'b_obj_t *m_of(void *e);\nvoid c_f(void *e) { m_of(e)->n = 1; }\n' \
+    >"$tmp/member/c.c"
+printf "$alias_b"'struct d_obj { b_obj_t *objs[4]; };\nvoid d_f(struct d_obj *d) { d->objs[1]->n = 2; }\n' \
+    >"$tmp/member/d.c"
+arrows layers_member_through_untracked_type_seen member a:b.h c:b.h d:b.h
 exit $fail
