@@ -21,9 +21,9 @@ depgraph() { "${PYTHON3:-python3}" "$top/contrib/depgraph" "$@" 2>&1; }
 layers=(
 "src/uct|"
 "tools/fuzz|"
-"src/verbs|soft/soft_comp soft/soft_req"
+"src/verbs|"
 "src/verbs/ibv|"
-"src/verbs/soft|soft_comp soft_req"
+"src/verbs/soft|"
 )
 # src/verbs' arrows from a lower folder up to a higher one, allowed
 # (none: what soft/ and the verbs layer share is in dev/, below both)
