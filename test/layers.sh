@@ -53,6 +53,17 @@ else
 allowed: $upward_allowed"
 fi
 
+# One file defines functions of the C library and libibverbs (`stat`,
+# `access`, `ibv_get_device_list`, ...): the interposer that serves soft0
+# to any verbs program (doc/architecture.md says why). Every caller of
+# such a name in the process calls it, so a second definer would be a
+# second interposer, hidden in a library: none may appear.
+out=$(cd "$top" && depgraph --namesakes src)
+result layers_one_interposer \
+    "$(grep -q '^src: 1 files' <<<"$out" &&
+       grep -q '^  src/verbs/ibv/srq_ibv_interpose.c ' <<<"$out" && echo 1)" \
+    "$out"
+
 # An in-tree build writes generated files (*_gen.c, *_gen.h) beside the
 # sources: they are no file of the layer (the build's own are read with
 # --build). A layer of a.c calling into x_gen.c has one file, no arrow.
