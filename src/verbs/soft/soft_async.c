@@ -15,10 +15,7 @@
  */
 #define _GNU_SOURCE /* pipe2 */
 #include "soft_async.h"
-#include "soft_cq.h"
 #include "soft_dev.h"
-#include "soft_qp.h"
-#include "soft_srq.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -129,17 +126,17 @@ static srq_soft_ev_obj_t srq_soft_async_obj(enum ibv_event_type type)
     }
 }
 
-static void srq_soft_async_element(struct ibv_async_event *ev, void *element)
+static void srq_soft_async_element(struct ibv_async_event *ev, void *ibv_obj)
 {
     switch (srq_soft_async_obj(ev->event_type)) {
     case SRQ_SOFT_EV_CQ:
-        ev->element.cq = &((srq_soft_cq_t*)element)->ibv;
+        ev->element.cq = ibv_obj;
         break;
     case SRQ_SOFT_EV_SRQ:
-        ev->element.srq = &((srq_soft_srq_t*)element)->ibv;
+        ev->element.srq = ibv_obj;
         break;
     case SRQ_SOFT_EV_QP:
-        ev->element.qp = &((srq_soft_qp_t*)element)->ibv;
+        ev->element.qp = ibv_obj;
         break;
     default:
         ev->element.port_num = 1;
@@ -176,31 +173,14 @@ static bool srq_soft_async_write_desc(srq_soft_dev_t *dev,
     return write(dev->async_wfd, &desc, sizeof(desc)) == sizeof(desc);
 }
 
-/* The count of written events an object keeps, NULL for port events */
-static uint32_t *srq_soft_async_counter(enum ibv_event_type type,
-                                        void *element)
-{
-    switch (srq_soft_async_obj(type)) {
-    case SRQ_SOFT_EV_CQ:
-        return &((srq_soft_cq_t*)element)->events_written;
-    case SRQ_SOFT_EV_SRQ:
-        return &((srq_soft_srq_t*)element)->events_written;
-    case SRQ_SOFT_EV_QP:
-        return &((srq_soft_qp_t*)element)->events_written;
-    default:
-        return NULL;
-    }
-}
-
 /* uverbs mode: into the pipe, counted in the object when it got there (a
  * full pipe drops it, as a full event queue would) */
 static void srq_soft_async_write(srq_soft_dev_t *dev, enum ibv_event_type type,
-                                 void *element)
+                                 void *ibv_obj, uint32_t *written)
 {
     struct ibv_async_event uev = { .event_type = type };
-    uint32_t *written = srq_soft_async_counter(type, element);
 
-    srq_soft_async_element(&uev, element);
+    srq_soft_async_element(&uev, ibv_obj);
     pthread_mutex_lock(&dev->async_lock);
     if (srq_soft_async_write_desc(dev, &uev) && (written != NULL)) {
         ++*written;
@@ -209,14 +189,14 @@ static void srq_soft_async_write(srq_soft_dev_t *dev, enum ibv_event_type type,
 }
 
 void srq_soft_async_raise(srq_soft_dev_t *dev, enum ibv_event_type type,
-                          void *element)
+                          void *ibv_obj, uint32_t *written)
 {
     srq_soft_async_ev_t *ev;
     uint64_t one = 1;
     ssize_t ret;
 
     if (dev->params.uverbs_fds) {
-        srq_soft_async_write(dev, type, element);
+        srq_soft_async_write(dev, type, ibv_obj, written);
         return;
     }
     ev = calloc(1, sizeof(*ev));
@@ -225,7 +205,7 @@ void srq_soft_async_raise(srq_soft_dev_t *dev, enum ibv_event_type type,
         return; /* nothing better to do: an HCA would drop it too */
     }
     ev->ev.event_type = type;
-    srq_soft_async_element(&ev->ev, element);
+    srq_soft_async_element(&ev->ev, ibv_obj);
 
     pthread_mutex_lock(&dev->async_lock);
     if (dev->async_tail != NULL) {

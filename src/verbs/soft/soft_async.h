@@ -23,9 +23,13 @@ typedef struct srq_soft_async_ev {
 
 int  srq_soft_async_init(srq_soft_dev_t *dev);
 void srq_soft_async_cleanup(srq_soft_dev_t *dev);
-/* @element: the soft CQ, SRQ or QP the event is about */
+/* @ibv_obj: the CQ, SRQ or QP the event is about, as events name it
+ * (struct ibv_cq, ibv_srq, ibv_qp; NULL for a port event), @written its
+ * count of events written (uverbs mode), NULL for a port event. The
+ * object hands both, as it does to srq_soft_async_release: the events
+ * know nothing of the objects' structs, which call down into them. */
 void srq_soft_async_raise(srq_soft_dev_t *dev, enum ibv_event_type type,
-                          void *element);
+                          void *ibv_obj, uint32_t *written);
 /*
  * Before a CQ, SRQ or QP (@ibv_obj, as events name it) is freed, outside
  * dev->lock: its events not taken by the user yet are dropped, as the

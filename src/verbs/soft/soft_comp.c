@@ -22,10 +22,10 @@
  * results before any ACK of a later PSN, so only a lost result leaves one
  * waiting - retransmitted on timeout, answered from the responder's
  * replay cache (an atomic) or executed again (a READ).
- * Send WQEs complete strictly in order; a successful unsignaled one makes
- * no CQE, an error always does. An error puts the QP in error, which
- * flushes everything outstanding with IBV_WC_WR_FLUSH_ERR. A peer found
- * dead fails its QPs as exhausted retries would.
+ * Send WQEs complete strictly in order, an error puts the QP in error
+ * (soft_sq.c). A peer found dead fails its QPs as exhausted retries would
+ * (soft_liveness.c, not here: the requester needs that too, and the
+ * completer calls the requester).
  *
  * A response goes through a state machine in rxe's manner (the QP, the
  * PSN, what it acknowledges, the WQE it answers, the data and keys, then
@@ -37,47 +37,20 @@
 #include "soft_cq.h"
 #include "soft_dev.h"
 #include "soft_mem.h"
-#include "soft_list.h"
 #include "soft_peer.h"
 #include "soft_pkt.h"
 #include "soft_qp.h"
 #include "soft_qp_state.h"
 #include "soft_req.h"
 #include "soft_req_mem.h"
-#include "soft_ring.h"
 #include "soft_shm.h"
+#include "soft_sq.h"
 
 #include <string.h>
 
 /* RNR NAKs in a row double the wait up to 2^this times the responder's
  * timer (rc_srq's default 10 us: at most 80 us between probes) */
 #define SRQ_SOFT_RNR_BACKOFF_MAX  3
-
-/* Complete the finished WQEs at the head of the send queue */
-void srq_soft_comp_sq(srq_soft_qp_t *qp)
-{
-    srq_soft_swqe_t *wqe;
-
-    while (qp->sq_ci != qp->sq_tx) {
-        wqe = &qp->sq[qp->sq_ci & qp->sq_mask];
-        if (wqe->state != SRQ_SOFT_SWQE_DONE) {
-            break;
-        }
-        srq_soft_qp_send_cqe(qp, wqe, wqe->status);
-        ++qp->sq_ci;
-    }
-    if (qp->sq_ci == qp->sq_pi) {
-        srq_soft_peer_busy(qp->dev, qp, false);
-    }
-}
-
-void srq_soft_comp_swqe_error(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
-                              enum ibv_wc_status status)
-{
-    wqe->state  = SRQ_SOFT_SWQE_DONE;
-    wqe->status = status;
-    srq_soft_qp_to_error(qp);
-}
 
 /* The peer acknowledged something: the retry budgets start again */
 static void srq_soft_comp_progressed(srq_soft_qp_t *qp)
@@ -87,7 +60,7 @@ static void srq_soft_comp_progressed(srq_soft_qp_t *qp)
     qp->rnr_streak = 0;
     qp->rnr_probe  = false;
     qp->tx_time    = 0; /* restart the ACK timeout at the next tick */
-    srq_soft_comp_sq(qp);
+    srq_soft_sq_complete(qp);
 }
 
 /* Mark every in-flight WQE up to @psn acknowledged; true if any was */
@@ -135,7 +108,7 @@ static void srq_soft_comp_rnr(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
 {
     if (qp->attr.rnr_retry != 7) {
         if (qp->rnr_left == 0) {
-            srq_soft_comp_swqe_error(qp, wqe, IBV_WC_RNR_RETRY_EXC_ERR);
+            srq_soft_sq_fail(qp, wqe, IBV_WC_RNR_RETRY_EXC_ERR);
             return;
         }
         --qp->rnr_left;
@@ -163,13 +136,13 @@ static void srq_soft_comp_nak(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
         srq_soft_comp_rnr(qp, wqe, (uint8_t)(aux >> 8));
         break;
     case SRQ_SOFT_NAK_INV_REQ:
-        srq_soft_comp_swqe_error(qp, wqe, IBV_WC_REM_INV_REQ_ERR);
+        srq_soft_sq_fail(qp, wqe, IBV_WC_REM_INV_REQ_ERR);
         break;
     case SRQ_SOFT_NAK_REM_ACCESS:
-        srq_soft_comp_swqe_error(qp, wqe, IBV_WC_REM_ACCESS_ERR);
+        srq_soft_sq_fail(qp, wqe, IBV_WC_REM_ACCESS_ERR);
         break;
     default:
-        srq_soft_comp_swqe_error(qp, wqe, IBV_WC_REM_OP_ERR);
+        srq_soft_sq_fail(qp, wqe, IBV_WC_REM_OP_ERR);
         break;
     }
 }
@@ -323,7 +296,7 @@ static srq_soft_comp_state_t srq_soft_comp_chk_data(srq_soft_comp_resp_t *c)
 static srq_soft_comp_state_t srq_soft_comp_chk_lkey(srq_soft_comp_resp_t *c)
 {
     if (srq_soft_req_check_lkeys(c->qp, c->wqe) != 0) {
-        srq_soft_comp_swqe_error(c->qp, c->wqe, IBV_WC_LOC_PROT_ERR);
+        srq_soft_sq_fail(c->qp, c->wqe, IBV_WC_LOC_PROT_ERR);
         return SRQ_SOFT_COMP_RESUME;
     }
     return SRQ_SOFT_COMP_READ;
@@ -339,7 +312,7 @@ static srq_soft_comp_state_t srq_soft_comp_read(srq_soft_comp_resp_t *c)
         c->wqe->state  = SRQ_SOFT_SWQE_DONE;
         c->wqe->status = IBV_WC_SUCCESS;
     } else {
-        srq_soft_comp_swqe_error(c->qp, c->wqe, IBV_WC_LOC_PROT_ERR);
+        srq_soft_sq_fail(c->qp, c->wqe, IBV_WC_LOC_PROT_ERR);
         return SRQ_SOFT_COMP_RESUME;
     }
     return (c->wqe->state == SRQ_SOFT_SWQE_DONE) ? SRQ_SOFT_COMP_UPDATE :
@@ -452,110 +425,4 @@ void srq_soft_comp_uc_check(srq_soft_qp_t *qp)
     if (srq_soft_comp_acked(qp, srq_soft_psn_add(qp->next_psn, 0xffffffu))) {
         srq_soft_req_progress(qp);
     }
-}
-
-/* As an HCA whose peer stopped answering: the oldest outstanding send
- * exhausts its retries, the rest is flushed */
-static void srq_soft_comp_fail_qp(srq_soft_qp_t *qp)
-{
-    if (qp->state == IBV_QPS_ERR) {
-        return;
-    }
-    if (qp->state == IBV_QPS_RTS) {
-        srq_soft_comp_sq(qp);
-    }
-    if (qp->sq_ci != qp->sq_pi) {
-        srq_soft_comp_swqe_error(qp, &qp->sq[qp->sq_ci & qp->sq_mask],
-                                 IBV_WC_RETRY_EXC_ERR);
-    } else {
-        srq_soft_qp_to_error(qp);
-    }
-}
-
-/* Fail everything toward a dead peer, forget it */
-static void srq_soft_comp_peer_fail(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
-{
-    srq_soft_list_t *e, *next;
-
-    /* its QPs may be flushed out of the list below: walk a safe way */
-    for (e = peer->qps.next; e != &peer->qps; e = next) {
-        next = e->next;
-        srq_soft_comp_fail_qp(srq_soft_container_of(e, srq_soft_qp_t,
-                                                    peer_link));
-    }
-    srq_soft_peer_release_dead(dev, peer);
-}
-
-/*
- * The peer is gone. What it sent before it went is in our queue, and an
- * HCA would have taken it long before its timeouts told it the peer was
- * gone: those ACKs complete our sends, those requests our receives. So its
- * QPs fail once our queue is drained up to where it is now (at once when
- * it is already), not before: a peer that ends right after its last
- * exchange leaves nothing failed that it had answered.
- */
-void srq_soft_comp_peer_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
-{
-    if (!srq_soft_peer_mark_dead(dev, peer)) {
-        return;
-    }
-    peer->dead_pos = srq_soft_ring_tail(dev);
-    if (srq_soft_ring_drained_to(dev, peer->dead_pos)) {
-        srq_soft_comp_peer_fail(dev, peer);
-    } else {
-        srq_soft_list_add_tail(&dev->dying_peers, &peer->dying_link);
-    }
-}
-
-void srq_soft_comp_dying_peers(srq_soft_dev_t *dev)
-{
-    srq_soft_list_t todo, *e;
-    srq_soft_peer_t *peer;
-
-    /* one at a time from todo: failing QPs frees nothing on it but the
-     * peer being handled */
-    srq_soft_list_take(&todo, &dev->dying_peers);
-    while (!srq_soft_list_empty(&todo)) {
-        e    = todo.next;
-        peer = srq_soft_container_of(e, srq_soft_peer_t, dying_link);
-        srq_soft_list_del(e);
-        if (srq_soft_ring_drained_to(dev, peer->dead_pos)) {
-            srq_soft_comp_peer_fail(dev, peer);
-        } else {
-            srq_soft_list_add_tail(&dev->dying_peers, e);
-        }
-    }
-}
-
-bool srq_soft_comp_peer_check(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
-{
-    if (!peer->dead && !peer->is_self) {
-        ++dev->stats.liveness_checks;
-    }
-    if (srq_soft_peer_alive(peer)) {
-        return true;
-    }
-    srq_soft_comp_peer_dead(dev, peer);
-    return false;
-}
-
-bool srq_soft_comp_peer_check_at(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
-                                 uint64_t now)
-{
-    if (peer->next_check_ns == 0) { /* busy since the last tick */
-        peer->next_check_ns = now + SRQ_SOFT_PEER_CHECK_NS;
-    }
-    if (now < peer->next_check_ns) {
-        return true;
-    }
-    peer->next_check_ns = now + SRQ_SOFT_PEER_CHECK_NS;
-    return srq_soft_comp_peer_check(dev, peer);
-}
-
-bool srq_soft_comp_peer_check_due(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
-{
-    if (peer->dead) {
-        return false;
-    }
-    return srq_soft_comp_peer_check_at(dev, peer, srq_soft_now_ns());
 }

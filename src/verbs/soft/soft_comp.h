@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the completer - ACK/NAK to send completions,
- * retries, and the failure of the QPs toward a dead peer.
+ * retries. (Ending send WQEs is soft_sq.h's, failing the QPs toward a
+ * dead peer soft_liveness.h's: the requester needs both, and the
+ * completer calls the requester, never the other way.)
  */
 #ifndef SRQ_SOFT_COMP_H_
 #define SRQ_SOFT_COMP_H_
@@ -12,9 +14,7 @@
 #include <stdbool.h>
 
 typedef struct srq_soft_dev  srq_soft_dev_t;
-typedef struct srq_soft_peer srq_soft_peer_t;
 typedef struct srq_soft_qp   srq_soft_qp_t;
-typedef struct srq_soft_swqe srq_soft_swqe_t;
 
 /* UC QP @qp, with messages sent and not known to have left: those its
  * destination can no longer take complete, lost on the way (a tick's
@@ -32,26 +32,5 @@ void srq_soft_comp_atomic_ack(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
  * responder executed */
 void srq_soft_comp_read_resp(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
                              const uint8_t *payload);
-/* Complete the finished WQEs at the head of the send queue */
-void srq_soft_comp_sq(srq_soft_qp_t *qp);
-/* @wqe failed with @status: it completes so, the QP goes to error */
-void srq_soft_comp_swqe_error(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
-                              enum ibv_wc_status status);
-/* Is @peer alive? If not, its QPs fail (as after exhausted retries) */
-bool srq_soft_comp_peer_check(srq_soft_dev_t *dev, srq_soft_peer_t *peer);
-/* At @now, the same if the peer's period (SRQ_SOFT_PEER_CHECK_NS) is over,
- * true until then; the period of a peer busy since the last tick
- * (next_check_ns 0) starts now */
-bool srq_soft_comp_peer_check_at(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
-                                 uint64_t now);
-/* The same, at most once per SRQ_SOFT_PEER_CHECK_NS and peer (true until
- * then): for back-pressure, which may last, and must cost no system call
- * per retry */
-bool srq_soft_comp_peer_check_due(srq_soft_dev_t *dev, srq_soft_peer_t *peer);
-/* @peer is known dead: fail its QPs, forget it - once what it queued for
- * us before it went is taken (srq_soft_comp_dying_peers) */
-void srq_soft_comp_peer_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer);
-/* Fail the QPs of dead peers whose last packets progress has now taken */
-void srq_soft_comp_dying_peers(srq_soft_dev_t *dev);
 
 #endif

@@ -437,7 +437,8 @@ srq_soft_cqe_t *srq_soft_cq_push(srq_soft_cq_t *cq, bool solicited)
     if (cq->pi - cq->ci == cq->size) {
         atomic_store_explicit((_Atomic bool*)&cq->error, true,
                               memory_order_relaxed);
-        srq_soft_async_raise(cq->dev, IBV_EVENT_CQ_ERR, cq);
+        srq_soft_async_raise(cq->dev, IBV_EVENT_CQ_ERR, &cq->ibv,
+                             &cq->events_written);
         return NULL;
     }
     cqe = &cq->ring[cq->pi & (cq->size - 1)];

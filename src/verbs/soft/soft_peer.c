@@ -5,9 +5,9 @@
  * A peer is mapped once per device and shared by the RC QPs connected to it
  * and the address handles pointing at it. Its liveness is checked on a
  * timer, only while we have outstanding work toward it (busy_peers) or when
- * a send to it fails. A dead peer is marked here, its QPs fail in the
- * completer (srq_soft_comp_peer_dead), then it is forgotten here (its
- * memory goes with our last mapping of it).
+ * a send to it fails. A dead peer is marked here, its QPs fail above, in
+ * soft_liveness.c (srq_soft_liveness_peer_dead), then it is forgotten here
+ * (its memory goes with our last mapping of it).
  */
 #include "soft_peer.h"
 #include "soft_clock.h"

@@ -47,7 +47,7 @@ srq_soft_peer_t *srq_soft_peer_get(srq_soft_dev_t *dev,
 void srq_soft_peer_put(srq_soft_dev_t *dev, srq_soft_peer_t *peer);
 void srq_soft_peers_destroy(srq_soft_dev_t *dev);
 /* Still alive? false for a peer found dead, now or before: the caller
- * fails its QPs (srq_soft_comp_peer_check does both) */
+ * fails its QPs (srq_soft_liveness_check does both) */
 bool srq_soft_peer_alive(const srq_soft_peer_t *peer);
 /* Death, in two steps around failing its QPs: mark it (false: it was
  * already dead, or is ourselves), then let it go (unmapped with its last

@@ -16,6 +16,8 @@
 #include "soft_progress.h"
 #include "soft_clock.h"
 #include "soft_comp.h"
+#include "soft_liveness.h"
+#include "soft_sq.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
 #include "soft_pipe.h"
@@ -181,8 +183,8 @@ static void srq_soft_progress_timeout(srq_soft_qp_t *qp, uint64_t now)
         return;
     }
     if (qp->retry_left <= 0) { /* -1: a one-sided retry spent the last */
-        srq_soft_comp_swqe_error(qp, &qp->sq[qp->sq_ci & qp->sq_mask],
-                                 IBV_WC_RETRY_EXC_ERR);
+        srq_soft_sq_fail(qp, &qp->sq[qp->sq_ci & qp->sq_mask],
+                         IBV_WC_RETRY_EXC_ERR);
         return;
     }
     --qp->retry_left;
@@ -247,7 +249,7 @@ static void srq_soft_progress_tick(srq_soft_dev_t *dev, uint64_t now)
         srq_soft_list_del(e);
         srq_soft_list_add_tail(&dev->busy_peers, e);
         peer = srq_soft_container_of(e, srq_soft_peer_t, busy_link);
-        if (srq_soft_comp_peer_check_at(dev, peer, now)) {
+        if (srq_soft_liveness_check_at(dev, peer, now)) {
             srq_soft_progress_nudge(dev, peer);
         }
     }
@@ -316,7 +318,7 @@ void srq_soft_progress(srq_soft_dev_t *dev)
     srq_soft_progress_send_acks(dev, false);
     srq_soft_progress_round_done(dev);
     if (!srq_soft_list_empty(&dev->dying_peers)) {
-        srq_soft_comp_dying_peers(dev);
+        srq_soft_liveness_dying_peers(dev);
     }
     if (srq_soft_list_empty(&dev->sched_qps) &&
         srq_soft_list_empty(&dev->busy_qps) &&

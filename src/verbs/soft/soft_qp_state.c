@@ -280,7 +280,8 @@ void srq_soft_qp_to_error(srq_soft_qp_t *qp)
     srq_soft_qp_flush(qp);
     if (qp->ibv.srq != NULL) {
         /* IB spec: an SRQ QP in error reports its last WQE */
-        srq_soft_async_raise(qp->dev, IBV_EVENT_QP_LAST_WQE_REACHED, qp);
+        srq_soft_async_raise(qp->dev, IBV_EVENT_QP_LAST_WQE_REACHED, &qp->ibv,
+                             &qp->events_written);
     }
 }
 

@@ -44,7 +44,8 @@
 #include "soft_req_mem.h"
 #include "soft_atomic.h"
 #include "soft_clock.h"
-#include "soft_comp.h"
+#include "soft_liveness.h"
+#include "soft_sq.h"
 #include "soft_dev.h"
 #include "soft_pipe.h"
 #include "soft_inflight.h"
@@ -91,7 +92,7 @@ static int srq_soft_req_one_sided(srq_soft_qp_t *qp,
     int status = srq_soft_req_rdma(qp, wqe);
 
     if (status == SRQ_SOFT_REQ_PEER_GONE) {
-        srq_soft_comp_peer_dead(qp->dev, qp->peer);
+        srq_soft_liveness_peer_dead(qp->dev, qp->peer);
         return IBV_WC_RETRY_EXC_ERR;
     }
     return status;
@@ -359,7 +360,7 @@ static int srq_soft_req_transmit(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
 static int srq_soft_req_fail(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
                              enum ibv_wc_status status)
 {
-    srq_soft_comp_swqe_error(qp, wqe, status);
+    srq_soft_sq_fail(qp, wqe, status);
     return SRQ_SOFT_REQ_FAILED;
 }
 
@@ -422,7 +423,7 @@ static int srq_soft_req_full(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
 }
 
 /* The peer did not take the packet: a dead peer fails its QPs (this one
- * included) through srq_soft_comp_peer_dead() */
+ * included) through srq_soft_liveness_peer_dead() */
 static int srq_soft_req_tx_failed(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
                                   srq_soft_peer_t *peer, int ret)
 {
@@ -436,10 +437,10 @@ static int srq_soft_req_tx_failed(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
     if (ret == EFAULT) {
         return srq_soft_req_fail(qp, wqe, IBV_WC_LOC_PROT_ERR);
     }
-    if ((ret == EAGAIN) && srq_soft_comp_peer_check_due(qp->dev, peer)) {
+    if ((ret == EAGAIN) && srq_soft_liveness_check_due(qp->dev, peer)) {
         return srq_soft_req_full(qp, wqe, peer);
     }
-    srq_soft_comp_peer_dead(qp->dev, peer);
+    srq_soft_liveness_peer_dead(qp->dev, peer);
     return SRQ_SOFT_REQ_FAILED;
 }
 
@@ -457,7 +458,7 @@ static int srq_soft_req_ud(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
         return srq_soft_req_fail(qp, wqe, IBV_WC_LOC_PROT_ERR);
     }
     if ((ret == EAGAIN) &&
-        srq_soft_comp_peer_check_due(qp->dev, wqe->ud_peer)) {
+        srq_soft_liveness_check_due(qp->dev, wqe->ud_peer)) {
         return SRQ_SOFT_REQ_AGAIN;
     }
     /* sent, or the destination is gone or kept locked by another
@@ -684,9 +685,9 @@ void srq_soft_req_progress(srq_soft_qp_t *qp)
         ++qp->sq_tx;
         /* what finished here (one-sided, UD) completes at once, so that a
          * following one-sided WQE finds everything before it done */
-        srq_soft_comp_sq(qp);
+        srq_soft_sq_complete(qp);
     }
     if (qp->state == IBV_QPS_RTS) {
-        srq_soft_comp_sq(qp);
+        srq_soft_sq_complete(qp);
     }
 }

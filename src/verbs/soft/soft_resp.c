@@ -110,7 +110,7 @@ static void srq_soft_resp_rc_fail(srq_soft_qp_t *qp, uint8_t nak)
         break;
     }
     if (qp->state != IBV_QPS_ERR) {
-        srq_soft_async_raise(qp->dev, ev, qp);
+        srq_soft_async_raise(qp->dev, ev, &qp->ibv, &qp->events_written);
     }
     srq_soft_resp_rc_error(qp, nak);
 }
@@ -729,7 +729,8 @@ void srq_soft_resp_recv(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt,
     if ((qp->state == IBV_QPS_RTR) && !qp->comm_est) {
         /* the first packet of the connection finds us not in RTS yet */
         qp->comm_est = true;
-        srq_soft_async_raise(dev, IBV_EVENT_COMM_EST, qp);
+        srq_soft_async_raise(dev, IBV_EVENT_COMM_EST, &qp->ibv,
+                             &qp->events_written);
     }
     srq_soft_resp_rc(dev, qp, pkt, payload);
 }

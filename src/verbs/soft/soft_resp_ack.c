@@ -6,7 +6,7 @@
  */
 #include "soft_resp_ack.h"
 #include "soft_atomic.h"
-#include "soft_comp.h"
+#include "soft_liveness.h"
 #include "soft_dev.h"
 #include "soft_list.h"
 #include "soft_peer.h"
@@ -201,7 +201,7 @@ void srq_soft_resp_send_acks(srq_soft_dev_t *dev, bool all)
         qp->ack_call    = 0;
         qp->nak         = 0;
         if (ret != 0) {
-            srq_soft_comp_peer_check(dev, qp->peer);
+            srq_soft_liveness_check(dev, qp->peer);
         }
     }
 }

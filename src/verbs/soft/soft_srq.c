@@ -294,7 +294,8 @@ void srq_soft_srq_consume(srq_soft_srq_t *srq)
     ++srq->hw_consumed;
     if ((srq->limit != 0) && (srq_soft_srq_posted(srq) < srq->limit)) {
         srq->limit = 0; /* one shot */
-        srq_soft_async_raise(srq->dev, IBV_EVENT_SRQ_LIMIT_REACHED, srq);
+        srq_soft_async_raise(srq->dev, IBV_EVENT_SRQ_LIMIT_REACHED, &srq->ibv,
+                             &srq->events_written);
     }
 }
 

@@ -19,7 +19,7 @@
  */
 #define _GNU_SOURCE
 #include "soft_tm_rndv.h"
-#include "soft_comp.h"
+#include "soft_liveness.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
 #include "soft_mr.h"
@@ -108,7 +108,7 @@ static int srq_soft_tm_rndv_read(srq_soft_qp_t *qp, const srq_soft_tm_tag_t *t,
     x.arg           = &v;
     status = srq_soft_req_xfer(qp, &x);
     if (status == SRQ_SOFT_REQ_PEER_GONE) {
-        srq_soft_comp_peer_dead(qp->dev, qp->peer);
+        srq_soft_liveness_peer_dead(qp->dev, qp->peer);
         return IBV_WC_RETRY_EXC_ERR;
     }
     /* its QP not there for us any more: it cannot answer */
