@@ -366,8 +366,7 @@ def _apply_source(v):
                       "NULL" if p.depth > 1 else "0"))
         elif p.role == "out_array":
             cap = [q.attr for q in v.params if q.name == p.p.get("capacity")][0]
-            b.append('    ctx.alloc_variable(str(self.%s), "%s", None, "[%%d]" %% _srq_count(self.%s))'
-                     % (p.var, p.ctype, cap))
+            b.append('    _srq_array(ctx, str(self.%s), "%s", _srq_count(self.%s))' % (p.var, p.ctype, cap))
     if b[-1] == "if ctx:":
         b.pop()
     b.append("if self.tracker:")
@@ -607,11 +606,7 @@ def generate(contracts, verbs=None):
             "# Contract, RequireSpec, ProduceSpec, TransitionSpec, State and the values\n"
             "# and WR classes the file imports. Regenerate rather than edit: the\n"
             "# contracts are the source.\n\n" % "".join(" " + v for v in verbs or []))
-    parts = [head, runtime_source(), "\n\ndef _srq_count(value):\n"
-             "    n = _srq_unwrap(value)\n"
-             "    if not _SRQ_NUMBER.match(str(n)) or int(str(n), 0) <= 0:\n"
-             "        raise ValueError(\"%r is no positive count\" % (n,))\n"
-             "    return int(str(n), 0)\n"]
+    parts = [head, runtime_source()]
     for name in names:
         parts.append("\n\n" + class_source(contracts[name]))
     parts.append("\n\nSRQ_VERB_CLASSES = {%s}\n" %

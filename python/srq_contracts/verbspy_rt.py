@@ -519,6 +519,27 @@ def _srq_struct(kv, param, ctype, fields):
     return SrqStruct(ctype, fields, given) if given else None
 
 
+_SRQ_ARRAY_MAX = 4096
+
+
+def _srq_count(value):
+    """The length of the array an output count (ibv_poll_cq's num_entries)
+    fills: the count, at least 1 and at most 4096 (the mutator moves the
+    number anywhere; a call may ask for 0 or fewer)"""
+    n = str(_srq_unwrap(value))
+    if not _SRQ_NUMBER.match(n):
+        raise ValueError("%r is no count" % (n,))
+    return min(max(int(n, 0), 1), _SRQ_ARRAY_MAX)
+
+
+def _srq_array(ctx, name, ctype, n):
+    """@name a @ctype array of @n at least: calls sharing it (the polls of
+    one CQ) make it as long as the longest needs"""
+    if not ctx.alloc_variable(name, ctype, None, "[%d]" % n):
+        have = int(ctx.variables[name][2].strip("[]"))
+        ctx.variables[name][2] = "[%d]" % max(have, n)
+
+
 def _srq_poll_c(call, ctx, ret, cq, num, wc):
     """ibv_poll_cq until @call's completions came: as many as its trace saw
     (ret=N, within 10 s: a re-run consumes them where the run did), else
@@ -527,8 +548,12 @@ def _srq_poll_c(call, ctx, ret, cq, num, wc):
     traced = getattr(call, "_srq_traced", (None, None))[0]
     want = int(traced) if traced is not None and _SRQ_NUMBER.match(traced) else 1
     tries = 100000 if traced is not None else 100
-    take = ("%s - %s" % (min(int(num), want), ret) if _SRQ_NUMBER.match(num) and traced is not None
-            else "%s - %s" % (num, ret))
+    # what the call asks for, within the array (a count of 0 or less is
+    # passed as it is: ibv_poll_cq fills nothing then)
+    n = int(num, 0) if _SRQ_NUMBER.match(num) else _srq_count(call.num_entries)
+    if n > 0:
+        n = min(n, _srq_count(n), want if traced is not None else n)
+    take = "%d - %s" % (n, ret) if n > 0 else "%d" % n
     return ("    %s = 0;\n"
             "    for (int t_ = 0; t_ < %d; ++t_) {\n"
             "        int n_ = ibv_poll_cq(%s, %s, %s + %s);\n"

@@ -219,6 +219,27 @@ try:
 except Exception as e:
     result("mutator_and_summary", False, "%s: %s" % (type(e).__name__, traceback.format_exc().splitlines()[-3]))
 
+# a CQ's polls share one wc array, as long as the longest asks; a count the
+# mutator moved to 0 (or past any array) is no error
+try:
+    ctx = api.CodeGenContext()
+    ctx.contracts.put("cq", "cq9", api.State.ALLOCATED)
+    ctx.tracker.create("cq", "cq9")
+    polls = [V.PollCQ(cq="cq9", num_entries=n) for n in (1, 15, 3)]
+    polls[2].num_entries.value = 0
+    for c in polls:
+        c.apply(ctx)
+    after3 = ctx.variables["wc_cq9"][2]
+    c = V.PollCQ(cq="cq9")
+    c.num_entries.value = 1 << 40
+    c.apply(ctx)
+    code = c.generate_c(ctx)
+    result("poll_arrays", after3 == "[15]" and ctx.variables["wc_cq9"][2] == "[4096]" and
+           "ibv_poll_cq(cq9, 4096 - " in code, "wc_cq9%s after polls of 1, 15 and 0, %s after one of 2^40"
+           % (after3, ctx.variables["wc_cq9"][2]))
+except Exception as e:
+    result("poll_arrays", False, "%s: %s" % (type(e).__name__, e))
+
 TEMPLATE = """/* the rdma-fuzzing framework's client template, as much of it as the
  * generated code uses: includes, IF_OK_PTR, the variables, main; C++ */
 #include <infiniband/verbs.h>
