@@ -330,7 +330,11 @@ def _init_source(v):
             body.append('self.ret_var = _srq_var(ret_var, "ret_%s", %s)' % (stem, owner))
         elif what == "extra":
             body.append("self.%s = _srq_extra(%s, %r)" % (name, name, p))
-    body += ["self.tracker = None", "self.required_resources = []", "self.allocated_resources = []"]
+    body += ["self.tracker = None", "self.required_resources = []", "self.allocated_resources = []",
+             # the framework's mutator calls .mutate() on every field it is
+             # given: only those this call has (not an implicit context, a
+             # struct not given); its summary printer reads the class's list
+             "self.MUTABLE_FIELDS = [f for f in type(self).MUTABLE_FIELDS if getattr(self, f, None) is not None]"]
     return ("    def __init__(%s):\n        %s\n" % (",\n                 ".join(args),
                                                     "\n        ".join(body)))
 

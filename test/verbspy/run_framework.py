@@ -178,7 +178,8 @@ result("to_dict", d.get("verb") == "CreateQP" and all(k in d for k in ("pd", "qp
 
 def walk(obj, prefix="", depth=0):
     """its mutator's walk (fuzz_mutate._enumerate_mutable_paths): an
-    object's MUTABLE_FIELDS, into what is no value"""
+    object's MUTABLE_FIELDS, into what is no value; a field that is None
+    is a leaf it would call .mutate() on (its fuzz loop stopped on one)"""
     outp = []
     if obj is None or isinstance(obj, api.Value) or depth > 8:
         return outp
@@ -186,6 +187,8 @@ def walk(obj, prefix="", depth=0):
         if not hasattr(obj, name):
             continue
         val = getattr(obj, name)
+        if depth == 0 and val is None:
+            raise ValueError("%s.%s is None: the mutator would call None.mutate()" % (type(obj).__name__, name))
         outp.append(prefix + name)
         outp += walk(val.value if isinstance(val, api.OptionalValue) else val, prefix + name + ".", depth + 1)
     return outp
