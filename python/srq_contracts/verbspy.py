@@ -113,6 +113,8 @@ class _Param:
             self.role = "out_array"
         else:
             self.role = "out"
+        # an array of structs the call reads (ibv_advise_mr's sg_list)
+        self.array = self.role == "struct" and "array_len" in p
         self.attr = {"chain": self.name + "_obj", "struct": self.name + "_obj"}.get(self.role, self.name)
         self.var = self.name + "_var"
 
@@ -417,6 +419,10 @@ def _from_trace_source(v):
             wr_cls, fields = _WR_CLASS[p.ctype]
             prefixes.append(p.name + "[")
             args.append('%s=_srq_wr_chain(kv, "%s", %s, %r)' % (p.attr, p.name, wr_cls, fields))
+        elif p.role == "struct" and p.array:
+            prefixes += [p.name + ".", p.name + "["]
+            args.append('%s=_srq_struct_array(kv, "%s", "%s", cls.STRUCT_FIELDS["%s"])'
+                        % (p.attr, p.name, p.ctype, p.name))
         elif p.role == "struct":
             prefixes.append(p.name + ".")
             args.append('%s=_srq_struct(kv, "%s", "%s", cls.STRUCT_FIELDS["%s"])'
@@ -475,6 +481,9 @@ def _generate_c_source(v):
                      % (p.attr, v.cls, p.name))
             b.append("code += self.%s.to_cxx(str(self.%s), ctx)" % (p.attr, p.var))
             call_args.append('"&" + str(self.%s)' % p.var)
+        elif p.role == "struct" and p.array:
+            b.append('code += _srq_array_cxx(self.%s, str(self.%s), "%s", ctx)' % (p.attr, p.var, p.ctype))
+            call_args.append("str(self.%s)" % p.var)
         elif p.role == "struct":
             b.append("if self.%s is not None:" % p.attr)
             b.append("    code += self.%s.to_cxx(str(self.%s), ctx)" % (p.attr, p.var))

@@ -79,8 +79,8 @@ def _srq_value(value, kind="int", wrap=None):
     how, _, vtype = (wrap or "").partition(":")
     if how == "flag":
         return FlagValue(text, flag_type=vtype)
-    if how == "local":
-        return LocalResourceValue(value=text, resource_type=vtype)
+    if how == "local":      # a name the mutator can swap, written as C (0x6310... as a pointer)
+        return LocalResourceValue(value=_srq_c(text, kind), resource_type=vtype)
     if kind in ("int", "uint", "hex") and _SRQ_NUMBER.match(text):
         return IntValue(int(text, 0))
     if kind == "device":        # a device list (dev_list) or a device's name (soft0)
@@ -190,10 +190,10 @@ def _srq_pair_c(call, ctx, what, code):
         mr = str(call.mr)
         return code + ("    IF_OK_PTR(%s, {\n"
                        "        mrs[mrs_size++] = (PR_MR){ .id = \"%s\", .addr = (uint64_t)(%s->addr),\n"
-                       "                                   .length = %s, .lkey = %s->lkey };\n"
+                       "                                   .length = (uint32_t)%s->length, .lkey = %s->lkey };\n"
                        "        pr_write_client_update_claimed(CLIENT_UPDATE_PATH, qps, qps_size, mrs, mrs_size,\n"
                        "                                       prs, prs_size);\n"
-                       "    });\n" % (mr, mr, mr, call.length, mr))
+                       "    });\n" % (mr, mr, mr, mr, mr))
     qp = str(call.qp)
     gid = str(getattr(ctx, "gid_var", "gid"))
     return code + ("    IF_OK_PTR(%s, {\n"
@@ -579,6 +579,38 @@ def _srq_failed(call, ret_kind):
     if ret_kind == "count":
         return ret.startswith("-") or err is not None
     return False
+
+
+_SRQ_ELEM_KEY = _srq_re.compile(r"^\[([0-9]+)\]\.(.+)$")
+
+
+def _srq_struct_array(kv, param, ctype, fields):
+    """The array of structs a trace gives as param[i].path=value keys
+    (param.path: element 0), as SrqStruct elements; None if no key"""
+    elems = {}
+    for k, v in kv.items():
+        if not k.startswith(param) or k[len(param):len(param) + 1] not in ".[":
+            continue
+        rest = k[len(param):]
+        m = _SRQ_ELEM_KEY.match(rest)
+        i, path = (int(m.group(1)), m.group(2)) if m else (0, rest[1:])
+        elems.setdefault(i, {})[path] = v
+    if not elems:
+        return None
+    return [SrqStruct(ctype, fields, elems.get(i, {})) for i in range(max(elems) + 1)]
+
+
+def _srq_array_cxx(items, varname, ctype, ctx):
+    """C that declares @varname an array of @ctype as long as @items (the
+    framework's list of IbvSge, or _srq_struct_array's) and fills it"""
+    items = _srq_unwrap(items) or []
+    _srq_array(ctx, varname, ctype, max(len(items), 1))
+    s = "    memset(%s, 0, sizeof(%s));\n" % (varname, varname)
+    for i, item in enumerate(items):
+        item = _srq_unwrap(item)
+        # an element is no variable of its own (SrqStruct would declare one)
+        s += item.to_cxx("%s[%d]" % (varname, i), None if isinstance(item, SrqStruct) else ctx)
+    return s
 
 
 def _srq_state(value):

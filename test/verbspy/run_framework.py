@@ -61,6 +61,8 @@ CALLS = [
     lambda: V.GetSRQNum(srq="srq0", srq_num_var="srqn0"),
     lambda: V.RegMR(pd="pd0", mr="mr0", addr="bufs[0]", length=1024, access=ACCESS),
     lambda: V.ReRegMR(mr="mr0", flags="IBV_REREG_MR_CHANGE_ACCESS", access=ACCESS),
+    lambda: V.AdviseMR(pd="pd0", advice="IBV_ADVISE_MR_ADVICE_PREFETCH", flags=0,
+                       sg_list=[api.IbvSge(mr="mr0", length=64)], num_sge=1),
     lambda: V.CreateQP(pd="pd0", qp="qp0", remote_qp="srv0", init_attr_obj=api.IbvQPInitAttr(
         send_cq="cq0", recv_cq="cq0", srq="srq0", qp_type="IBV_QPT_RC", sq_sig_all=1,
         cap=api.IbvQPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1))),
