@@ -140,13 +140,11 @@ def _srq_buffer(ctx, addr, length):
     name = m.group(1)
     n = int(str(_srq_unwrap(length)), 0) if _SRQ_NUMBER.match(str(_srq_unwrap(length))) else 4096
     need = (int(m.group(2), 0) if m.group(2) else 0) + max(n, 1)
-    mine = ctx.__dict__.setdefault("_srq_buffers", {})
+    mine = ctx.__dict__.setdefault("_srq_buffers", set())
     if name in ctx.variables and name not in mine:
         return
-    if name not in ctx.variables:
-        ctx.alloc_variable(name, "char", None, "[%d]" % need)
-    mine[name] = max(need, mine.get(name, 0))
-    ctx.variables[name][2] = "[%d]" % mine[name]
+    mine.add(name)
+    _srq_array(ctx, name, "char", need)
 
 
 def _srq_pair_apply(call, ctx, what):
