@@ -169,6 +169,14 @@ int srq_verbs_modify_srq(srq_verbs_dev_t *dev, struct ibv_srq *srq,
 int srq_verbs_query_srq(srq_verbs_dev_t *dev, struct ibv_srq *srq,
                         struct ibv_srq_attr *attr);
 int srq_verbs_destroy_srq(srq_verbs_dev_t *dev, struct ibv_srq *srq);
+/* ibv_create_srq_ex: a basic or a tag-matching SRQ (IBV_SRQT_TM, the
+ * device's tm_caps); NULL, errno set. Destroyed with srq_verbs_destroy_srq */
+struct ibv_srq *srq_verbs_create_srq_ex(srq_verbs_dev_t *dev,
+                                        struct ibv_srq_init_attr_ex *attr);
+/* ibv_post_srq_ops on a TM SRQ: 0, or an errno value with *bad_wr the
+ * first operation not done */
+int srq_verbs_post_srq_ops(srq_verbs_dev_t *dev, struct ibv_srq *srq,
+                           struct ibv_ops_wr *wr, struct ibv_ops_wr **bad_wr);
 
 /* ---- queue pairs and address handles ---------------------------------- */
 

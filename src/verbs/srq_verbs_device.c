@@ -329,6 +329,18 @@ int srq_verbs_destroy_srq(srq_verbs_dev_t *dev, struct ibv_srq *srq)
     return srq_verbs_errno(dev->ops->destroy_srq(dev, srq));
 }
 
+struct ibv_srq *srq_verbs_create_srq_ex(srq_verbs_dev_t *dev,
+                                        struct ibv_srq_init_attr_ex *attr)
+{
+    return dev->ops->create_srq_ex(dev, attr);
+}
+
+int srq_verbs_post_srq_ops(srq_verbs_dev_t *dev, struct ibv_srq *srq,
+                           struct ibv_ops_wr *wr, struct ibv_ops_wr **bad_wr)
+{
+    return srq_verbs_errno(dev->ops->post_srq_ops(dev, srq, wr, bad_wr));
+}
+
 struct ibv_qp *srq_verbs_create_qp(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                                    struct ibv_qp_init_attr *attr)
 {

@@ -344,6 +344,21 @@ static int srq_verbs_rdma_destroy_srq(srq_verbs_dev_t *dev, struct ibv_srq *srq)
     return srq_verbs_rdma_ret(ibv_destroy_srq(srq));
 }
 
+static struct ibv_srq *
+srq_verbs_rdma_create_srq_ex(srq_verbs_dev_t *dev,
+                             struct ibv_srq_init_attr_ex *attr)
+{
+    return ibv_create_srq_ex(dev->context, attr);
+}
+
+static int srq_verbs_rdma_post_srq_ops(srq_verbs_dev_t *dev,
+                                       struct ibv_srq *srq,
+                                       struct ibv_ops_wr *wr,
+                                       struct ibv_ops_wr **bad_wr)
+{
+    return ibv_post_srq_ops(srq, wr, bad_wr);
+}
+
 static struct ibv_qp *srq_verbs_rdma_create_qp(srq_verbs_dev_t *dev,
                                                struct ibv_pd *pd,
                                                struct ibv_qp_init_attr *attr)
@@ -445,6 +460,8 @@ static const srq_verbs_dev_ops_t srq_verbs_rdma_ops = {
     .modify_srq           = srq_verbs_rdma_modify_srq,
     .query_srq            = srq_verbs_rdma_query_srq,
     .destroy_srq          = srq_verbs_rdma_destroy_srq,
+    .create_srq_ex        = srq_verbs_rdma_create_srq_ex,
+    .post_srq_ops         = srq_verbs_rdma_post_srq_ops,
     .create_qp            = srq_verbs_rdma_create_qp,
     .create_qp_ex         = srq_verbs_rdma_create_qp_ex,
     .modify_qp            = srq_verbs_rdma_modify_qp,

@@ -487,6 +487,25 @@ static int srq_verbs_trace_resize_cq(srq_verbs_dev_t *dev, struct ibv_cq *cq,
                                cq, cqe);
 }
 
+static struct ibv_srq *
+srq_verbs_trace_create_srq_ex(srq_verbs_dev_t *dev,
+                              struct ibv_srq_init_attr_ex *attr)
+{
+    return SRQ_VERBS_TRACE_OBJ(ibv_create_srq_ex,
+                               REAL(dev)->create_srq_ex(dev, attr),
+                               dev->context, attr);
+}
+
+static int srq_verbs_trace_post_srq_ops(srq_verbs_dev_t *dev,
+                                        struct ibv_srq *srq,
+                                        struct ibv_ops_wr *wr,
+                                        struct ibv_ops_wr **bad_wr)
+{
+    return SRQ_VERBS_TRACE_INT(ibv_post_srq_ops,
+                               REAL(dev)->post_srq_ops(dev, srq, wr, bad_wr),
+                               srq, wr, bad_wr);
+}
+
 /* a statistic of the device, not a verb: not traced */
 static int srq_verbs_trace_query_srq_rnr(srq_verbs_dev_t *dev,
                                          struct ibv_srq *srq, uint64_t *count_p)
@@ -523,6 +542,8 @@ static const srq_verbs_dev_ops_t srq_verbs_trace_ops = {
     .modify_srq           = srq_verbs_trace_modify_srq,
     .query_srq            = srq_verbs_trace_query_srq,
     .destroy_srq          = srq_verbs_trace_destroy_srq,
+    .create_srq_ex        = srq_verbs_trace_create_srq_ex,
+    .post_srq_ops         = srq_verbs_trace_post_srq_ops,
     .create_qp            = srq_verbs_trace_create_qp,
     .create_qp_ex         = srq_verbs_trace_create_qp_ex,
     .modify_qp            = srq_verbs_trace_modify_qp,

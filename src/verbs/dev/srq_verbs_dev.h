@@ -66,6 +66,10 @@ typedef struct srq_verbs_dev_ops {
     int  (*query_srq)(srq_verbs_dev_t *dev, struct ibv_srq *srq,
                       struct ibv_srq_attr *attr);
     int  (*destroy_srq)(srq_verbs_dev_t *dev, struct ibv_srq *srq);
+    struct ibv_srq *(*create_srq_ex)(srq_verbs_dev_t *dev,
+                                     struct ibv_srq_init_attr_ex *attr);
+    int  (*post_srq_ops)(srq_verbs_dev_t *dev, struct ibv_srq *srq,
+                         struct ibv_ops_wr *wr, struct ibv_ops_wr **bad_wr);
 
     struct ibv_qp *(*create_qp)(srq_verbs_dev_t *dev, struct ibv_pd *pd,
                                 struct ibv_qp_init_attr *attr);

@@ -80,9 +80,15 @@ SRQ_SOFT_TV_CREATE(create_cq, struct ibv_cq,
                    (srq_verbs_dev_t *dev, int cqe, void *ctx,
                     struct ibv_comp_channel *ch, int vector),
                    (dev, cqe, ctx, ch, vector))
+SRQ_SOFT_TV_CREATE(create_cq_ex, struct ibv_cq_ex,
+                   (srq_verbs_dev_t *dev, struct ibv_cq_init_attr_ex *attr),
+                   (dev, attr))
 SRQ_SOFT_TV_CREATE(create_srq, struct ibv_srq,
                    (srq_verbs_dev_t *dev, struct ibv_pd *pd,
                     struct ibv_srq_init_attr *attr), (dev, pd, attr))
+SRQ_SOFT_TV_CREATE(create_srq_ex, struct ibv_srq,
+                   (srq_verbs_dev_t *dev, struct ibv_srq_init_attr_ex *attr),
+                   (dev, attr))
 SRQ_SOFT_TV_CREATE(create_qp, struct ibv_qp,
                    (srq_verbs_dev_t *dev, struct ibv_pd *pd,
                     struct ibv_qp_init_attr *attr), (dev, pd, attr))
@@ -152,8 +158,10 @@ int srq_soft_test_fail_verb(srq_verbs_dev_t *dev, unsigned fail_at, int err)
     SRQ_SOFT_TV_SET(create_comp_channel)
     SRQ_SOFT_TV_SET(destroy_comp_channel)
     SRQ_SOFT_TV_SET(create_cq)
+    SRQ_SOFT_TV_SET(create_cq_ex)
     SRQ_SOFT_TV_SET(destroy_cq)
     SRQ_SOFT_TV_SET(create_srq)
+    SRQ_SOFT_TV_SET(create_srq_ex)
     SRQ_SOFT_TV_SET(modify_srq)
     SRQ_SOFT_TV_SET(destroy_srq)
     SRQ_SOFT_TV_SET(create_qp)

@@ -78,6 +78,11 @@ srq_soft_cqe_t *srq_soft_tm_cqe(srq_soft_tm_t *tm, srq_soft_qp_t *qp,
         cqe->wc.qp_num   = qp->ibv.qp_num;
         cqe->wc.src_qp   = pkt->src_qpn;
         cqe->wc.slid     = pkt->src_lid;
+        if (pkt->flags & SRQ_SOFT_PKT_F_IMM) {
+            /* a SEND with immediate, matched or not, reports it */
+            cqe->wc.imm_data  = pkt->imm;
+            cqe->wc.wc_flags |= IBV_WC_WITH_IMM;
+        }
     }
     return cqe;
 }

@@ -20,8 +20,10 @@ typedef struct srq_soft_qp   srq_soft_qp_t;
 
 /* What ibv_query_device_ex reports in tm_caps, and enforces */
 #define SRQ_SOFT_TM_MAX_TAGS      255 /* tagged buffers in one list */
-#define SRQ_SOFT_TM_MAX_OPS       64  /* list operations whose completion
-                                         is not polled yet */
+#define SRQ_SOFT_TM_MAX_OPS       512 /* list operations whose completion
+                                         is not polled yet: an add and a
+                                         delete of every tag of a full
+                                         list, and room for syncs */
 #define SRQ_SOFT_TM_MAX_SGE       1   /* SGEs of a tagged buffer */
 #define SRQ_SOFT_TM_MAX_RNDV_HDR  64  /* a rendezvous request, headers and
                                          meta-data: a longer one is not

@@ -140,11 +140,10 @@ int  srq_soft_get_srq_num(srq_verbs_dev_t *dev, struct ibv_srq *srq,
                           uint32_t *srq_num);
 
 /*
- * Tag matching (soft_tm.c), for the soft device's libibverbs face only, as
- * XRC: the transport matches no tags, and the project's own verbs API has
- * no ibv_create_srq_ex to make a TM SRQ with. ibv_create_srq_ex above
- * makes one (IBV_SRQT_TM); ibv_post_srq_ops: 0, or EINVAL/ENOMEM with
- * *bad_wr the first operation not done (errno set).
+ * Tag matching (soft_tm.c): ibv_create_srq_ex above makes a TM SRQ
+ * (IBV_SRQT_TM); ibv_post_srq_ops: 0, or EINVAL/ENOMEM with *bad_wr the
+ * first operation not done (errno set). rc_srq's tag offload
+ * (src/uct/srq_tm.c) uses both through the verbs layer.
  */
 int  srq_soft_post_srq_ops(srq_verbs_dev_t *dev, struct ibv_srq *srq,
                            struct ibv_ops_wr *wr, struct ibv_ops_wr **bad_wr);

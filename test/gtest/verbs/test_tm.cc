@@ -26,6 +26,8 @@
  */
 #include "verbs_fixture.h"
 
+#include <arpa/inet.h>
+
 #include <infiniband/tm_types.h>
 
 #include <endian.h>
@@ -48,6 +50,7 @@ struct tm_wc {
     int                   opcode   = -1;
     unsigned              wc_flags = 0;
     uint32_t              byte_len = 0;
+    uint32_t              imm      = 0; /* network order, if WITH_IMM */
     ibv_wc_tm_info        tm{};
 };
 
@@ -213,6 +216,9 @@ protected:
         w.opcode   = ibv_wc_read_opcode(cq);
         w.wc_flags = ibv_wc_read_wc_flags(cq);
         w.byte_len = ibv_wc_read_byte_len(cq);
+        if (w.wc_flags & IBV_WC_WITH_IMM) {
+            w.imm = ibv_wc_read_imm_data(cq);
+        }
         ibv_wc_read_tm_info(cq, &w.tm);
         ibv_end_poll(cq);
         return w;
@@ -234,7 +240,7 @@ protected:
     /* The client sends @len bytes of cbuf, a TMH (@op, @tag, @ctx) first,
      * then the pattern @fill */
     void send_tm(uint8_t op, uint64_t tag, uint32_t ctx, uint32_t len,
-                 uint8_t fill, uint64_t wr_id = 1)
+                 uint8_t fill, uint64_t wr_id = 1, uint32_t imm = 0)
     {
         ibv_tmh tmh = {};
 
@@ -243,8 +249,11 @@ protected:
         tmh.app_ctx = htobe32(ctx);
         tmh.tag     = htobe64(tag);
         memcpy(cbuf, &tmh, sizeof(tmh));
-        ASSERT_EQ(0, post_send(client, IBV_WR_SEND, cbuf, len, cmr->lkey,
-                               wr_id));
+        /* with an immediate (network order) when @imm is not 0 */
+        ASSERT_EQ(0, post_send(client, (imm != 0) ? IBV_WR_SEND_WITH_IMM :
+                                                    IBV_WR_SEND,
+                               cbuf, len, cmr->lkey, wr_id,
+                               IBV_SEND_SIGNALED, 0, 0, imm));
     }
 
     /* A message that went whole into the ordinary receive @wr_id */
@@ -451,6 +460,48 @@ TEST_P(tag_match, no_tag)
     /* not counted: a new tag needs no synchronisation */
     ASSERT_NE(0u, add_tag(6, 1, 0x32));
     expect_op(IBV_WC_TM_ADD, 0x32);
+}
+
+/* A SEND with immediate reports it, whether a tag matched it, it went
+ * unexpected into a receive, or it was no tagged message at all (UCX's
+ * rc_srq carries an AM's id and half a tag's immediate there) */
+TEST_P(tag_match, immediate_reported)
+{
+    stage();
+    ASSERT_NE(0u, add_tag(5, 0, 0x41));
+    expect_op(IBV_WC_TM_ADD, 0x41);
+    ASSERT_EQ(0, post_srq_recv(srq, obuf, kBuf, omr->lkey, 0x701));
+
+    send_tm(IBV_TMH_EAGER, 5, 3, 48, 'i', 1, htonl(0xabcd0001));
+    tm_wc w = next();
+    EXPECT_EQ(0x41u, w.wr_id);
+    EXPECT_TRUE(w.wc_flags & IBV_WC_TM_MATCH);
+    EXPECT_TRUE(w.wc_flags & IBV_WC_WITH_IMM) << "a matched one";
+    EXPECT_EQ(0xabcd0001u, ntohl(w.imm));
+    expect_sent();
+
+    send_tm(IBV_TMH_NO_TAG, 0, 0, 24, 'j', 1, htonl(7));
+    w = next();
+    EXPECT_EQ(0x701u, w.wr_id);
+    EXPECT_EQ(IBV_WC_TM_NO_TAG, w.opcode);
+    EXPECT_TRUE(w.wc_flags & IBV_WC_WITH_IMM) << "one of no tag";
+    EXPECT_EQ(7u, ntohl(w.imm));
+    expect_sent();
+
+    ASSERT_EQ(0, post_srq_recv(srq, obuf, kBuf, omr->lkey, 0x702));
+    send_tm(IBV_TMH_EAGER, 6, 0, 32, 'k', 1, htonl(0xfeed));
+    w = next();
+    EXPECT_EQ(0x702u, w.wr_id);
+    EXPECT_EQ(IBV_WC_TM_RECV, w.opcode);
+    EXPECT_TRUE(w.wc_flags & IBV_WC_WITH_IMM) << "an unexpected one";
+    EXPECT_EQ(0xfeedu, ntohl(w.imm));
+    expect_sent();
+
+    send_tm(IBV_TMH_EAGER, 5, 0, 40, 'l'); /* none: no immediate said */
+    ASSERT_EQ(0, post_srq_recv(srq, obuf, kBuf, omr->lkey, 0x703));
+    w = next();
+    EXPECT_EQ(0u, w.wc_flags & IBV_WC_WITH_IMM);
+    expect_sent();
 }
 
 /* Rendezvous: MATCH at once, the sender's buffer read into the tag's,
