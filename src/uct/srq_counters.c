@@ -58,6 +58,15 @@ static void uct_srq_counters_fill(uct_srq_iface_t *iface,
     counters->rx_periods      = iface->rx.stats.periods;
     counters->rx_saturated    = iface->rx.stats.starved_saturated;
     counters->tx_completions  = iface->tx_stats.completions;
+    counters->tm_enabled      = iface->tm.enabled;
+    counters->tm_matched      = iface->tm.stats.matched;
+    counters->tm_unexpected   = iface->tm.stats.unexp;
+    counters->tm_rndv_read    = iface->tm.stats.rndv_read;
+    counters->tm_sw_rndv      = iface->tm.stats.sw_rndv;
+    counters->tm_fin          = iface->tm.stats.fin;
+    counters->tm_list_ops     = iface->tm.stats.list_add +
+                                iface->tm.stats.list_del +
+                                iface->tm.stats.sync;
 }
 
 ucs_status_t uct_srq_iface_query_counters(uct_iface_h tl_iface,
@@ -121,13 +130,15 @@ void uct_srq_counters_dump(uct_srq_iface_t *iface, const char *file_template)
             "%lu rx_srq %lu rx_queue_peak %lu rx_limit_events %lu rx_rnr %lu "
             "rx_grows %lu rx_shrinks %lu rx_retired %lu rx_starved %lu "
             "tx_atomics %lu tx_atomic_retries %lu rx_demand %lu "
-            "rx_saturated %lu path %s\n",
+            "rx_saturated %lu tm %lu tm_matched %lu tm_unexpected %lu "
+            "tm_rndv_read %lu path %s\n",
             srq_verbs_dev_name(iface->dev), iface->port_num, (int)getpid(),
             c.rx_consumed, c.rx_bytes, c.tx_wrs, c.conns,
             c.rx_refills, c.rx_queue_target, c.rx_bytes_held, c.rx_srq,
             c.rx_queue_peak, c.rx_limit_events, c.rx_rnr, c.rx_grows,
             c.rx_shrinks, c.rx_retired, c.rx_starved, c.tx_atomics,
             c.tx_atomic_retries, c.rx_queue_demand, c.rx_saturated,
+            c.tm_enabled, c.tm_matched, c.tm_unexpected, c.tm_rndv_read,
             /* the device through libibverbs (an HCA, or soft0 under
              * srq-run --verbs), or the plugin's built-in soft0 */
             (srq_verbs_dev_kind(iface->dev) == SRQ_VERBS_DEV_SOFT) ?

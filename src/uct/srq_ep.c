@@ -89,21 +89,26 @@ ucs_status_t uct_srq_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
     ucs_status_t status;
 
     UCT_CHECK_AM_ID(id);
-    UCT_CHECK_LENGTH(total, 0, iface->config.max_inline, "am_short");
+    UCT_CHECK_LENGTH(total, 0, iface->config.max_inline - iface->rx.hdr_len,
+                     "am_short");
     status = uct_srq_ep_tx_check(iface, ep);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
 
-    buf = ucs_alloca(total);
+    /* with tag matching, a TMH of NO_TAG (all zero) first */
+    buf = ucs_alloca(iface->rx.hdr_len + total);
+    memset(buf, 0, iface->rx.hdr_len);
     ucs_iov_iter_init(&iov_iter);
-    uct_iov_to_buffer(iov, iovcnt, &iov_iter, buf, total);
-    return uct_srq_ep_send_inline(iface, ep, id, buf, total);
+    uct_iov_to_buffer(iov, iovcnt, &iov_iter, buf + iface->rx.hdr_len, total);
+    return uct_srq_ep_send_inline(iface, ep, id, buf,
+                                  iface->rx.hdr_len + total);
 }
 
 /* The header and the payload as two inline SGEs: the device copies them
  * into the WQE (soft0: into the frame) once, no staging copy. A device with
- * fewer than 2 SGEs takes the iov path. */
+ * fewer than 2 SGEs, or an AM that needs a TMH first (tag matching), takes
+ * the iov path. */
 ucs_status_t uct_srq_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
                                  const void *payload, unsigned length)
 {
@@ -114,7 +119,8 @@ ucs_status_t uct_srq_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
     uct_iov_t iov[2];
     ucs_status_t status;
 
-    if (ucs_unlikely(iface->config.max_send_sge < 2)) {
+    if (ucs_unlikely((iface->config.max_send_sge < 2) ||
+                     (iface->rx.hdr_len > 0))) {
         iov[0] = (uct_iov_t){&header, sizeof(header), UCT_MEM_HANDLE_NULL, 0, 1};
         iov[1] = (uct_iov_t){(void*)payload, length, UCT_MEM_HANDLE_NULL, 0, 1};
         return uct_srq_ep_am_short_iov(tl_ep, id, iov, length ? 2 : 1);
@@ -149,19 +155,22 @@ ssize_t uct_srq_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     struct ibv_sge sge;
     ucs_status_t status;
     uint8_t *buf;
-    size_t length;
+    size_t length, total;
 
     status = uct_srq_ep_am_desc(iface, ep, id, &desc, &buf);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
 
-    length = pack_cb(buf, arg);
+    /* with tag matching, a TMH of NO_TAG (all zero) first */
+    memset(buf, 0, iface->rx.hdr_len);
+    length = pack_cb(buf + iface->rx.hdr_len, arg);
     ucs_assertv(length <= iface->config.seg_size, "length=%zu", length);
 
-    uct_srq_tx_desc_sge(&sge, desc, length);
-    uct_srq_am_wr(&wr, id, &sge, (length > 0) ? 1 : 0,
-                  (length <= iface->config.max_inline) ? IBV_SEND_INLINE : 0);
+    total = iface->rx.hdr_len + length;
+    uct_srq_tx_desc_sge(&sge, desc, total);
+    uct_srq_am_wr(&wr, id, &sge, (total > 0) ? 1 : 0,
+                  (total <= iface->config.max_inline) ? IBV_SEND_INLINE : 0);
     status = uct_srq_ep_post_desc(iface, ep, &wr, desc, uct_srq_tx_desc_done,
                                   NULL);
     return (status == UCS_OK) ? (ssize_t)length : status;
@@ -194,9 +203,11 @@ ucs_status_t uct_srq_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
      * operation), the data from the user's registered buffers; no
      * zero-length SGE (some HCAs read a length of 0 as 2 GiB) */
     num_sge = 0;
-    if (header_length > 0) {
-        memcpy(buf, header, header_length);
-        uct_srq_tx_desc_sge(&sge[num_sge++], desc, header_length);
+    if ((iface->rx.hdr_len + header_length) > 0) {
+        memset(buf, 0, iface->rx.hdr_len); /* tag matching: TMH NO_TAG */
+        memcpy(buf + iface->rx.hdr_len, header, header_length);
+        uct_srq_tx_desc_sge(&sge[num_sge++], desc,
+                            iface->rx.hdr_len + header_length);
     }
     num_sge += uct_srq_iov_to_sge(sge + num_sge, iov, iovcnt);
     uct_srq_am_wr(&wr, id, sge, num_sge, 0);

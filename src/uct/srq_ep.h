@@ -116,6 +116,26 @@ ucs_status_t uct_srq_ep_atomic_cswap32(uct_ep_h tl_ep, uint32_t compare,
                                        uint32_t swap, uint64_t remote_addr,
                                        uct_rkey_t rkey, uint32_t *result,
                                        uct_completion_t *comp);
+ucs_status_t uct_srq_ep_tag_eager_short(uct_ep_h tl_ep, uct_tag_t tag,
+                                        const void *data, size_t length);
+ssize_t uct_srq_ep_tag_eager_bcopy(uct_ep_h tl_ep, uct_tag_t tag, uint64_t imm,
+                                   uct_pack_callback_t pack_cb, void *arg,
+                                   unsigned flags);
+ucs_status_t uct_srq_ep_tag_eager_zcopy(uct_ep_h tl_ep, uct_tag_t tag,
+                                        uint64_t imm, const uct_iov_t *iov,
+                                        size_t iovcnt, unsigned flags,
+                                        uct_completion_t *comp);
+ucs_status_ptr_t uct_srq_ep_tag_rndv_zcopy(uct_ep_h tl_ep, uct_tag_t tag,
+                                           const void *header,
+                                           unsigned header_length,
+                                           const uct_iov_t *iov, size_t iovcnt,
+                                           unsigned flags,
+                                           uct_completion_t *comp);
+ucs_status_t uct_srq_ep_tag_rndv_cancel(uct_ep_h tl_ep, void *op);
+ucs_status_t uct_srq_ep_tag_rndv_request(uct_ep_h tl_ep, uct_tag_t tag,
+                                         const void *header,
+                                         unsigned header_length,
+                                         unsigned flags);
 ucs_status_t uct_srq_ep_flush(uct_ep_h tl_ep, unsigned flags,
                               uct_completion_t *comp);
 ucs_status_t uct_srq_ep_fence(uct_ep_h tl_ep, unsigned flags);

@@ -19,6 +19,7 @@
 #include "srq_ep.h"
 #include "srq_md.h"
 #include "srq_perf.h"
+#include "srq_tm.h"
 
 #include <ucs/arch/bitops.h>
 #include <ucs/debug/log_def.h>
@@ -112,6 +113,23 @@ ucs_config_field_t uct_srq_iface_config_table[] = {
      "file; %p in the name becomes the process id. Empty: off.",
      ucs_offsetof(uct_srq_iface_config_t, counters_file), UCS_CONFIG_TYPE_STRING},
 
+    {"TM_ENABLE", "no",
+     "Tag-matching offload (yes, no, try): the device matches the tags of\n"
+     "UCP's tagged messages (MPI's) against the posted receives, lands eager\n"
+     "data in the matched buffer and reads a rendezvous sender's buffer\n"
+     "itself, over the standard verbs of a TM SRQ (ibv_post_srq_ops). It\n"
+     "needs a device that reports tm_caps for RC (soft0 does) and SRQ=y;\n"
+     "\"yes\" fails where it cannot, \"try\" goes without. Every message\n"
+     "then carries a 16-byte tag-matching header, active messages too, and\n"
+     "both sides must have the same setting to reach each other.",
+     ucs_offsetof(uct_srq_iface_config_t, tm_enable), UCS_CONFIG_TYPE_TERNARY},
+
+    {"TM_LIST_SIZE", "0",
+     "With TM_ENABLE: tagged receives the device's list holds at once\n"
+     "(0: all it has, at most half its max_ops, so that each can be\n"
+     "removed at any time). Beyond them UCP matches in software.",
+     ucs_offsetof(uct_srq_iface_config_t, tm_list_size), UCS_CONFIG_TYPE_UINT},
+
     {"TIMEOUT", "18",
      "IB local ACK timeout code of the RC connections: 4.096 us x 2^code\n"
      "(1..31; 18 is about 1 s). A peer that does not answer for 7 such\n"
@@ -187,6 +205,8 @@ static ucs_status_t uct_srq_iface_get_address(uct_iface_h tl_iface,
     uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
 
     ((uct_srq_iface_addr_t*)addr)->ud_qpn = htole32(iface->hs.ud_qp->qp_num);
+    ((uct_srq_iface_addr_t*)addr)->flags  = iface->tm.enabled ?
+                                            UCT_SRQ_IFACE_ADDR_FLAG_TM : 0;
     return UCS_OK;
 }
 
@@ -233,8 +253,10 @@ static ucs_status_t uct_srq_iface_query(uct_iface_h tl_iface,
                                   UCT_IFACE_FLAG_EVENT_RECV |
                                   UCT_IFACE_FLAG_EVENT_FD;
 
-    /* the am id is the immediate: an AM has the whole message */
-    iface_attr->cap.am.max_short       = iface->config.max_inline;
+    /* the am id is the immediate: an AM has the whole message (with tag
+     * matching, after a TMH) */
+    iface_attr->cap.am.max_short       = iface->config.max_inline -
+                                         iface->rx.hdr_len;
     iface_attr->cap.am.max_bcopy       = seg;
     iface_attr->cap.am.min_zcopy       = 0;
     iface_attr->cap.am.max_zcopy       = seg - UCT_SRQ_AM_MAX_HDR;
@@ -258,6 +280,10 @@ static ucs_status_t uct_srq_iface_query(uct_iface_h tl_iface,
                                                   iface->dev_attr.max_sge_rd);
     iface_attr->cap.get.opt_zcopy_align = 1;
     iface_attr->cap.get.align_mtu       = mtu;
+
+    if (iface->tm.enabled) {
+        uct_srq_tm_query(&iface->tm, iface, iface_attr);
+    }
 
     iface_attr->device_addr_len = sizeof(srq_verbs_port_addr_t);
     iface_attr->iface_addr_len  = sizeof(uct_srq_iface_addr_t);
@@ -313,7 +339,7 @@ static ucs_status_t uct_srq_iface_check_config(uct_srq_iface_t *iface,
 static ucs_status_t uct_srq_iface_create_cqs(uct_srq_iface_t *iface,
                                              const uct_srq_iface_config_t *config)
 {
-    int err;
+    int err, cqe;
 
     /* the interface's memory is not zeroed: nothing is there yet */
     iface->send_cq = NULL;
@@ -335,11 +361,17 @@ static ucs_status_t uct_srq_iface_create_cqs(uct_srq_iface_t *iface,
         return uct_srq_err_status(err, UCS_ERR_IO_ERROR);
     }
 
-    /* every posted receive, shared or handshake, completes at most once */
-    iface->recv_cq = srq_verbs_create_cq(iface->dev,
-                                         uct_srq_rx_cq_len(&config->rx) +
-                                         config->hs.queue_len, iface,
-                                         iface->channel, 0);
+    /* every posted receive, shared or handshake, completes at most once;
+     * with tag matching, so do the tags and the list operations */
+    cqe = uct_srq_rx_cq_len(&config->rx) + config->hs.queue_len;
+    if (iface->tm.enabled) {
+        iface->recv_cq = uct_srq_tm_create_cq(&iface->tm, iface,
+                                              cqe + 2 * iface->tm.num_slots +
+                                              iface->tm.max_ops);
+    } else {
+        iface->recv_cq = srq_verbs_create_cq(iface->dev, cqe, iface,
+                                             iface->channel, 0);
+    }
     if (iface->recv_cq == NULL) {
         err = errno;
         ucs_error("srq: failed to create a receive CQ: %s",
@@ -405,7 +437,8 @@ static ucs_status_t uct_srq_iface_init_pools(uct_srq_iface_t *iface,
 
     /* a limit below the default chunk is a smaller chunk */
     status = uct_srq_mpool_init(&iface->tx_mp, &iface->super.super,
-                                sizeof(uct_srq_tx_desc_t) + config->seg_size,
+                                sizeof(uct_srq_tx_desc_t) + config->seg_size +
+                                UCT_SRQ_TM_HDR_LEN, /* tag matching: a TMH */
                                 sizeof(uct_srq_tx_desc_t),
                                 UCS_SYS_CACHE_LINE_SIZE,
                                 ucs_min(grow, config->tx_max_bufs),
@@ -463,6 +496,14 @@ static uct_iface_ops_t uct_srq_iface_ops = {
     .iface_get_device_address = uct_srq_iface_get_device_address,
     .iface_get_address        = uct_srq_iface_get_address,
     .iface_is_reachable       = uct_srq_iface_is_reachable,
+    .ep_tag_eager_short       = uct_srq_ep_tag_eager_short,
+    .ep_tag_eager_bcopy       = uct_srq_ep_tag_eager_bcopy,
+    .ep_tag_eager_zcopy       = uct_srq_ep_tag_eager_zcopy,
+    .ep_tag_rndv_zcopy        = uct_srq_ep_tag_rndv_zcopy,
+    .ep_tag_rndv_cancel       = uct_srq_ep_tag_rndv_cancel,
+    .ep_tag_rndv_request      = uct_srq_ep_tag_rndv_request,
+    .iface_tag_recv_zcopy     = uct_srq_tm_recv_zcopy,
+    .iface_tag_recv_cancel    = uct_srq_tm_recv_cancel,
 };
 
 static uct_iface_internal_ops_t uct_srq_iface_internal_ops = {
@@ -551,6 +592,10 @@ UCS_CLASS_INIT_FUNC(uct_srq_iface_t, uct_md_h tl_md, uct_worker_h worker,
 
     self->event_fd            = -1;
     self->timer_fd            = -1;
+    status = uct_srq_tm_init(&self->tm, self, config, params);
+    if (status != UCS_OK) {
+        return status;
+    }
     status = uct_srq_iface_create_cqs(self, config);
     if (status != UCS_OK) {
         goto err_cqs;
@@ -608,6 +653,7 @@ err_rx:
     uct_srq_rx_cleanup(&self->rx, self);
 err_cqs:
     uct_srq_iface_destroy_cqs(self);
+    uct_srq_tm_cleanup(&self->tm);
     return status;
 }
 
@@ -627,6 +673,7 @@ UCS_CLASS_CLEANUP_FUNC(uct_srq_iface_t)
     ucs_mpool_cleanup(&self->tx_mp, 1);
     uct_srq_rx_cleanup(&self->rx, self);
     uct_srq_iface_destroy_cqs(self);
+    uct_srq_tm_cleanup(&self->tm);
 }
 
 UCS_CLASS_DEFINE(uct_srq_iface_t, uct_base_iface_t);

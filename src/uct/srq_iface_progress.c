@@ -10,6 +10,7 @@
 #include "srq_hs.h"
 #include "srq_limit.h"
 #include "srq_rx.h"
+#include "srq_tm.h"
 
 #include <ucs/debug/log_def.h>
 #include <string.h>
@@ -56,6 +57,8 @@ static void uct_srq_iface_conn_failed(uct_srq_iface_t *iface,
     ucs_log_level_t level = UCS_LOG_LEVEL_DIAG;
     uct_srq_ep_t *ep, *tmp;
 
+    /* its rendezvous sends will see no FIN */
+    uct_srq_tm_conn_failed(&iface->tm, conn, status);
     /* the error handler may destroy the endpoint */
     ucs_list_for_each_safe(ep, tmp, &conn->eps, list) {
         ucs_arbiter_group_desched(&iface->arbiter, &ep->arb_group);
@@ -188,7 +191,8 @@ unsigned uct_srq_iface_progress(uct_iface_h tl_iface)
 
     __atomic_store_n(&iface->progress_calls, iface->progress_calls + 1,
                      __ATOMIC_RELAXED);
-    count = uct_srq_iface_poll_rx(iface);
+    count = ucs_likely(!iface->tm.enabled) ? uct_srq_iface_poll_rx(iface) :
+                                             uct_srq_tm_poll_rx(iface);
     if (uct_srq_iface_wants_tx_poll(iface, count)) {
         count += uct_srq_iface_poll_tx(iface);
     }

@@ -24,13 +24,24 @@ static int uct_srq_iface_reach_error(uct_srq_iface_t *iface,
                              &ah_attr);
 }
 
+/* One side's messages start with a TMH and the other's do not: neither
+ * could read the other's (srq_tm.h) */
+static int uct_srq_iface_tm_differs(uct_srq_iface_t *iface,
+                                    const uct_iface_addr_t *iface_addr)
+{
+    const uct_srq_iface_addr_t *addr = (const uct_srq_iface_addr_t*)iface_addr;
+
+    return !!(addr->flags & UCT_SRQ_IFACE_ADDR_FLAG_TM) != !!iface->tm.enabled;
+}
+
 int uct_srq_iface_is_reachable(const uct_iface_h tl_iface,
                                const uct_device_addr_t *dev_addr,
                                const uct_iface_addr_t *iface_addr)
 {
     uct_srq_iface_t *iface = ucs_derived_of(tl_iface, uct_srq_iface_t);
 
-    if ((dev_addr == NULL) || (iface_addr == NULL)) {
+    if ((dev_addr == NULL) || (iface_addr == NULL) ||
+        uct_srq_iface_tm_differs(iface, iface_addr)) {
         return 0;
     }
     return uct_srq_iface_reach_error(iface, dev_addr) == 0;
@@ -122,6 +133,11 @@ int uct_srq_iface_is_reachable_v2(const uct_iface_h tl_iface,
                    sizeof(*addr));
     }
 #endif
+
+    if (uct_srq_iface_tm_differs(iface, params->iface_addr)) {
+        return uct_srq_iface_unreachable(params, "tag-matching offload "
+                   "(RC_SRQ_TM_ENABLE) on one side only");
+    }
 
     addr = (const srq_verbs_port_addr_t*)params->device_addr;
     err  = uct_srq_iface_reach_error(iface, params->device_addr);

@@ -16,6 +16,7 @@
 #include "srq_limit.h"
 #include "srq_check.h"
 #include "srq_am.h"
+#include "srq_tm.h"
 
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
@@ -95,11 +96,6 @@ ucs_config_field_t uct_srq_rx_config_table[] = {
     {NULL}
 };
 
-static void *uct_srq_rx_buffer(uct_srq_rx_t *rx, void *desc)
-{
-    return UCS_PTR_BYTE_OFFSET(desc, rx->data_offset);
-}
-
 /* @desc: the start of the user's headroom of a kept descriptor */
 static void uct_srq_rx_release_desc(uct_recv_desc_t *self, void *desc)
 {
@@ -148,6 +144,28 @@ unsigned uct_srq_rx_cq_len(const uct_srq_rx_config_t *config)
     return config->srq ? config->queue_max : UCT_SRQ_RX_QP_CQ_LEN;
 }
 
+/* With tag matching, the SRQ is the device's TM SRQ: its ordinary buffers
+ * take what no tag matched, its list is the interface's tagged receives,
+ * and everything of it completes on the receive CQ */
+static struct ibv_srq *uct_srq_rx_create_tm_srq(uct_srq_rx_t *rx,
+                                                uct_srq_iface_t *iface)
+{
+    struct ibv_srq_init_attr_ex attr;
+
+    memset(&attr, 0, sizeof(attr));
+    attr.srq_context         = rx;
+    attr.attr.max_wr         = rx->config.max;
+    attr.attr.max_sge        = 1;
+    attr.comp_mask           = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+                               IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
+    attr.srq_type            = IBV_SRQT_TM;
+    attr.pd                  = iface->pd;
+    attr.cq                  = iface->recv_cq;
+    attr.tm_cap.max_num_tags = iface->tm.num_slots;
+    attr.tm_cap.max_ops      = iface->tm.max_ops;
+    return srq_verbs_create_srq_ex(iface->dev, &attr);
+}
+
 static ucs_status_t uct_srq_rx_create_srq(uct_srq_rx_t *rx,
                                           uct_srq_iface_t *iface)
 {
@@ -158,7 +176,8 @@ static ucs_status_t uct_srq_rx_create_srq(uct_srq_rx_t *rx,
     srq_attr.srq_context  = rx;
     srq_attr.attr.max_wr  = rx->config.max;
     srq_attr.attr.max_sge = 1;
-    rx->srq = srq_verbs_create_srq(iface->dev, iface->pd, &srq_attr);
+    rx->srq = iface->tm.enabled ? uct_srq_rx_create_tm_srq(rx, iface) :
+              srq_verbs_create_srq(iface->dev, iface->pd, &srq_attr);
     if (rx->srq == NULL) {
         err = errno;
         ucs_error("srq: failed to create a shared receive queue of %u on %s: "
@@ -188,6 +207,7 @@ ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
     rx->batch               = config->batch;
     rx->seg_size            = seg_size;
     rx->rx_headroom         = rx_headroom;
+    rx->hdr_len             = iface->tm.enabled ? UCT_SRQ_TM_HDR_LEN : 0;
     rx->release.cb          = uct_srq_rx_release_desc;
     ucs_list_head_init(&rx->refill_rqs);
     uct_srq_rx_set_depth(rx, rx->config.min);
@@ -195,7 +215,7 @@ ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
     /* room for the user's headroom and the release pointer before the
      * payload, the receive buffer */
     rx->data_offset = ucs_align_up(sizeof(uct_srq_rx_desc_t) + rx_headroom +
-                                   sizeof(uct_recv_desc_t*),
+                                   sizeof(uct_recv_desc_t*) + rx->hdr_len,
                                    UCS_SYS_CACHE_LINE_SIZE);
     /* it starts a cache line, or where the user asked (the pools are made
      * later: a bad alignment is refused now, as UCX's transports do) */
@@ -267,8 +287,10 @@ static unsigned uct_srq_rx_post(uct_srq_rx_t *rx, uct_srq_rx_rq_t *rq,
             break;
         }
         desc->rq       = rq;
-        sges[n].addr   = (uintptr_t)uct_srq_rx_buffer(rx, desc);
-        sges[n].length = rx->seg_size;
+        /* a TMH lands before the buffer (tag matching) */
+        sges[n].addr   = (uintptr_t)uct_srq_rx_desc_buffer(rx, desc) -
+                         rx->hdr_len;
+        sges[n].length = rx->seg_size + rx->hdr_len;
         sges[n].lkey   = desc->super.lkey;
         wrs[n].wr_id   = (uintptr_t)desc;
         wrs[n].sg_list = &sges[n];
@@ -447,44 +469,61 @@ static void uct_srq_rx_discard(uct_srq_rx_t *rx,
     uct_srq_rx_pool_put(&rx->pool, desc);
 }
 
-void uct_srq_rx_deliver(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
-                         const struct ibv_wc *wc)
+uct_srq_rx_desc_t *uct_srq_rx_take(uct_srq_rx_t *rx, const struct ibv_wc *wc)
 {
     uct_srq_rx_desc_t *desc = (void*)(uintptr_t)wc->wr_id;
-    uct_recv_desc_t *release;
-    uint32_t am_id;
-    void *payload;
-    ucs_status_t status;
 
     --rx->posted;
     ++rx->stats.consumed;
     if (desc->rq != NULL) {
         uct_srq_rx_rq_consumed(rx, desc->rq, wc->status != IBV_WC_SUCCESS);
     }
+    return desc;
+}
+
+void uct_srq_rx_done(uct_srq_rx_t *rx, uct_srq_rx_desc_t *desc,
+                     void *payload, ucs_status_t status)
+{
+    uct_recv_desc_t *release;
+
+    if (status != UCS_INPROGRESS) {
+        uct_srq_rx_pool_put(&rx->pool, desc);
+        return;
+    }
+    /* kept: the handler may have used its headroom, not what is before;
+     * with an odd-sized headroom the pointer is not aligned */
+    ++rx->stats.held;
+    release = &rx->release;
+    memcpy(UCS_PTR_BYTE_OFFSET(payload, -(ptrdiff_t)rx->rx_headroom -
+                                        (ptrdiff_t)sizeof(release)),
+           &release, sizeof(release));
+}
+
+void uct_srq_rx_deliver(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
+                         const struct ibv_wc *wc)
+{
+    uct_srq_rx_desc_t *desc = uct_srq_rx_take(rx, wc);
+    uint32_t am_id;
+    void *payload;
+    size_t length;
+    ucs_status_t status;
 
     if (ucs_unlikely(wc->status != IBV_WC_SUCCESS)) {
         uct_srq_rx_discard(rx, wc, desc, UCT_SRQ_AM_ID_NONE);
         return;
     }
     am_id = uct_srq_am_id(wc);
-    if (ucs_unlikely(am_id >= UCT_AM_ID_MAX)) {
+    /* with tag matching, an AM is a TMH (before the buffer) and the rest */
+    if (ucs_unlikely((am_id >= UCT_AM_ID_MAX) ||
+                     (wc->byte_len < rx->hdr_len))) {
         uct_srq_rx_discard(rx, wc, desc, am_id);
         return;
     }
 
-    rx->stats.bytes += wc->byte_len;
-    payload = uct_srq_rx_buffer(rx, desc);
-    status  = uct_iface_invoke_am(&iface->super, am_id, payload,
-                                  wc->byte_len, UCT_CB_PARAM_FLAG_DESC);
-    if (status == UCS_OK) {
-        uct_srq_rx_pool_put(&rx->pool, desc);
-    } else {
-        /* kept: the handler may have used its headroom, not what is before;
-         * with an odd-sized headroom the pointer is not aligned */
-        ++rx->stats.held;
-        release = &rx->release;
-        memcpy(UCS_PTR_BYTE_OFFSET(payload, -(ptrdiff_t)rx->rx_headroom -
-                                            (ptrdiff_t)sizeof(release)),
-               &release, sizeof(release));
-    }
+    length           = wc->byte_len - rx->hdr_len;
+    rx->stats.bytes += length;
+    payload = uct_srq_rx_desc_buffer(rx, desc);
+    status  = uct_iface_invoke_am(&iface->super, am_id, payload, length,
+                                  UCT_CB_PARAM_FLAG_DESC);
+    uct_srq_rx_done(rx, desc, payload, status);
 }

@@ -53,6 +53,23 @@ void uct_srq_rx_refill(uct_srq_rx_t *rx, uct_srq_iface_t *iface);
 void uct_srq_rx_deliver(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
                          const struct ibv_wc *wc);
 
+/* Where a descriptor's payload starts (its receive buffer; with tag
+ * matching, the TMH is just before it) */
+static inline void *uct_srq_rx_desc_buffer(const uct_srq_rx_t *rx,
+                                           uct_srq_rx_desc_t *desc)
+{
+    return UCS_PTR_BYTE_OFFSET(desc, rx->data_offset);
+}
+
+/* The descriptor of a receive completion, no longer posted */
+uct_srq_rx_desc_t *uct_srq_rx_take(uct_srq_rx_t *rx, const struct ibv_wc *wc);
+
+/* A handler saw @payload of @desc and said @status: UCS_INPROGRESS keeps
+ * the descriptor (released with uct_iface_release_desc), anything else
+ * gives it back to the pool */
+void uct_srq_rx_done(uct_srq_rx_t *rx, uct_srq_rx_desc_t *desc,
+                     void *payload, ucs_status_t status);
+
 /* @n completions were polled from the receive CQ (of at most @batch):
  * count a full poll (the receiver saturated), then refill */
 static inline void uct_srq_rx_polled(uct_srq_rx_t *rx, uct_srq_iface_t *iface,

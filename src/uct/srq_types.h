@@ -73,6 +73,9 @@ typedef struct uct_srq_rx {
     unsigned              batch;
     size_t                seg_size;   /* bytes one buffer receives */
     size_t                data_offset;/* descriptor start -> receive buffer */
+    size_t                hdr_len;    /* tag matching: the TMH every message
+                                         starts with, received just before
+                                         the buffer (0 without) */
     unsigned              rx_headroom;/* the user's, before the payload */
     uct_recv_desc_t       release;    /* returns kept descriptors */
     ucs_list_link_t       refill_rqs; /* per-QP mode: queues below depth */
@@ -322,6 +325,69 @@ typedef struct uct_srq_hs {
 } uct_srq_hs_t;
 
 
+/* ---- tag-matching offload (srq_tm.c, srq_ep_tag.c) ---- */
+
+/* A tagged receive buffer in the device's list (uct_iface_tag_recv_zcopy) */
+typedef struct uct_srq_tm_slot {
+    uct_tag_context_t   *ctx;     /* NULL: free, or cancelled by force */
+    void                *buffer;  /* its key in tm->bufs (while ctx is set) */
+    size_t               length;
+    uct_tag_t            tag;     /* as posted */
+    uct_tag_t            stag;    /* the sender's, from the match */
+    uint32_t             app_ctx; /* the sender's TMH's, from the match */
+    uint32_t             handle;  /* the device's, from IBV_WR_TAG_ADD */
+    uint16_t             gen;     /* in the wr_id: a late completion of a
+                                     slot since reused is not its own */
+    uint8_t              flags;   /* UCT_SRQ_TM_SLOT_* */
+} uct_srq_tm_slot_t;
+
+/* A rendezvous send waiting for the receiver's FIN (uct_ep_tag_rndv_zcopy) */
+typedef struct uct_srq_tm_rndv {
+    uct_completion_t    *comp;    /* NULL: free */
+    void                *conn;    /* uct_srq_conn_t it was sent on */
+    uint32_t             app_ctx; /* in its TMH and FIN: the index, plus a
+                                     multiple of the table's size that
+                                     tells a late FIN from the next user's */
+} uct_srq_tm_rndv_t;
+
+KHASH_INIT(uct_srq_tm_bufs, uintptr_t, char, 0, kh_int64_hash_func,
+           kh_int64_hash_equal);
+
+typedef struct uct_srq_tm {
+    int                  enabled;
+    struct ibv_cq_ex    *cq;          /* the receive CQ, read with TM info */
+    uct_srq_tm_slot_t   *slots;
+    unsigned             num_slots;   /* the list's size */
+    unsigned             num_tags;    /* slots the device may still use */
+    unsigned             max_ops;     /* list operations not yet completed */
+    unsigned             ops;
+    uint32_t             unexp_cnt;   /* unexpected messages polled */
+    uint32_t             unexp_synced; /* ... as last told to the device */
+    size_t               max_rndv_hdr; /* the device's, headers included */
+    khash_t(uct_srq_tm_bufs) bufs;    /* buffers in the list */
+    uct_srq_tm_rndv_t   *rndv;
+    unsigned             rndv_next;   /* where to look for a free one */
+    unsigned             rndv_used;
+    uint32_t             rndv_seq;
+    struct {
+        uct_tag_unexp_eager_cb_t cb;
+        void                    *arg;
+    } eager_unexp;
+    struct {
+        uct_tag_unexp_rndv_cb_t  cb;
+        void                    *arg;
+    } rndv_unexp;
+    struct {
+        uint64_t         matched;     /* receives the device matched */
+        uint64_t         unexp;       /* tagged messages it did not */
+        uint64_t         rndv_read;   /* rendezvous data it read itself */
+        uint64_t         sw_rndv;     /* software rendezvous requests */
+        uint64_t         fin;         /* FINs of our rendezvous sends */
+        uint64_t         list_add, list_del, sync;
+    } stats;
+} uct_srq_tm_t;
+
+
 /* ---- the interface (srq_iface.c) ---- */
 
 typedef struct uct_srq_iface_config {
@@ -338,6 +404,8 @@ typedef struct uct_srq_iface_config {
     unsigned            rnr_timer;     /* min_rnr_timer code */
     unsigned            timeout;       /* local ack timeout code */
     char               *counters_file; /* append counters here at close */
+    int                 tm_enable;     /* ucs_ternary_auto_value_t */
+    unsigned            tm_list_size;
 } uct_srq_iface_config_t;
 
 typedef struct uct_srq_iface {
@@ -359,6 +427,7 @@ typedef struct uct_srq_iface {
                                             UCS_TIME_INFINITY: nothing) */
     uct_srq_rx_t              rx;       /* the shared receive queue */
     uct_srq_hs_t              hs;       /* connections and their handshake */
+    uct_srq_tm_t              tm;       /* tag matching by the device */
     ucs_mpool_t               tx_mp;    /* registered send descriptors */
     ucs_mpool_t               op_mp;    /* completion records */
     ucs_arbiter_t             arbiter;  /* endpoints with pending requests */
@@ -394,7 +463,11 @@ typedef struct uct_srq_iface {
 /* Address of an interface, next to its device address */
 typedef struct uct_srq_iface_addr {
     uint32_t  ud_qpn;   /* handshake QP, little endian */
+    uint8_t   flags;    /* UCT_SRQ_IFACE_ADDR_FLAG_* */
 } UCS_S_PACKED uct_srq_iface_addr_t;
+
+/* Its messages start with a TMH (tag-matching offload, srq_tm.h) */
+#define UCT_SRQ_IFACE_ADDR_FLAG_TM  UCS_BIT(0)
 
 
 #endif

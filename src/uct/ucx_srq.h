@@ -77,6 +77,17 @@ typedef struct uct_srq_iface_counters {
                                    clock, which runs on progress calls (at
                                    refills, or every 256 idle polls) once
                                    RX_ADAPT_INTERVAL passed */
+    /* tag-matching offload (UCX_RC_SRQ_TM_ENABLE; all 0 without it) */
+    uint64_t  tm_enabled;       /* 1: the device matches tags */
+    uint64_t  tm_matched;       /* tagged receives the device matched and
+                                   completed (eager and rendezvous) */
+    uint64_t  tm_unexpected;    /* tagged messages no posted tag matched:
+                                   handed to UCP in an ordinary buffer */
+    uint64_t  tm_rndv_read;     /* of tm_matched, rendezvous whose data the
+                                   device read from the sender itself */
+    uint64_t  tm_sw_rndv;       /* software rendezvous requests received */
+    uint64_t  tm_fin;           /* FINs of our rendezvous sends */
+    uint64_t  tm_list_ops;      /* tags added and removed, syncs */
 } uct_srq_iface_counters_t;
 
 /*
