@@ -9,6 +9,12 @@
 # libraries, runs every UCT test instantiated for rc_srq with the plugin of
 # this build tree loaded (srq-run): once on the built-in soft0, once on soft0
 # served through libibverbs (srq-run --verbs: rc_srq's rdma-core path).
+# Then once more with tag-matching offload on (UCX_RC_SRQ_TM_ENABLE=y,
+# the "tm" pass): UCX's tag tests (test_tag, which the copy instantiates
+# for rc_srq too, and which the first pass leaves out), and on the
+# built-in soft0 every other test as well: with tag matching every
+# message carries a TMH, active messages too. A skip there is checked as
+# any other: a test_tag that skips (no tag capability) fails.
 #
 # One line per test case: PASS, FAIL (with UCX's failure message), or SKIP
 # (the suite's own decision, from what rc_srq advertises; each must match a
@@ -214,7 +220,7 @@ known_filter() {
         neg="$neg${neg:+:}$tl/${glob#*:}"
     done <"$known_file"
     # after the caller's own negative patterns, if it has some
-    case "$filter" in *-*) sep=: ;; *) sep=- ;; esac
+    case "$(pass_filter)" in *-*) sep=: ;; *) sep=- ;; esac
     [ -n "$neg" ] && printf -- '%s%s' "$sep" "$neg"
 }
 # a GLOB may start with "soft:" or "verbs:" (rc_srq's, known on that path
@@ -258,42 +264,59 @@ parse() {
               if (!ran) print "NOSUMMARY\t\t" }'
 }
 
+# the tests of a pass: test_tag only with tag matching on (without, it
+# skips every test); in the tm pass on the libibverbs path, only it
+pass_filter() {
+    local f=$filter
+    case "$pass,$mode" in
+        tm,verbs) [ "$f" = '*' ] && f='test_tag.*' ;;
+        tm,*) ;;
+        *) case "$f" in
+               *-*) f="$f:$tl/test_tag.*" ;;
+               *)   f="$f-$tl/test_tag.*" ;;
+           esac ;;
+    esac
+    echo "$f"
+}
+
 run_suite() {
     local out npass=0 nfail=0 nskip=0 nknown=0 rc state name detail reason
-    mode=$1
-    local -a launcher=("$run")
+    mode=$1 pass=${2:-}
+    local -a launcher=("$run") tm_env=()
     [ "$mode" = verbs ] && launcher+=(--verbs)
+    [ "$pass" = tm ] && tm_env=(UCX_RC_SRQ_TM_ENABLE=y)
     # UCX's atomic and fence tests never progress their target while
     # threads send atomics at it: soft0's progress thread serves them on
     # both paths, as an HCA would, with every interval at its default
-    out=$builddir/test/ucx_gtest-$tl-$mode.out
+    out=$builddir/test/ucx_gtest-$tl-$mode${pass:+-$pass}.out
     mkdir -p "$(dirname "$out")"
     local t0; t0=$(date +%s)
     env UCX_HANDLE_ERRORS=bt UCX_LOG_LEVEL=warn UCX_LOG_PRINT_ENABLE=y \
+        "${tm_env[@]}" \
         timeout -k 10 $(( limit * 10 )) "${launcher[@]}" "$gtest" \
-        --gtest_filter="$tl/$filter$(known_filter)" >"$out" 2>&1 &
+        --gtest_filter="$tl/$(pass_filter)$(known_filter)" >"$out" 2>&1 &
     progress_wait $! "$out" "$limit"
     rc=$?
     local secs=$(( $(date +%s) - t0 ))
 
     while IFS=$'\t' read -r state name detail; do
         case "$state" in
-            PASS) echo "PASS: ucx-gtest $mode $name"; npass=$((npass + 1)) ;;
+            PASS) echo "PASS: ucx-gtest $mode$pass_tag $name"; npass=$((npass + 1)) ;;
             SKIP)
                 if [ "$tl" != rc_srq ]; then
-                    echo "SKIP: ucx-gtest $mode $name: $detail"
+                    echo "SKIP: ucx-gtest $mode$pass_tag $name: $detail"
                     nskip=$((nskip + 1))
                 elif reason=$(skip_reason "${name#*/}"); then
-                    echo "SKIP: ucx-gtest $mode $name: $detail: $reason"
+                    echo "SKIP: ucx-gtest $mode$pass_tag $name: $detail: $reason"
                     nskip=$((nskip + 1))
                 else
-                    result "ucx-gtest $mode $name" 0 \
+                    result "ucx-gtest $mode$pass_tag $name" 0 \
                         "skipped without a documented reason (test/ucx_gtest.skips): $detail"
                     nfail=$((nfail + 1))
                 fi ;;
             FAIL|CRASH)
                 [ "$state" = CRASH ] && detail="the program ended during this test (rc $rc${progress_why:+, stopped: $progress_why})$detail"
-                result "ucx-gtest $mode $name" 0 "$(printf '%b' "$detail")"
+                result "ucx-gtest $mode$pass_tag $name" 0 "$(printf '%b' "$detail")"
                 nfail=$((nfail + 1)) ;;
             NOSUMMARY)
                 if [ -n "$progress_why" ]; then
@@ -303,24 +326,30 @@ run_suite() {
                 else
                     why="no gtest summary (rc $rc)"
                 fi
-                result "ucx-gtest $mode $tl run" 0 "$why; see $out: $(tail -20 "$out")"
+                result "ucx-gtest $mode$pass_tag $tl run" 0 "$why; see $out: $(tail -20 "$out")"
                 nfail=$((nfail + 1)) ;;
         esac
     done < <(parse <"$out")
 
     if [ $rc -ne 0 ] && [ $nfail -eq 0 ]; then
-        result "ucx-gtest $mode $tl run" 0 "the program failed (rc $rc) with no failed test: $(tail -20 "$out")"
+        result "ucx-gtest $mode$pass_tag $tl run" 0 "the program failed (rc $rc) with no failed test: $(tail -20 "$out")"
         nfail=1
     fi
     if [ $((npass + nfail + nskip)) -eq 0 ]; then
-        result "ucx-gtest $mode $tl" 0 "no $tl test ran (is the plugin loaded?): $(tail -20 "$out")"
+        result "ucx-gtest $mode$pass_tag $tl" 0 "no $tl test ran (is the plugin loaded?): $(tail -20 "$out")"
         nfail=1
     fi
     list_known
-    echo "ucx-gtest: $tl on soft0 ($mode): $npass passed, $nfail failed, $nskip skipped, $nknown known failures not run, in $secs s (log: $out)"
+    echo "ucx-gtest: $tl on soft0 ($mode${pass:+, tag matching on}): $npass passed, $nfail failed, $nskip skipped, $nknown known failures not run, in $secs s (log: $out)"
 }
 
 for mode in $modes; do
+    pass_tag=""
     run_suite "$mode"
+    # UCX's tag tests and, on soft0 built in, all with every message a TMH
+    if [ "$tl" = rc_srq ]; then
+        pass_tag=" tm"
+        run_suite "$mode" tm
+    fi
 done
 exit $fail

@@ -43,6 +43,15 @@ tree() {
         printf '#define UCT_TEST_NO_GPU_MEM_TYPE_TLS \\\n    UCT_TEST_NO_SELF_TLS, \\\n    self\n\n'
         printf '#define UCT_TEST_TLS \\\n    UCT_TEST_NO_GPU_MEM_TYPE_TLS, \\\n    UCT_TEST_GPU_TLS\n'
     } >"$d/test/gtest/uct/uct_test.h"
+    # UCX's tag tests, instantiated for mlx5 transports by its own macro
+    printf 'UCT_TAG_INSTANTIATE_TEST_CASE(test_tag)\n\nUCT_TAG_INSTANTIATE_TEST_CASE(test_tag_stats)\n' \
+        >"$d/test/gtest/uct/test_tag.cc"
+}
+
+# tag_ok DIR: test_tag, and only it, instantiated for rc_srq too
+tag_ok() {
+    [ "$(grep -c '^_UCT_INSTANTIATE_TEST_CASE(test_tag, rc_srq)$' "$1/test/gtest/uct/test_tag.cc")" = 1 ] &&
+        ! grep -q 'test_tag_stats, rc_srq' "$1/test/gtest/uct/test_tag.cc"
 }
 
 # names DIR: the names UCT_TEST_TLS expands to, by UCS_PP_FOREACH, then by
@@ -87,6 +96,7 @@ expect() {
     [ "$(sed -n 's/^sep //p' <<<"$out")" = "$want" ] || { ok=0; detail="$detail UCS_PP_FOREACH_SEP:"; }
     grep -qx "count $((n + 1))" <<<"$out" || { ok=0; detail="$detail UCS_PP_NUM_ARGS:"; }
     grep -qx "count3 3" <<<"$out" || { ok=0; detail="$detail UCS_PP_NUM_ARGS(a, b, c):"; }
+    tag_ok "$d" || { ok=0; detail="$detail test_tag.cc:"; }
     case "$plan" in
         *"raised from $max to $GTEST_PP_MAX"*) [ $((n + 1)) -gt "$max" ] || { ok=0; detail="$detail raised without need:"; } ;;
         *) [ $((n + 1)) -le "$max" ] || { ok=0; detail="$detail not raised:"; } ;;
@@ -106,6 +116,14 @@ plan=$(gtest_patch_plan "$d") && why=$(gtest_patch "$d" "$plan"); rc=$?
 ok=0
 [ $rc -ne 0 ] && grep -q "still hold more names than UCS_PP_FOREACH takes ($GTEST_PP_MAX)" <<<"$why" && ok=1
 result "$((GTEST_PP_MAX + 2)) names: refused with the reason" $ok "rc=$rc" "$why"
+
+# a test_tag.cc that no longer instantiates test_tag by UCX's macro: refused
+d=$work/tag; tree "$d" "$((max - 1))"
+sed -i '/^UCT_TAG_INSTANTIATE_TEST_CASE(test_tag)/d' "$d/test/gtest/uct/test_tag.cc"
+plan=$(gtest_patch_plan "$d") && why=$(gtest_patch "$d" "$plan"); rc=$?
+ok=0
+[ $rc -ne 0 ] && grep -q "rc_srq could not be added to .*test_tag instantiations" <<<"$why" && ok=1
+result "a test_tag.cc without UCX's instantiation of test_tag: refused" $ok "rc=$rc" "$why"
 
 # a preprocessor.h of another scheme (no _UCS_PP_FOREACH_<max>): refused
 d=$work/scheme; tree "$d" "$max"

@@ -14,7 +14,7 @@
 # UCX version names its own, which ones cannot exist here differs).
 
 GTEST_PP_MAX=32
-GTEST_PATCH_BASE="rc_srq appended to UCT_TEST_NO_SELF_TLS, v1"
+GTEST_PATCH_BASE="rc_srq appended to UCT_TEST_NO_SELF_TLS and to test_tag's instantiations, v2"
 
 # add_rc_srq TREE: rc_srq after UCT_TEST_NO_SELF_TLS's last transport (the
 # first line of the definition without a continuation backslash)
@@ -26,6 +26,20 @@ add_rc_srq() {
                                   print "    rc_srq"; in_list = 0; next }
         { print }' "$h" >"$h.new" && mv "$h.new" "$h" &&
     grep -q '^    rc_srq$' "$h"
+}
+
+# add_rc_srq_tag TREE: UCX instantiates its tag-offload tests
+# (test/gtest/uct/test_tag.cc) for rc_mlx5 and dc_mlx5 only; test_tag is
+# instantiated for rc_srq too (test_tag_stats reads rc_mlx5's statistics,
+# test_tag_mp_xrq its multi-packet SRQ: not for rc_srq)
+add_rc_srq_tag() {
+    local c=$1/test/gtest/uct/test_tag.cc
+    awk '
+        { print }
+        /^UCT_TAG_INSTANTIATE_TEST_CASE\(test_tag\)/ {
+            print "_UCT_INSTANTIATE_TEST_CASE(test_tag, rc_srq)" }' "$c" >"$c.new" &&
+    mv "$c.new" "$c" &&
+    grep -q '^_UCT_INSTANTIATE_TEST_CASE(test_tag, rc_srq)$' "$c"
 }
 
 # count_tls TREE: "LIST COUNT" for each UCT_TEST_*_TLS list of TREE's
@@ -122,6 +136,7 @@ gtest_patch_plan() {
 gtest_patch() {
     local t=$1 plan=$2 over
     add_rc_srq "$t" || { echo "rc_srq could not be added to $t's UCT_TEST_NO_SELF_TLS"; return 1; }
+    add_rc_srq_tag "$t" || { echo "rc_srq could not be added to $t's test_tag instantiations"; return 1; }
     case "$plan" in *"UCS_PP_MAX_ARGS raised"*) raise_pp_max "$t" || return 1 ;; esac
     over=$(tls_overflow "$t") || { echo "cannot count the transport lists of $t"; return 1; }
     [ -z "$over" ] || {
