@@ -21,16 +21,10 @@ depgraph() { "${PYTHON3:-python3}" "$top/contrib/depgraph" "$@" 2>&1; }
 layers=(
 "src/uct|"
 "tools/fuzz|"
-"src/verbs|soft/soft_async soft/soft_cq soft/soft_dev.h soft/soft_inflight soft/soft_lid soft/soft_pd soft/soft_peer soft/soft_pipe soft/soft_qbuf soft/soft_qp soft/soft_qpn soft/soft_shm soft/soft_srq"
+"src/verbs|"
 "src/verbs/ibv|"
-"src/verbs/soft|soft_async soft_cq soft_dev.h soft_inflight soft_lid soft_pd soft_peer soft_pipe soft_qbuf soft_qp soft_qpn soft_shm soft_srq"
+"src/verbs/soft|"
 )
-# The one cycle allowed (src/verbs and, the same, src/verbs/soft): the
-# device struct of soft_dev.h holds the fabric's state (its own peer, the
-# shared segment, the pipe) that peer, shm, pipe and the objects read and
-# write; it goes when the fabric has a context of its own below the device
-# (issue 49, soft/ in sub-rooms). Found since depgraph follows a typedef
-# of another file's struct; the old measure did not see it.
 # src/verbs' arrows from a lower folder up to a higher one, allowed
 # (none: what soft/ and the verbs layer share is in dev/, below both)
 upward_allowed=""

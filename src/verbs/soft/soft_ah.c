@@ -53,11 +53,11 @@ static int srq_soft_ah_reachable(srq_soft_dev_t *dev, const uint8_t *addr)
     pid_t pid;
 
     if (!srq_soft_port_is_port(addr)) {
-        peer = srq_soft_peer_get(dev, addr);
+        peer = srq_soft_peer_get(&dev->fab, addr);
         if (peer == NULL) {
             return errno;
         }
-        srq_soft_peer_put(dev, peer);
+        srq_soft_peer_put(&dev->fab, peer);
         return 0;
     }
     memcpy(&pid, addr + sizeof(uint32_t), sizeof(pid));
@@ -100,7 +100,7 @@ srq_soft_peer_t *srq_soft_ah_peer(srq_soft_dev_t *dev, srq_soft_ah_t *ah,
         ah->peers_cap = cap;
     }
     /* an instance gone meanwhile (errno says so) */
-    peer = srq_soft_peer_get(dev, inst);
+    peer = srq_soft_peer_get(&dev->fab, inst);
     if (peer != NULL) {
         ah->last              = ah->npeers;
         ah->peers[ah->npeers++] = peer;
@@ -151,7 +151,7 @@ int srq_soft_destroy_ah(srq_verbs_dev_t *vdev, struct ibv_ah *ibah)
     }
     ah = srq_soft_container_of(ibah, srq_soft_ah_t, ibv);
     for (i = 0; i < ah->npeers; ++i) {
-        srq_soft_peer_put(dev, ah->peers[i]);
+        srq_soft_peer_put(&dev->fab, ah->peers[i]);
     }
     srq_soft_dev_unlock(dev);
     srq_soft_pd_put(ibah->pd);

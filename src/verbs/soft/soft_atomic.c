@@ -43,7 +43,7 @@ uint8_t srq_soft_atomic_execute(srq_soft_qp_t *qp, uint8_t opcode,
     if (!(qp->attr.qp_access_flags & access)) {
         return SRQ_SOFT_NAK_INV_REQ;
     }
-    if (srq_soft_mw_check_rkey(&qp->dev->seg, qp->attr.qp_access_flags,
+    if (srq_soft_mw_check_rkey(&qp->dev->fab.seg, qp->attr.qp_access_flags,
                                  qp->req_pd_id, qp->ibv.qp_num,
                                  req->rkey, req->addr, sizeof(uint64_t),
                                  access, &va) != 0) {

@@ -95,22 +95,22 @@ static void srq_soft_channel_take_pipe(srq_soft_cq_t *cq)
 {
     srq_soft_channel_t *ch = srq_soft_cq_channel(cq);
     srq_soft_dev_t *dev    = ch->dev;
-    struct epoll_event ev  = { .events = EPOLLIN, .data.fd = dev->pipe_fd };
+    struct epoll_event ev  = { .events = EPOLLIN, .data.fd = dev->fab.pipe_fd };
 
     if ((dev->pipe_channel == ch) || !dev->thread_started ||
         (cq->ud_recv_qps != 0)) {
         return; /* without the thread, every channel holds it */
     }
     if (dev->pipe_channel != NULL) {
-        epoll_ctl(dev->pipe_channel->ibv.fd, EPOLL_CTL_DEL, dev->pipe_fd,
+        epoll_ctl(dev->pipe_channel->ibv.fd, EPOLL_CTL_DEL, dev->fab.pipe_fd,
                   &ev);
         dev->pipe_channel = NULL;
     }
     /* bytes of earlier pokes (the thread's, a peer's nudge) would wake
      * the new sleeper at once: what they announced is in the queue, which
      * the arm looks at next (srq_soft_wake_arm) */
-    srq_soft_fd_drain(dev->pipe_fd);
-    if (epoll_ctl(ch->ibv.fd, EPOLL_CTL_ADD, dev->pipe_fd, &ev) == 0) {
+    srq_soft_fd_drain(dev->fab.pipe_fd);
+    if (epoll_ctl(ch->ibv.fd, EPOLL_CTL_ADD, dev->fab.pipe_fd, &ev) == 0) {
         dev->pipe_channel = ch;
     }
     __atomic_store_n(&dev->armed_direct,
@@ -146,7 +146,7 @@ static int srq_soft_channel_epoll(srq_soft_channel_t *ch)
         return -1;
     }
     if (!dev->thread_started &&
-        (srq_soft_epoll_add(ch->ibv.fd, dev->pipe_fd) ||
+        (srq_soft_epoll_add(ch->ibv.fd, dev->fab.pipe_fd) ||
          srq_soft_epoll_add(ch->ibv.fd, dev->timer_fd))) {
         return -1;
     }

@@ -14,10 +14,9 @@
 #define SRQ_SOFT_DEV_H_
 
 #include "../dev/srq_verbs_dev.h"
+#include "soft_fab.h"
 #include "soft_list.h"
 #include "soft_lock.h"
-#include "soft_peer.h"
-#include "soft_shm.h"
 #include "srq_soft_api.h"
 
 #include <errno.h>
@@ -64,7 +63,6 @@
 #define SRQ_SOFT_SQ_INITIAL    1         /* send WQEs a QP starts with */
 #define SRQ_SOFT_PEER_CHECK_NS 100000000ull  /* liveness check period */
 #define SRQ_SOFT_TICK_NS       1000000ull    /* timer resolution */
-#define SRQ_SOFT_TICK_CALLS    128  /* progress calls between clock reads */
 #define SRQ_SOFT_ACK_FLUSH_NS  100000000ull /* how long a QP's destroy tries
                                                to send the ACK it owes */
 
@@ -92,10 +90,9 @@ struct srq_soft_dev {
     struct verbs_context vctx;
     struct ibv_device  *ibv_dev;      /* ctx->device when we made it, or NULL */
     srq_soft_open_params_t params;    /* how the instance was opened */
-    uint8_t             instance[SRQ_SOFT_INST_LEN]; /* unique id */
-    pid_t               pid;
-    uint64_t            start_time;
-    uint64_t            lock_id;      /* what we write in a queue's lock */
+    /* the fabric between processes (soft_fab.h): identity, own tables,
+     * queue and wake pipe, the peers; all but the identity under lock */
+    srq_soft_fab_t      fab;
     /* the port, shared by every instance of the process (soft_port.h):
      * its id (the GID's last 12 bytes) and its LID, host-unique */
     uint8_t             port_id[SRQ_SOFT_INST_LEN];
@@ -107,19 +104,7 @@ struct srq_soft_dev {
      * across a sleep */
     srq_soft_lock_t     lock;
 
-    /* own tables and queue (soft_shm.h): memfds peers open through
-     * /proc/<pid>/fd */
-    int                 tab_fd;
-    int                 queue_fd;
-    srq_soft_seg_t      seg;
-    uint64_t            rx_head;      /* consumer position (private copy) */
-    unsigned            rx_idle_polls;
-    srq_soft_peer_t     self;         /* loopback peer: our own segment */
-
-    /* wakeups: a pipe peers poke when we asked (seg.hdr->wake_req) */
-    int                 pipe_fd;      /* read end */
-    int                 pipe_wfd;     /* write end: the read end never sees
-                                         EOF */
+    /* wakeups: we asked peers to poke our pipe (fab.seg.hdr->wake_req) */
     bool                wake_armed;   /* we set wake_req, may need drain */
     /* CQs armed for an event (ibv_req_notify_cq) that has not come yet: a
      * program may be asleep on their channels, so whoever sleeps in the
@@ -170,10 +155,7 @@ struct srq_soft_dev {
     srq_soft_qp_t     **qps;
     uint32_t            qp_tab_size;
 
-    srq_soft_list_t     peers;
     srq_soft_list_t     cqs;
-    srq_soft_list_t     busy_peers;   /* peers we have outstanding work to */
-    srq_soft_list_t     dying_peers;  /* dead, with packets still queued */
     srq_soft_list_t     busy_qps;     /* QPs with outstanding send work */
     srq_soft_list_t     ack_qps;
     srq_soft_list_t     sched_qps;
@@ -224,6 +206,12 @@ static inline void srq_soft_dev_unlock(srq_soft_dev_t *dev)
     srq_soft_unlock(&dev->lock);
 }
 
+/* The device whose fabric @fab is (a frame the fabric hands up) */
+static inline srq_soft_dev_t *srq_soft_fab_dev(srq_soft_fab_t *fab)
+{
+    return srq_soft_container_of(fab, srq_soft_dev_t, fab);
+}
+
 static inline srq_soft_dev_t *srq_soft_ctx_dev(struct ibv_context *ctx)
 {
     return srq_soft_container_of(ctx, srq_soft_dev_t, vctx.context);
@@ -237,7 +225,7 @@ static inline bool srq_soft_owns(srq_soft_dev_t *dev, struct ibv_context *ctx)
 /* The word in our segment that asks producers to poke our wake pipe */
 static inline _Atomic uint32_t *srq_soft_wake_req(srq_soft_dev_t *dev)
 {
-    return (_Atomic uint32_t*)&dev->seg.hdr->wake_req;
+    return (_Atomic uint32_t*)&dev->fab.seg.hdr->wake_req;
 }
 
 /*

@@ -67,10 +67,10 @@ int srq_soft_get_device_list(srq_verbs_dev_info_t **list_p, int *num_p)
 
 static void srq_soft_dev_init_lists(srq_soft_dev_t *dev)
 {
-    srq_soft_list_init(&dev->peers);
+    srq_soft_list_init(&dev->fab.peers);
     srq_soft_list_init(&dev->cqs);
-    srq_soft_list_init(&dev->busy_peers);
-    srq_soft_list_init(&dev->dying_peers);
+    srq_soft_list_init(&dev->fab.busy_peers);
+    srq_soft_list_init(&dev->fab.dying_peers);
     srq_soft_list_init(&dev->busy_qps);
     srq_soft_list_init(&dev->ack_qps);
     srq_soft_list_init(&dev->sched_qps);
@@ -82,12 +82,12 @@ static int srq_soft_dev_identity(srq_soft_dev_t *dev)
 {
     int ret;
 
-    dev->pid = getpid();
-    ret = srq_soft_proc_start_time(dev->pid, &dev->start_time);
+    dev->fab.pid = getpid();
+    ret = srq_soft_proc_start_time(dev->fab.pid, &dev->fab.start_time);
     if (ret != 0) {
         return ret;
     }
-    dev->lock_id = srq_soft_proc_id(dev->pid, dev->start_time);
+    dev->fab.lock_id = srq_soft_proc_id(dev->fab.pid, dev->fab.start_time);
     /* no two instances give an object the same handle */
     if (getrandom(&dev->handle_salt, sizeof(dev->handle_salt), 0) < 0) {
         return errno;
@@ -97,17 +97,17 @@ static int srq_soft_dev_identity(srq_soft_dev_t *dev)
 
 static void srq_soft_dev_init_self(srq_soft_dev_t *dev)
 {
-    srq_soft_peer_t *self = &dev->self;
+    srq_soft_peer_t *self = &dev->fab.self;
 
     srq_soft_list_init(&self->link);
     srq_soft_list_init(&self->busy_link);
     srq_soft_list_init(&self->qps);
-    memcpy(self->instance, dev->instance, SRQ_SOFT_INST_LEN);
-    self->seg        = dev->seg;
+    memcpy(self->instance, dev->fab.instance, SRQ_SOFT_INST_LEN);
+    self->seg        = dev->fab.seg;
     self->is_self    = true;
-    self->pid        = dev->pid;
-    self->start_time = dev->start_time;
-    self->pipe_fd    = dev->pipe_wfd; /* ours: closed with the device */
+    self->pid        = dev->fab.pid;
+    self->start_time = dev->fab.start_time;
+    self->pipe_fd    = dev->fab.pipe_wfd; /* ours: closed with the device */
 }
 
 /* The context's device, mutex and libibverbs' own fields are its owner's
@@ -155,9 +155,9 @@ static void srq_soft_dev_free(srq_soft_dev_t *dev)
 {
     srq_soft_thread_stop(dev);
     srq_soft_port_leave(dev);
-    srq_soft_peers_destroy(dev);
-    srq_soft_shm_destroy(dev);
-    srq_soft_pipe_destroy(dev);
+    srq_soft_peers_destroy(&dev->fab);
+    srq_soft_shm_destroy(&dev->fab);
+    srq_soft_pipe_destroy(&dev->fab);
     if (dev->timer_fd >= 0) {
         close(dev->timer_fd);
     }
@@ -193,7 +193,7 @@ static int srq_soft_dev_setup(srq_soft_dev_t *dev)
         ret = srq_soft_qp_table_init(dev);
     }
     if (ret == 0) {
-        ret = srq_soft_pipe_create(dev);
+        ret = srq_soft_pipe_create(&dev->fab);
     }
     if (ret != 0) {
         return ret;
@@ -203,7 +203,7 @@ static int srq_soft_dev_setup(srq_soft_dev_t *dev)
         return errno;
     }
     /* the tables record the wake pipe: created last */
-    return srq_soft_shm_create(dev);
+    return srq_soft_shm_create(&dev->fab);
 }
 
 static srq_soft_dev_t *srq_soft_dev_alloc(const srq_soft_open_params_t *params)
@@ -223,10 +223,11 @@ static srq_soft_dev_t *srq_soft_dev_alloc(const srq_soft_open_params_t *params)
         if (params != NULL) {
             dev->params = *params;
         }
-        dev->pipe_fd        = -1;
-        dev->pipe_wfd       = -1;
-        dev->tab_fd         = -1;
-        dev->queue_fd       = -1;
+        dev->fab.stats      = &dev->stats;
+        dev->fab.pipe_fd    = -1;
+        dev->fab.pipe_wfd   = -1;
+        dev->fab.tab_fd     = -1;
+        dev->fab.queue_fd   = -1;
         dev->timer_fd       = -1;
         dev->async_efd      = -1;
         dev->async_wfd      = -1;
@@ -415,7 +416,8 @@ static int srq_soft_ah_attr(srq_verbs_dev_t *dev, uint8_t port_num,
         return EINVAL;
     }
     /* another host, or a container that cannot see our shared memory */
-    if (memcmp(addr->gid + 4, srq_soft_dev(dev)->instance, sizeof(uint32_t))) {
+    if (memcmp(addr->gid + 4, srq_soft_dev(dev)->fab.instance,
+               sizeof(uint32_t))) {
         return EHOSTUNREACH;
     }
     memset(ah_attr, 0, sizeof(*ah_attr));
@@ -556,7 +558,7 @@ int srq_soft_segment_name(srq_verbs_dev_t *vdev, char *buf, size_t len)
     if ((vdev == NULL) || (vdev->kind != SRQ_VERBS_DEV_SOFT)) {
         return EINVAL;
     }
-    return srq_soft_shm_path(srq_soft_dev(vdev), buf, len);
+    return srq_soft_shm_path(&srq_soft_dev(vdev)->fab, buf, len);
 }
 
 static const srq_verbs_dev_ops_t srq_soft_ops = {

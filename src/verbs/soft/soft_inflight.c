@@ -15,11 +15,12 @@
  * it.
  */
 #include "soft_inflight.h"
-#include "soft_dev.h"
+#include "soft_fab.h"
 #include "soft_list.h"
 #include "soft_peer.h"
 #include "soft_proc.h"
 #include "soft_shm.h"
+#include "srq_soft_api.h"
 
 #include <sched.h>
 #include <stdatomic.h>
@@ -33,10 +34,10 @@ static _Atomic uint64_t *srq_soft_inflight_seq(const srq_soft_inflight_t *f)
     return (_Atomic uint64_t*)&f->seq;
 }
 
-void srq_soft_inflight_begin(srq_soft_dev_t *dev, const uint8_t *target,
+void srq_soft_inflight_begin(srq_soft_fab_t *fab, const uint8_t *target,
                              uint32_t key, uint32_t qpn)
 {
-    srq_soft_inflight_t *f = &dev->seg.tab->inflight;
+    srq_soft_inflight_t *f = &fab->seg.tab->inflight;
     int i;
 
     /* seq is even: nobody takes these for a live access's */
@@ -52,15 +53,15 @@ void srq_soft_inflight_begin(srq_soft_dev_t *dev, const uint8_t *target,
                               memory_order_seq_cst);
 }
 
-void srq_soft_inflight_end(srq_soft_dev_t *dev)
+void srq_soft_inflight_end(srq_soft_fab_t *fab)
 {
-    atomic_fetch_add_explicit(srq_soft_inflight_seq(&dev->seg.tab->inflight),
+    atomic_fetch_add_explicit(srq_soft_inflight_seq(&fab->seg.tab->inflight),
                               1, memory_order_release);
 }
 
 /* Does the access announced in @f, read while seq was @seq, go into
- * @dev under @key or @qpn? */
-static bool srq_soft_inflight_matches(srq_soft_dev_t *dev,
+ * @fab under @key or @qpn? */
+static bool srq_soft_inflight_matches(srq_soft_fab_t *fab,
                                       const srq_soft_inflight_t *f,
                                       uint32_t key, uint32_t qpn)
 {
@@ -74,11 +75,11 @@ static bool srq_soft_inflight_matches(srq_soft_dev_t *dev,
     }
     k = atomic_load_explicit((_Atomic uint32_t*)&f->key, memory_order_relaxed);
     q = atomic_load_explicit((_Atomic uint32_t*)&f->qpn, memory_order_relaxed);
-    return !memcmp(target, dev->instance, SRQ_SOFT_INST_LEN) &&
+    return !memcmp(target, fab->instance, SRQ_SOFT_INST_LEN) &&
            (((key != 0) && (k == key)) || ((qpn != 0) && (q == qpn)));
 }
 
-void srq_soft_inflight_wait(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
+void srq_soft_inflight_wait(srq_soft_fab_t *fab, srq_soft_peer_t *peer,
                             uint32_t key, uint32_t qpn)
 {
     const srq_soft_inflight_t *f;
@@ -91,7 +92,7 @@ void srq_soft_inflight_wait(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
     }
     f   = &peer->seg.tab->inflight;
     seq = atomic_load_explicit(srq_soft_inflight_seq(f), memory_order_seq_cst);
-    if (!(seq & 1) || !srq_soft_inflight_matches(dev, f, key, qpn)) {
+    if (!(seq & 1) || !srq_soft_inflight_matches(fab, f, key, qpn)) {
         return;
     }
     atomic_thread_fence(memory_order_acquire);
@@ -104,15 +105,15 @@ void srq_soft_inflight_wait(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
         }
         sched_yield();
     }
-    ++dev->stats.inflight_waits;
+    ++fab->stats->inflight_waits;
 }
 
-void srq_soft_inflight_wait_all(srq_soft_dev_t *dev, uint32_t key)
+void srq_soft_inflight_wait_all(srq_soft_fab_t *fab, uint32_t key)
 {
     srq_soft_list_t *e;
 
-    for (e = dev->peers.next; e != &dev->peers; e = e->next) {
-        srq_soft_inflight_wait(dev, srq_soft_container_of(e, srq_soft_peer_t,
+    for (e = fab->peers.next; e != &fab->peers; e = e->next) {
+        srq_soft_inflight_wait(fab, srq_soft_container_of(e, srq_soft_peer_t,
                                                           link), key, 0);
     }
 }

@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-typedef struct srq_soft_dev  srq_soft_dev_t;
+typedef struct srq_soft_fab  srq_soft_fab_t;
 typedef struct srq_soft_peer srq_soft_peer_t;
 
 /* Bytes one chunk of a one-sided access moves: what a revoking call may
@@ -29,16 +29,16 @@ typedef struct srq_soft_peer srq_soft_peer_t;
 
 /* Announce an access into @target's memory with @key through its QP @qpn
  * (before checking the target's tables), and its end (after the copy) */
-void srq_soft_inflight_begin(srq_soft_dev_t *dev, const uint8_t *target,
+void srq_soft_inflight_begin(srq_soft_fab_t *fab, const uint8_t *target,
                              uint32_t key, uint32_t qpn);
-void srq_soft_inflight_end(srq_soft_dev_t *dev);
+void srq_soft_inflight_end(srq_soft_fab_t *fab);
 
 /* The revoking side, after withdrawing @key (or the QP @qpn; 0: no such
  * condition) from our tables: wait until @peer announces no access into
  * us under it. A dead peer writes nothing: no wait. */
-void srq_soft_inflight_wait(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
+void srq_soft_inflight_wait(srq_soft_fab_t *fab, srq_soft_peer_t *peer,
                             uint32_t key, uint32_t qpn);
 /* ... for every peer we have mapped */
-void srq_soft_inflight_wait_all(srq_soft_dev_t *dev, uint32_t key);
+void srq_soft_inflight_wait_all(srq_soft_fab_t *fab, uint32_t key);
 
 #endif

@@ -43,7 +43,7 @@ static void srq_soft_liveness_peer_fail(srq_soft_dev_t *dev,
         srq_soft_liveness_fail_qp(srq_soft_container_of(e, srq_soft_qp_t,
                                                         peer_link));
     }
-    srq_soft_peer_release_dead(dev, peer);
+    srq_soft_peer_release_dead(&dev->fab, peer);
 }
 
 /*
@@ -57,14 +57,14 @@ static void srq_soft_liveness_peer_fail(srq_soft_dev_t *dev,
 void srq_soft_liveness_peer_dead(srq_soft_dev_t *dev,
                                  srq_soft_peer_t *peer)
 {
-    if (!srq_soft_peer_mark_dead(dev, peer)) {
+    if (!srq_soft_peer_mark_dead(&dev->fab, peer)) {
         return;
     }
-    peer->dead_pos = srq_soft_ring_tail(dev);
-    if (srq_soft_ring_drained_to(dev, peer->dead_pos)) {
+    peer->dead_pos = srq_soft_ring_tail(&dev->fab);
+    if (srq_soft_ring_drained_to(&dev->fab, peer->dead_pos)) {
         srq_soft_liveness_peer_fail(dev, peer);
     } else {
-        srq_soft_list_add_tail(&dev->dying_peers, &peer->dying_link);
+        srq_soft_list_add_tail(&dev->fab.dying_peers, &peer->dying_link);
     }
 }
 
@@ -75,15 +75,15 @@ void srq_soft_liveness_dying_peers(srq_soft_dev_t *dev)
 
     /* one at a time from todo: failing QPs frees nothing on it but the
      * peer being handled */
-    srq_soft_list_take(&todo, &dev->dying_peers);
+    srq_soft_list_take(&todo, &dev->fab.dying_peers);
     while (!srq_soft_list_empty(&todo)) {
         e    = todo.next;
         peer = srq_soft_container_of(e, srq_soft_peer_t, dying_link);
         srq_soft_list_del(e);
-        if (srq_soft_ring_drained_to(dev, peer->dead_pos)) {
+        if (srq_soft_ring_drained_to(&dev->fab, peer->dead_pos)) {
             srq_soft_liveness_peer_fail(dev, peer);
         } else {
-            srq_soft_list_add_tail(&dev->dying_peers, e);
+            srq_soft_list_add_tail(&dev->fab.dying_peers, e);
         }
     }
 }

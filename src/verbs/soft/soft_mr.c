@@ -156,7 +156,7 @@ static uint32_t srq_soft_mr_next_key(srq_soft_dev_t *dev)
         key = (key + 1) & ~SRQ_SOFT_MR_KEY_WINDOW_BIT;
     } while ((srq_soft_mr_slot(key) == 0) ||
              (key == SRQ_SOFT_SRQ_INVALID_LKEY) ||
-             (dev->seg.mrs[srq_soft_mr_slot(key)].key != 0));
+             (dev->fab.seg.mrs[srq_soft_mr_slot(key)].key != 0));
     dev->mr_last_key = key;
     return key;
 }
@@ -206,7 +206,7 @@ static struct ibv_mr *srq_soft_mr_create(srq_soft_dev_t *dev,
     }
     key = srq_soft_mr_next_key(dev);
     ++dev->mr_count;
-    srq_soft_mr_publish(&dev->seg.mrs[srq_soft_mr_slot(key)], key,
+    srq_soft_mr_publish(&dev->fab.seg.mrs[srq_soft_mr_slot(key)], key,
                         (uintptr_t)addr, length, iova,
                         (int)((uint32_t)access | ent_flags),
                         srq_soft_pd_id(pd));
@@ -270,7 +270,7 @@ struct ibv_mr *srq_soft_reg_mr_offsets(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
  */
 static int srq_soft_mr_withdraw(srq_soft_dev_t *dev, srq_soft_mr_t *mr)
 {
-    srq_soft_mr_ent_t *ent = &dev->seg.mrs[mr->index];
+    srq_soft_mr_ent_t *ent = &dev->fab.seg.mrs[mr->index];
     uint32_t key           = mr->ibv.lkey;
 
     if (!atomic_compare_exchange_strong_explicit(
@@ -280,7 +280,7 @@ static int srq_soft_mr_withdraw(srq_soft_dev_t *dev, srq_soft_mr_t *mr)
     }
     srq_soft_dev_lock(dev);
     /* then no peer's copy under it may still be running when we return */
-    srq_soft_inflight_wait_all(dev, mr->ibv.lkey);
+    srq_soft_inflight_wait_all(&dev->fab, mr->ibv.lkey);
     atomic_store_explicit((_Atomic uint32_t*)&ent->key, 0,
                           memory_order_release);
     return 0;
@@ -364,7 +364,7 @@ int srq_soft_rereg_mr(srq_verbs_dev_t *vdev, struct ibv_mr *ibmr, int flags,
     }
     /* no access under the key runs now, and none starts before this: the
      * key comes back with what the region is now */
-    srq_soft_mr_publish(&dev->seg.mrs[mr->index], ibmr->lkey,
+    srq_soft_mr_publish(&dev->fab.seg.mrs[mr->index], ibmr->lkey,
                         (uintptr_t)addr, length, iova, access,
                         srq_soft_pd_id(pd));
     srq_soft_dev_unlock(dev);

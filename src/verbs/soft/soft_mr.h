@@ -70,7 +70,7 @@ uint64_t srq_soft_mr_local_va(const srq_soft_seg_t *seg, uint32_t key,
 /* The same, for the data path: no lookup while @dev has no such region */
 #define srq_soft_mr_local_addr(_dev, _key, _addr, _len) \
     ((atomic_load_explicit(&(_dev)->mr_offsets, memory_order_relaxed) == 0) ? \
-     (_addr) : srq_soft_mr_local_va(&(_dev)->seg, _key, _addr, _len))
+     (_addr) : srq_soft_mr_local_va(&(_dev)->fab.seg, _key, _addr, _len))
 /* Fault in [addr, addr + len) of this process as an access would, for
  * write if @write (soft_mr_fault.c): 0, or EFAULT where the access would
  * fault (nothing mapped there, or not with the access) */

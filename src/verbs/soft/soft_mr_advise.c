@@ -61,7 +61,7 @@ static int srq_soft_mr_advise_check(srq_soft_dev_t *dev, struct ibv_pd *pd,
     for (i = 0; i < num_sge; ++i) {
         /* the ODP bit is asked for as an access: a region without it
          * (pinned, on an HCA) has nothing to prefetch */
-        if (srq_soft_mr_check_key(&dev->seg, sg_list[i].lkey,
+        if (srq_soft_mr_check_key(&dev->fab.seg, sg_list[i].lkey,
                                   sg_list[i].addr, sg_list[i].length, need,
                                   srq_soft_pd_id(pd)) != 0) {
             return EFAULT;

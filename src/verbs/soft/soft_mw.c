@@ -72,7 +72,7 @@ static uint32_t srq_soft_mw_slot_of(uint32_t rkey)
 static void srq_soft_mw_publish(srq_soft_dev_t *dev, uint32_t slot,
                                 const srq_soft_mw_ent_t *v)
 {
-    srq_soft_mw_ent_t *e  = &dev->seg.mws[slot];
+    srq_soft_mw_ent_t *e  = &dev->fab.seg.mws[slot];
     _Atomic uint32_t *seq = (_Atomic uint32_t*)&e->seq;
     uint32_t s = atomic_load_explicit(seq, memory_order_relaxed);
 
@@ -244,7 +244,7 @@ static void srq_soft_mw_unbind(srq_soft_dev_t *dev, srq_soft_mw_t *mw)
     srq_soft_mw_publish(dev, mw->slot, &none);
     mw->bound_rkey = 0;
     __atomic_store_n(&dev->mw_bound, dev->mw_bound - 1, __ATOMIC_RELAXED);
-    srq_soft_inflight_wait_all(dev, rkey);
+    srq_soft_inflight_wait_all(&dev->fab, rkey);
 }
 
 int srq_soft_dealloc_mw(struct ibv_mw *ibmw)
@@ -307,7 +307,7 @@ static bool srq_soft_mw_bind_ok(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
         need |= IBV_ACCESS_LOCAL_WRITE;
     }
     /* the range in the region's remote addresses (its IOVA) */
-    return srq_soft_mr_check_iova(&qp->dev->seg, bi->mr->lkey, bi->addr,
+    return srq_soft_mr_check_iova(&qp->dev->fab.seg, bi->mr->lkey, bi->addr,
                                   bi->length, need | SRQ_SOFT_MR_KEY_ONLY,
                                   srq_soft_pd_id(qp->ibv.pd), &va) == 0;
 }

@@ -11,26 +11,27 @@
  */
 #include "soft_peer.h"
 #include "soft_clock.h"
-#include "soft_dev.h"
+#include "soft_fab.h"
 #include "soft_list.h"
 #include "soft_proc.h"
-#include "soft_qp.h"
 #include "soft_shm.h"
+#include "srq_soft_api.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-static srq_soft_peer_t *srq_soft_peer_find(srq_soft_dev_t *dev,
+static srq_soft_peer_t *srq_soft_peer_find(srq_soft_fab_t *fab,
                                            const uint8_t *instance)
 {
     srq_soft_list_t *e;
     srq_soft_peer_t *peer;
 
-    for (e = dev->peers.next; e != &dev->peers; e = e->next) {
+    for (e = fab->peers.next; e != &fab->peers; e = e->next) {
         peer = srq_soft_container_of(e, srq_soft_peer_t, link);
         if (!memcmp(peer->instance, instance, SRQ_SOFT_INST_LEN)) {
             return peer;
@@ -53,17 +54,17 @@ static void srq_soft_peer_free(srq_soft_peer_t *peer);
 
 /* Take a reference on the peer at @instance, mapping it if needed.
  * NULL + errno: unreachable (no such live instance). */
-srq_soft_peer_t *srq_soft_peer_get(srq_soft_dev_t *dev,
+srq_soft_peer_t *srq_soft_peer_get(srq_soft_fab_t *fab,
                                    const uint8_t *instance)
 {
     srq_soft_peer_t *peer;
     int ret;
 
-    if (!memcmp(instance, dev->instance, SRQ_SOFT_INST_LEN)) {
-        ++dev->self.refcnt;
-        return &dev->self;
+    if (!memcmp(instance, fab->instance, SRQ_SOFT_INST_LEN)) {
+        ++fab->self.refcnt;
+        return &fab->self;
     }
-    peer = srq_soft_peer_find(dev, instance);
+    peer = srq_soft_peer_find(fab, instance);
     if ((peer != NULL) && !peer->dead) {
         ++peer->refcnt;
         return peer;
@@ -89,7 +90,7 @@ srq_soft_peer_t *srq_soft_peer_get(srq_soft_dev_t *dev,
         return NULL;
     }
     peer->refcnt = 1;
-    srq_soft_list_add_tail(&dev->peers, &peer->link);
+    srq_soft_list_add_tail(&fab->peers, &peer->link);
     return peer;
 }
 
@@ -111,7 +112,7 @@ static void srq_soft_peer_free(srq_soft_peer_t *peer)
     free(peer);
 }
 
-void srq_soft_peer_put(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
+void srq_soft_peer_put(srq_soft_fab_t *fab, srq_soft_peer_t *peer)
 {
     if (--peer->refcnt > 0) {
         return;
@@ -123,10 +124,10 @@ void srq_soft_peer_put(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
     srq_soft_peer_free(peer);
 }
 
-void srq_soft_peers_destroy(srq_soft_dev_t *dev)
+void srq_soft_peers_destroy(srq_soft_fab_t *fab)
 {
-    while (!srq_soft_list_empty(&dev->peers)) {
-        srq_soft_peer_free(srq_soft_container_of(dev->peers.next,
+    while (!srq_soft_list_empty(&fab->peers)) {
+        srq_soft_peer_free(srq_soft_container_of(fab->peers.next,
                                                  srq_soft_peer_t, link));
     }
 }
@@ -150,19 +151,19 @@ bool srq_soft_peer_alive(const srq_soft_peer_t *peer)
 
 /* The peer is gone: mark it so, before its QPs fail (a QP that leaves
  * the busy list must not put a dead peer back on its own) */
-bool srq_soft_peer_mark_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
+bool srq_soft_peer_mark_dead(srq_soft_fab_t *fab, srq_soft_peer_t *peer)
 {
     if (peer->dead || peer->is_self) {
         return false;
     }
     peer->dead = true;
-    ++dev->stats.peers_dead;
+    ++fab->stats->peers_dead;
     return true;
 }
 
 /* Its QPs have failed: forget it. Its memory (memfds) goes with the last
  * mapping of it: ours when the last QP/AH lets go. */
-void srq_soft_peer_release_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
+void srq_soft_peer_release_dead(srq_soft_fab_t *fab, srq_soft_peer_t *peer)
 {
     if (srq_soft_list_linked(&peer->busy_link)) {
         srq_soft_list_del(&peer->busy_link);
@@ -176,29 +177,3 @@ void srq_soft_peer_release_dead(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
 
 /* Count QPs with outstanding send work toward a peer: only such peers are
  * checked for liveness. */
-void srq_soft_peer_busy(srq_soft_dev_t *dev, srq_soft_qp_t *qp, bool busy)
-{
-    srq_soft_peer_t *peer = qp->peer;
-
-    if ((qp->busy == busy) || (peer == NULL)) {
-        return;
-    }
-    qp->busy = busy;
-    if (busy) {
-        srq_soft_list_add_tail(&dev->busy_qps, &qp->busy_link);
-    } else {
-        srq_soft_list_del(&qp->busy_link);
-    }
-    if (busy) {
-        if (peer->busy_qps++ == 0 && !peer->dead && !peer->is_self) {
-            /* timed from the next tick, as a QP's ACK timeout: no clock
-             * read each time a ping-pong makes the QP busy again */
-            peer->next_check_ns = 0;
-            srq_soft_list_add_tail(&dev->busy_peers, &peer->busy_link);
-        }
-    } else if ((--peer->busy_qps == 0) &&
-               srq_soft_list_linked(&peer->busy_link)) {
-        srq_soft_list_del(&peer->busy_link);
-    }
-}
-

@@ -5,7 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "soft_pipe.h"
-#include "soft_dev.h"
+#include "soft_fab.h"
 #include "soft_peer.h"
 #include "soft_shm.h"
 
@@ -14,7 +14,7 @@
 #include <stdatomic.h>
 #include <unistd.h>
 
-int srq_soft_pipe_create(srq_soft_dev_t *dev)
+int srq_soft_pipe_create(srq_soft_fab_t *fab)
 {
     int fds[2];
 
@@ -23,20 +23,20 @@ int srq_soft_pipe_create(srq_soft_dev_t *dev)
     if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0) {
         return errno;
     }
-    dev->pipe_fd  = fds[0];
-    dev->pipe_wfd = fds[1];
+    fab->pipe_fd  = fds[0];
+    fab->pipe_wfd = fds[1];
     return 0;
 }
 
-void srq_soft_pipe_destroy(srq_soft_dev_t *dev)
+void srq_soft_pipe_destroy(srq_soft_fab_t *fab)
 {
-    if (dev->pipe_fd >= 0) {
-        close(dev->pipe_fd);
-        dev->pipe_fd = -1;
+    if (fab->pipe_fd >= 0) {
+        close(fab->pipe_fd);
+        fab->pipe_fd = -1;
     }
-    if (dev->pipe_wfd >= 0) {
-        close(dev->pipe_wfd);
-        dev->pipe_wfd = -1;
+    if (fab->pipe_wfd >= 0) {
+        close(fab->pipe_wfd);
+        fab->pipe_wfd = -1;
     }
 }
 

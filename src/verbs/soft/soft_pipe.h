@@ -10,12 +10,12 @@
 #ifndef SRQ_SOFT_PIPE_H_
 #define SRQ_SOFT_PIPE_H_
 
-typedef struct srq_soft_dev  srq_soft_dev_t;
+typedef struct srq_soft_fab  srq_soft_fab_t;
 typedef struct srq_soft_peer srq_soft_peer_t;
 
-/* Our pipe (dev->pipe_fd: the read end, dev->pipe_wfd: the write end) */
-int  srq_soft_pipe_create(srq_soft_dev_t *dev);
-void srq_soft_pipe_destroy(srq_soft_dev_t *dev);
+/* Our pipe (fab->pipe_fd: the read end, fab->pipe_wfd: the write end) */
+int  srq_soft_pipe_create(srq_soft_fab_t *fab);
+void srq_soft_pipe_destroy(srq_soft_fab_t *fab);
 
 /* After publishing a packet to @peer: poke its pipe if it asked */
 void srq_soft_pipe_wake(srq_soft_peer_t *peer);

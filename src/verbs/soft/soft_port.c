@@ -70,7 +70,7 @@ static int srq_soft_port_claim(srq_soft_port_t *port, srq_soft_dev_t *dev)
     if (ret != 0) {
         return ret;
     }
-    ret = srq_soft_lid_claim(port->lid_tab, dev->lock_id, dev->pid, port->id,
+    ret = srq_soft_lid_claim(port->lid_tab, dev->fab.lock_id, dev->fab.pid, port->id,
                              &port->lid);
     if (ret != 0) {
         munmap(port->lid_tab, port->lid_tab_size);
@@ -96,15 +96,15 @@ int srq_soft_port_join(srq_soft_dev_t *dev)
     int ret;
 
     pthread_mutex_lock(&srq_soft_port_lock);
-    ret = srq_soft_port_own(port, dev->pid);
+    ret = srq_soft_port_own(port, dev->fab.pid);
     if ((ret == 0) && (port->refcnt == 0)) {
         ret = srq_soft_port_claim(port, dev);
     }
     if (ret == 0) {
         ++port->refcnt;
         serial = srq_soft_port_serial(port);
-        memcpy(dev->instance, port->id, SRQ_SOFT_INST_LEN);
-        memcpy(dev->instance + SRQ_SOFT_PORT_SERIAL_OFF, &serial,
+        memcpy(dev->fab.instance, port->id, SRQ_SOFT_INST_LEN);
+        memcpy(dev->fab.instance + SRQ_SOFT_PORT_SERIAL_OFF, &serial,
                sizeof(serial));
         memcpy(dev->port_id, port->id, SRQ_SOFT_INST_LEN);
         dev->lid         = port->lid;

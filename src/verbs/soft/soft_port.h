@@ -24,7 +24,7 @@ typedef struct srq_soft_dev srq_soft_dev_t;
 
 #define SRQ_SOFT_PORT_SERIAL_OFF  10  /* where an id's serial is */
 
-/* Give @dev its instance id and its port (dev->instance, dev->port_id,
+/* Give @dev its instance id and its port (dev->fab.instance, dev->port_id,
  * dev->lid): the process's, made now if @dev is the first. 0 or errno */
 int  srq_soft_port_join(srq_soft_dev_t *dev);
 /* @dev's share of the port back (nothing when it has none, or when the

@@ -318,7 +318,7 @@ static int srq_soft_post_send_locked(srq_soft_qp_t *qp,
         if (qp->state == IBV_QPS_ERR) {
             srq_soft_qp_flush(qp);
         } else {
-            srq_soft_peer_busy(dev, qp, true);
+            srq_soft_qp_busy(qp, true);
             /* transmit now: the low-latency path does not wait for progress */
             srq_soft_req_progress(qp);
         }

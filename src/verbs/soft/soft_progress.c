@@ -37,10 +37,12 @@
 
 /* A frame from our inbound queue: requests to the responder, ACK/NAK to
  * the completer, anything else is dropped */
-static void srq_soft_progress_frame(srq_soft_dev_t *dev,
+static void srq_soft_progress_frame(srq_soft_fab_t *fab,
                                     const srq_soft_pkt_t *pkt,
                                     const uint8_t *payload)
 {
+    srq_soft_dev_t *dev = srq_soft_fab_dev(fab);
+
     switch (pkt->opcode) {
     case SRQ_SOFT_OP_SEND:
     case SRQ_SOFT_OP_WRITE_IMM:
@@ -151,7 +153,7 @@ static bool srq_soft_peer_behind(srq_soft_qp_t *qp)
         return true;
     }
     return (srq_soft_peer_gen(qp) - qp->tx_gen < 2) ||
-           !srq_soft_ring_empty(qp->dev);
+           !srq_soft_ring_empty(&qp->dev->fab);
 }
 
 /* No ACK within the local ACK timeout: resend (a packet the responder
@@ -243,11 +245,11 @@ static void srq_soft_progress_tick(srq_soft_dev_t *dev, uint64_t now)
         srq_soft_progress_timeout(qp, now);
     }
 
-    srq_soft_list_take(&todo, &dev->busy_peers);
+    srq_soft_list_take(&todo, &dev->fab.busy_peers);
     while (!srq_soft_list_empty(&todo)) {
         e = todo.next;
         srq_soft_list_del(e);
-        srq_soft_list_add_tail(&dev->busy_peers, e);
+        srq_soft_list_add_tail(&dev->fab.busy_peers, e);
         peer = srq_soft_container_of(e, srq_soft_peer_t, busy_link);
         if (srq_soft_liveness_check_at(dev, peer, now)) {
             srq_soft_progress_nudge(dev, peer);
@@ -267,7 +269,7 @@ static void srq_soft_progress_send_acks(srq_soft_dev_t *dev, bool all)
  * The owner's line, which peers read only on a timer tick */
 static void srq_soft_progress_round_done(srq_soft_dev_t *dev)
 {
-    _Atomic uint64_t *gen = (_Atomic uint64_t*)&dev->seg.hdr->progress_gen;
+    _Atomic uint64_t *gen = (_Atomic uint64_t*)&dev->fab.seg.hdr->progress_gen;
 
     atomic_store_explicit(gen, atomic_load_explicit(gen, memory_order_relaxed)
                           + 1, memory_order_release);
@@ -307,22 +309,22 @@ void srq_soft_progress(srq_soft_dev_t *dev)
         (!dev->thread_started || (dev->pipe_channel != NULL)) &&
         (atomic_load_explicit(srq_soft_wake_req(dev),
                                                  memory_order_relaxed) == 0)) {
-        srq_soft_fd_drain(dev->pipe_fd);
+        srq_soft_fd_drain(dev->fab.pipe_fd);
         dev->wake_armed = false;
     }
 
-    srq_soft_ring_drain(dev, SRQ_SOFT_RX_BATCH, srq_soft_progress_frame);
+    srq_soft_ring_drain(&dev->fab, SRQ_SOFT_RX_BATCH, srq_soft_progress_frame);
     /* ACK (coalesced: one per QP per call) what this call took in, but for
      * ACKs a reply may carry: they wait one call (soft_resp.c). A caller
      * about to sleep sends them all first (srq_soft_progress_acks) */
     srq_soft_progress_send_acks(dev, false);
     srq_soft_progress_round_done(dev);
-    if (!srq_soft_list_empty(&dev->dying_peers)) {
+    if (!srq_soft_list_empty(&dev->fab.dying_peers)) {
         srq_soft_liveness_dying_peers(dev);
     }
     if (srq_soft_list_empty(&dev->sched_qps) &&
         srq_soft_list_empty(&dev->busy_qps) &&
-        srq_soft_list_empty(&dev->busy_peers)) {
+        srq_soft_list_empty(&dev->fab.busy_peers)) {
         return; /* idle: no clock read, no QP looked at */
     }
     srq_soft_progress_timed(dev);

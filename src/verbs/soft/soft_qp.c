@@ -80,14 +80,14 @@ static int srq_soft_qp_table_add(srq_soft_dev_t *dev, srq_soft_qp_t *qp)
     uint32_t qpn, idx;
     int ret;
 
-    ret = srq_soft_qpn_alloc(dev->instance, dev->lock_id, &qpn);
+    ret = srq_soft_qpn_alloc(dev->fab.instance, dev->fab.lock_id, &qpn);
     if (ret != 0) {
         return ret;
     }
     idx = srq_soft_qpn_index(qpn);
     ret = srq_soft_qp_table_cover(dev, idx);
     if (ret != 0) {
-        srq_soft_qpn_free(qpn, dev->lock_id);
+        srq_soft_qpn_free(qpn, dev->fab.lock_id);
         return ret;
     }
     dev->qps[idx]  = qp;
@@ -99,7 +99,7 @@ static int srq_soft_qp_table_add(srq_soft_dev_t *dev, srq_soft_qp_t *qp)
 static void srq_soft_qp_table_del(srq_soft_dev_t *dev, srq_soft_qp_t *qp)
 {
     dev->qps[qp->index] = NULL;
-    srq_soft_qpn_free(qp->ibv.qp_num, dev->lock_id);
+    srq_soft_qpn_free(qp->ibv.qp_num, dev->fab.lock_id);
 }
 
 srq_soft_qp_t *srq_soft_qp_lookup(srq_soft_dev_t *dev, uint32_t qpn)
@@ -167,7 +167,7 @@ static void srq_soft_qp_publish_as(srq_soft_qp_t *qp, bool may_accept)
             memcpy(v.dest_inst, qp->peer->instance, SRQ_SOFT_INST_LEN);
         }
     }
-    srq_soft_qp_ent_write(&qp->dev->seg.qps[qp->index], &v);
+    srq_soft_qp_ent_write(&qp->dev->fab.seg.qps[qp->index], &v);
 }
 
 void srq_soft_qp_publish(srq_soft_qp_t *qp)
@@ -213,7 +213,7 @@ bool srq_soft_qp_dest_takes(const srq_soft_qp_t *qp, srq_soft_qp_ent_t *ent)
 {
     return srq_soft_qp_ent_get(&qp->peer->seg, qp->attr.dest_qp_num, ent) &&
            ent->ready && (ent->dest_qpn == qp->ibv.qp_num) &&
-           !memcmp(ent->dest_inst, qp->dev->instance, SRQ_SOFT_INST_LEN);
+           !memcmp(ent->dest_inst, qp->dev->fab.instance, SRQ_SOFT_INST_LEN);
 }
 
 /* ---- create / destroy ------------------------------------------------- */
@@ -633,9 +633,37 @@ struct ibv_qp *srq_soft_create_qp_in(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     return &qp->ibv;
 }
 
+void srq_soft_qp_busy(srq_soft_qp_t *qp, bool busy)
+{
+    srq_soft_dev_t *dev   = qp->dev;
+    srq_soft_peer_t *peer = qp->peer;
+
+    if ((qp->busy == busy) || (peer == NULL)) {
+        return;
+    }
+    qp->busy = busy;
+    if (busy) {
+        srq_soft_list_add_tail(&dev->busy_qps, &qp->busy_link);
+    } else {
+        srq_soft_list_del(&qp->busy_link);
+    }
+    if (busy) {
+        if (peer->busy_qps++ == 0 && !peer->dead && !peer->is_self) {
+            /* timed from the next tick, as a QP's ACK timeout: no clock
+             * read each time a ping-pong makes the QP busy again */
+            peer->next_check_ns = 0;
+            srq_soft_list_add_tail(&dev->fab.busy_peers, &peer->busy_link);
+        }
+    } else if ((--peer->busy_qps == 0) &&
+               srq_soft_list_linked(&peer->busy_link)) {
+        srq_soft_list_del(&peer->busy_link);
+    }
+}
+
+
 void srq_soft_qp_detach(srq_soft_qp_t *qp)
 {
-    srq_soft_peer_busy(qp->dev, qp, false);
+    srq_soft_qp_busy(qp, false);
     if (srq_soft_list_linked(&qp->ack_link)) {
         srq_soft_list_del(&qp->ack_link);
     }
@@ -658,11 +686,11 @@ void srq_soft_qp_unpeer(srq_soft_qp_t *qp)
         /* withdrawn first: after the wait no access of the peer through
          * this QP is running, nor can one start */
         srq_soft_qp_ent_withdraw(qp);
-        srq_soft_inflight_wait(qp->dev, qp->peer, 0, qp->ibv.qp_num);
+        srq_soft_inflight_wait(&qp->dev->fab, qp->peer, 0, qp->ibv.qp_num);
         if (srq_soft_list_linked(&qp->peer_link)) {
             srq_soft_list_del(&qp->peer_link);
         }
-        srq_soft_peer_put(qp->dev, qp->peer);
+        srq_soft_peer_put(&qp->dev->fab, qp->peer);
         qp->peer = NULL;
     }
 }

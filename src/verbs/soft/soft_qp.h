@@ -345,6 +345,9 @@ int  srq_soft_destroy_qp(srq_verbs_dev_t *dev, struct ibv_qp *qp);
 srq_soft_qp_t *srq_soft_qp_lookup(srq_soft_dev_t *dev, uint32_t qpn);
 int  srq_soft_qp_table_init(srq_soft_dev_t *dev);
 void srq_soft_qp_table_cleanup(srq_soft_dev_t *dev);
+/* @qp has (@busy) or no longer has outstanding send work toward its peer:
+ * only peers with such work are checked for liveness */
+void srq_soft_qp_busy(srq_soft_qp_t *qp, bool busy);
 /* Leave every work list: the QP does no more transport work */
 void srq_soft_qp_detach(srq_soft_qp_t *qp);
 /* Room in the send queue's arrays for @n more WQEs, growing them (by

@@ -180,7 +180,7 @@ static int srq_soft_qp_connect(srq_soft_qp_t *qp, const struct ibv_qp_attr *a)
         (srq_soft_qpn_any_owner(addr, SRQ_SOFT_PORT_SERIAL_OFF, inst) != 0)) {
         return EHOSTUNREACH;
     }
-    peer = srq_soft_peer_get(qp->dev, inst);
+    peer = srq_soft_peer_get(&qp->dev->fab, inst);
     if (peer == NULL) {
         return errno;
     }
@@ -266,7 +266,7 @@ void srq_soft_qp_flush(srq_soft_qp_t *qp)
     if (qp->ibv.srq == NULL) {
         srq_soft_qp_flush_rq(qp);
     }
-    srq_soft_peer_busy(qp->dev, qp, false);
+    srq_soft_qp_busy(qp, false);
 }
 
 void srq_soft_qp_to_error(srq_soft_qp_t *qp)

@@ -171,7 +171,7 @@ static void srq_soft_req_pkt_hdr(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
         pkt->flags |= SRQ_SOFT_PKT_F_XRC;
         pkt->aux    = wqe->xrc_srqn;
     }
-    memcpy(pkt->src_inst, qp->dev->instance, SRQ_SOFT_INST_LEN);
+    memcpy(pkt->src_inst, qp->dev->fab.instance, SRQ_SOFT_INST_LEN);
     pkt->src_lid = qp->dev->lid;
 }
 
@@ -275,7 +275,7 @@ static void srq_soft_req_access_notice(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
 {
     srq_soft_tx_t tx;
 
-    if (srq_soft_ring_reserve(qp->dev, qp->peer, srq_soft_frame_len(0),
+    if (srq_soft_ring_reserve(&qp->dev->fab, qp->peer, srq_soft_frame_len(0),
                               &tx) != 0) {
         return;
     }
@@ -287,7 +287,7 @@ static void srq_soft_req_access_notice(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe)
                      SRQ_SOFT_PKT_F_IMM : 0;
     tx.pkt->imm    = 0;
     tx.pkt->length = 0;
-    srq_soft_ring_commit(qp->dev, &tx);
+    srq_soft_ring_commit(&qp->dev->fab, &tx);
 }
 
 /*
@@ -337,7 +337,7 @@ static int srq_soft_req_transmit(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
                          wqe->length;
         payload += wqe->by_responder ? sizeof(srq_soft_pkt_rdma_t) : 0;
     }
-    ret = srq_soft_ring_reserve(qp->dev, peer, srq_soft_frame_len(payload),
+    ret = srq_soft_ring_reserve(&qp->dev->fab, peer, srq_soft_frame_len(payload),
                                 &tx);
     if (ret != 0) {
         return ret;
@@ -346,13 +346,13 @@ static int srq_soft_req_transmit(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
     if (!srq_soft_req_pkt_payload(qp, wqe, tx.pkt, pull)) {
         /* a claimed frame is always published: as padding */
         tx.pkt->opcode = SRQ_SOFT_OP_PAD;
-        srq_soft_ring_commit(qp->dev, &tx);
+        srq_soft_ring_commit(&qp->dev->fab, &tx);
         return EFAULT;
     }
     if (srq_soft_qp_is_conn(qp)) {
         srq_soft_req_carry_ack(qp, tx.pkt);
     }
-    srq_soft_ring_commit(qp->dev, &tx);
+    srq_soft_ring_commit(&qp->dev->fab, &tx);
     qp->tx_pos = tx.end;
     return 0;
 }

@@ -109,7 +109,7 @@ int srq_soft_req_xfer(srq_soft_qp_t *qp, const srq_soft_req_xfer_t *x)
     do {
         len = x->length - off;
         len = (len < SRQ_SOFT_INFLIGHT_CHUNK) ? len : SRQ_SOFT_INFLIGHT_CHUNK;
-        srq_soft_inflight_begin(dev, qp->peer->instance, x->rkey,
+        srq_soft_inflight_begin(&dev->fab, qp->peer->instance, x->rkey,
                                 qp->attr.dest_qp_num);
         /* the remote address as the target's memory has it (its
          * region's IOVA translated) */
@@ -125,7 +125,7 @@ int srq_soft_req_xfer(srq_soft_qp_t *qp, const srq_soft_req_xfer_t *x)
         if ((status == IBV_WC_SUCCESS) && (len > 0)) {
             status = srq_soft_req_rdma_chunk(qp, x, va, off, len);
         }
-        srq_soft_inflight_end(dev);
+        srq_soft_inflight_end(&dev->fab);
         off += len;
     } while ((status == IBV_WC_SUCCESS) && (off < x->length));
     return status;

@@ -34,7 +34,7 @@ srq_soft_req_check_lkeys(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe)
         return 0; /* lkeys of inline data are ignored (IB spec) */
     }
     for (i = 0; i < wqe->num_sge; ++i) {
-        if (srq_soft_mr_check(&qp->dev->seg, sge[i].lkey, sge[i].addr,
+        if (srq_soft_mr_check(&qp->dev->fab.seg, sge[i].lkey, sge[i].addr,
                               sge[i].length, access, srq_soft_pd_id(qp->ibv.pd)) !=
             0) {
             return EACCES;

@@ -52,7 +52,7 @@ static int srq_soft_resp_ctrl_frame(srq_soft_qp_t *qp, uint8_t opcode,
     srq_soft_pkt_t *pkt;
     int ret;
 
-    ret = srq_soft_ring_reserve(qp->dev, qp->peer,
+    ret = srq_soft_ring_reserve(&qp->dev->fab, qp->peer,
                                 srq_soft_frame_len(payload), &tx);
     if (ret != 0) {
         /* a lock held by another producer: to us, no room now */
@@ -68,12 +68,12 @@ static int srq_soft_resp_ctrl_frame(srq_soft_qp_t *qp, uint8_t opcode,
     pkt->imm     = 0;
     pkt->length  = (uint32_t)len;
     pkt->aux     = aux;
-    memcpy(pkt->src_inst, qp->dev->instance, SRQ_SOFT_INST_LEN);
+    memcpy(pkt->src_inst, qp->dev->fab.instance, SRQ_SOFT_INST_LEN);
     pkt->src_lid = qp->dev->lid;
     if (payload > 0) {
         memcpy(pkt + 1, data, payload);
     }
-    srq_soft_ring_commit(qp->dev, &tx);
+    srq_soft_ring_commit(&qp->dev->fab, &tx);
     return 0;
 }
 
@@ -96,13 +96,13 @@ int srq_soft_resp_ctrl(srq_soft_qp_t *qp, uint8_t nak, uint32_t psn)
  */
 void srq_soft_resp_uc_lost(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt)
 {
-    srq_soft_peer_t *peer = srq_soft_peer_get(dev, pkt->src_inst);
+    srq_soft_peer_t *peer = srq_soft_peer_get(&dev->fab, pkt->src_inst);
     srq_soft_tx_t tx;
 
     if (peer == NULL) {
         return; /* its sender is gone too */
     }
-    if (srq_soft_ring_reserve(dev, peer, srq_soft_frame_len(0), &tx) == 0) {
+    if (srq_soft_ring_reserve(&dev->fab, peer, srq_soft_frame_len(0), &tx) == 0) {
         tx.pkt->opcode  = SRQ_SOFT_OP_ACK;
         tx.pkt->flags   = 0;
         tx.pkt->nsge    = 0;
@@ -112,11 +112,11 @@ void srq_soft_resp_uc_lost(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt)
         tx.pkt->imm     = 0;
         tx.pkt->length  = 0;
         tx.pkt->aux     = 0;
-        memcpy(tx.pkt->src_inst, dev->instance, SRQ_SOFT_INST_LEN);
+        memcpy(tx.pkt->src_inst, dev->fab.instance, SRQ_SOFT_INST_LEN);
         tx.pkt->src_lid = dev->lid;
-        srq_soft_ring_commit(dev, &tx);
+        srq_soft_ring_commit(&dev->fab, &tx);
     }
-    srq_soft_peer_put(dev, peer);
+    srq_soft_peer_put(&dev->fab, peer);
 }
 
 /* A READ's answer: @len bytes of @data, or with @data NULL none (the

@@ -25,7 +25,7 @@ uint8_t srq_soft_resp_rdma_check(srq_soft_qp_t *qp,
                                  const srq_soft_pkt_rdma_t *req, uint32_t len,
                                  int access, uint64_t *va)
 {
-    return (srq_soft_mw_check_rkey(&qp->dev->seg, qp->attr.qp_access_flags,
+    return (srq_soft_mw_check_rkey(&qp->dev->fab.seg, qp->attr.qp_access_flags,
                                      qp->req_pd_id,
                                      qp->ibv.qp_num, req->rkey, req->addr,
                                      len, access, va) != 0) ?

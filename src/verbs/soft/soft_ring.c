@@ -31,12 +31,14 @@
  */
 #include "soft_ring.h"
 #include "soft_clock.h"
-#include "soft_dev.h"
+#include "soft_fab.h"
+#include "soft_lock.h"
 #include "soft_pipe.h"
 #include "soft_peer.h"
 #include "soft_pkt.h"
 #include "soft_proc.h"
 #include "soft_shm.h"
+#include "srq_soft_api.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -75,7 +77,7 @@ static srq_soft_pkt_t *srq_soft_ring_at(uint8_t *ring, uint64_t pos)
  * (checked after spinning a while) is replaced by a CAS from its word to
  * ours: it moved the tail past its claim or it claimed nothing.
  */
-int srq_soft_ring_lock(srq_soft_dev_t *dev, srq_soft_shm_hdr_t *hdr)
+int srq_soft_ring_lock(srq_soft_fab_t *fab, srq_soft_shm_hdr_t *hdr)
 {
     _Atomic uint64_t *word = (_Atomic uint64_t*)&hdr->prod_lock;
     unsigned spins = 0;
@@ -85,7 +87,7 @@ int srq_soft_ring_lock(srq_soft_dev_t *dev, srq_soft_shm_hdr_t *hdr)
         cur = atomic_load_explicit(word, memory_order_relaxed);
         if (cur == 0) {
             if (atomic_compare_exchange_weak_explicit(word, &cur,
-                                                      dev->lock_id,
+                                                      fab->lock_id,
                                                       memory_order_acquire,
                                                       memory_order_relaxed)) {
                 return 0;
@@ -97,10 +99,10 @@ int srq_soft_ring_lock(srq_soft_dev_t *dev, srq_soft_shm_hdr_t *hdr)
         /* before yielding, a holder that died (a live one that lost its
          * CPU gets it back sooner for the yield) */
         if ((spins + 1 >= SRQ_SOFT_LOCK_SPINS) && srq_soft_proc_id_dead(cur) &&
-            atomic_compare_exchange_strong_explicit(word, &cur, dev->lock_id,
+            atomic_compare_exchange_strong_explicit(word, &cur, fab->lock_id,
                                                     memory_order_acquire,
                                                     memory_order_relaxed)) {
-            ++dev->stats.producer_recovered;
+            ++fab->stats->producer_recovered;
             return 0;
         }
         /* a live holder: the clock is read once a yield, not per look */
@@ -108,7 +110,7 @@ int srq_soft_ring_lock(srq_soft_dev_t *dev, srq_soft_shm_hdr_t *hdr)
             if (give_up == 0) {
                 give_up = srq_soft_now_ns() + SRQ_SOFT_RING_LOCK_NS;
             } else if (srq_soft_now_ns() >= give_up) {
-                ++dev->stats.tx_lock_busy;
+                ++fab->stats->tx_lock_busy;
                 return EBUSY;
             }
         }
@@ -173,7 +175,7 @@ static uint64_t srq_soft_claim_tag(uint64_t lock_id)
  * room now; EBUSY: the lock is held too long; EPIPE: the peer is gone;
  * EPROTO: its queue's indices are nonsense.
  */
-int srq_soft_ring_reserve(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
+int srq_soft_ring_reserve(srq_soft_fab_t *fab, srq_soft_peer_t *peer,
                           uint32_t frame_len, srq_soft_tx_t *tx)
 {
     srq_soft_shm_hdr_t *hdr = peer->seg.hdr;
@@ -184,7 +186,7 @@ int srq_soft_ring_reserve(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
     if (peer->dead || !srq_soft_seg_active(&peer->seg)) {
         return EPIPE;
     }
-    if (srq_soft_ring_lock(dev, hdr) != 0) {
+    if (srq_soft_ring_lock(fab, hdr) != 0) {
         return EBUSY;
     }
 
@@ -195,7 +197,7 @@ int srq_soft_ring_reserve(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
     ret = srq_soft_ring_room(peer, tail, pad + frame_len);
     if (ret != 0) {
         srq_soft_ring_unlock(hdr);
-        ++dev->stats.tx_ring_full;
+        ++fab->stats->tx_ring_full;
         return ret;
     }
     if (pad != 0) {
@@ -205,7 +207,7 @@ int srq_soft_ring_reserve(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
     /* the claim is complete before the tail makes it the consumer's */
     pkt            = srq_soft_ring_at(peer->seg.ring, tail);
     pkt->frame_len = frame_len;
-    srq_soft_store_rel(&pkt->pos, srq_soft_claim_tag(dev->lock_id));
+    srq_soft_store_rel(&pkt->pos, srq_soft_claim_tag(fab->lock_id));
     srq_soft_store_rel(&hdr->tail, tail + frame_len);
     srq_soft_ring_unlock(hdr);
 
@@ -221,51 +223,51 @@ int srq_soft_ring_reserve(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
  * owner about to sleep that finds our claim but not the frame lets its
  * timer look again (srq_soft_ring_claimed).
  */
-void srq_soft_ring_commit(srq_soft_dev_t *dev, srq_soft_tx_t *tx)
+void srq_soft_ring_commit(srq_soft_fab_t *fab, srq_soft_tx_t *tx)
 {
     tx->pkt->magic = SRQ_SOFT_PKT_MAGIC;
     srq_soft_store_rel(&tx->pkt->pos,
                        srq_soft_pos_tag(tx->end - tx->pkt->frame_len));
-    ++dev->stats.tx_packets;
+    ++fab->stats->tx_packets;
     srq_soft_pipe_wake(tx->peer);
 }
 
-static bool srq_soft_frame_published(srq_soft_dev_t *dev, uint64_t head)
+static bool srq_soft_frame_published(srq_soft_fab_t *fab, uint64_t head)
 {
-    return srq_soft_load_acq(&srq_soft_ring_at(dev->seg.ring, head)->pos) ==
+    return srq_soft_load_acq(&srq_soft_ring_at(fab->seg.ring, head)->pos) ==
            srq_soft_pos_tag(head);
 }
 
 /* (A corrupt tail is found by srq_soft_ring_drain, not here) */
-bool srq_soft_ring_empty(srq_soft_dev_t *dev)
+bool srq_soft_ring_empty(srq_soft_fab_t *fab)
 {
-    return !srq_soft_frame_published(dev, dev->rx_head);
+    return !srq_soft_frame_published(fab, fab->rx_head);
 }
 
-bool srq_soft_ring_claimed(srq_soft_dev_t *dev)
+bool srq_soft_ring_claimed(srq_soft_fab_t *fab)
 {
-    return srq_soft_ring_empty(dev) &&
-           (srq_soft_load_acq(&dev->seg.hdr->tail) != dev->rx_head);
+    return srq_soft_ring_empty(fab) &&
+           (srq_soft_load_acq(&fab->seg.hdr->tail) != fab->rx_head);
 }
 
-uint64_t srq_soft_ring_tail(srq_soft_dev_t *dev)
+uint64_t srq_soft_ring_tail(srq_soft_fab_t *fab)
 {
-    return srq_soft_align_cell(srq_soft_load_acq(&dev->seg.hdr->tail));
+    return srq_soft_align_cell(srq_soft_load_acq(&fab->seg.hdr->tail));
 }
 
-bool srq_soft_ring_drained_to(srq_soft_dev_t *dev, uint64_t pos)
+bool srq_soft_ring_drained_to(srq_soft_fab_t *fab, uint64_t pos)
 {
-    return (int64_t)(dev->rx_head - pos) >= 0;
+    return (int64_t)(fab->rx_head - pos) >= 0;
 }
 
 /* Framing is lost (corruption): drop everything published so far */
-static uint64_t srq_soft_ring_resync(srq_soft_dev_t *dev)
+static uint64_t srq_soft_ring_resync(srq_soft_fab_t *fab)
 {
-    srq_soft_shm_hdr_t *hdr = dev->seg.hdr;
+    srq_soft_shm_hdr_t *hdr = fab->seg.hdr;
     uint64_t tail;
 
-    ++dev->stats.rx_dropped;
-    if (srq_soft_ring_lock(dev, hdr) != 0) {
+    ++fab->stats->rx_dropped;
+    if (srq_soft_ring_lock(fab, hdr) != 0) {
         return srq_soft_load_acq(&hdr->tail);
     }
     tail = srq_soft_align_cell(hdr->tail);
@@ -289,17 +291,17 @@ static bool srq_soft_frame_ok(const srq_soft_pkt_t *h, uint64_t head)
  * is beyond it), it is claimed by a producer (wait for a live one, skip a
  * dead one's) or the framing is lost. Returns the new head.
  */
-static uint64_t srq_soft_ring_unpublished(srq_soft_dev_t *dev, uint64_t head)
+static uint64_t srq_soft_ring_unpublished(srq_soft_fab_t *fab, uint64_t head)
 {
-    const srq_soft_pkt_t *pkt = srq_soft_ring_at(dev->seg.ring, head);
+    const srq_soft_pkt_t *pkt = srq_soft_ring_at(fab->seg.ring, head);
     uint64_t tail, pos;
     uint32_t len;
 
     /* only now and then: the tail's cache line belongs to the producers */
-    if ((++dev->rx_idle_polls % SRQ_SOFT_TICK_CALLS) != 0) {
+    if ((++fab->rx_idle_polls % SRQ_SOFT_TICK_CALLS) != 0) {
         return head;
     }
-    tail = srq_soft_load_acq(&dev->seg.hdr->tail);
+    tail = srq_soft_load_acq(&fab->seg.hdr->tail);
     if ((int64_t)(tail - head) <= 0) {
         return head; /* nothing claimed */
     }
@@ -312,7 +314,7 @@ static uint64_t srq_soft_ring_unpublished(srq_soft_dev_t *dev, uint64_t head)
         (len % SRQ_SOFT_CELL) ||
         (len > SRQ_SOFT_RING_SIZE - (head & SRQ_SOFT_RING_MASK)) ||
         (len > tail - head)) {
-        return srq_soft_ring_resync(dev);
+        return srq_soft_ring_resync(fab);
     }
     /* the claim lost bit 63 of the claimer's id */
     if (!srq_soft_proc_id_dead(pos) ||
@@ -323,45 +325,45 @@ static uint64_t srq_soft_ring_unpublished(srq_soft_dev_t *dev, uint64_t head)
         sched_yield();
         return head;
     }
-    ++dev->stats.producer_recovered;
-    ++dev->stats.rx_dropped; /* its frame: a lost packet */
+    ++fab->stats->producer_recovered;
+    ++fab->stats->rx_dropped; /* its frame: a lost packet */
     return head + len;
 }
 
-unsigned srq_soft_ring_drain(srq_soft_dev_t *dev, unsigned max,
+unsigned srq_soft_ring_drain(srq_soft_fab_t *fab, unsigned max,
                              srq_soft_frame_cb_t handle)
 {
-    uint64_t head = dev->rx_head, next;
+    uint64_t head = fab->rx_head, next;
     const uint8_t *frame;
     srq_soft_pkt_t h;
     unsigned n = 0;
 
     while (n < max) {
-        if (!srq_soft_frame_published(dev, head)) {
-            next = srq_soft_ring_unpublished(dev, head);
+        if (!srq_soft_frame_published(fab, head)) {
+            next = srq_soft_ring_unpublished(fab, head);
             if (next == head) {
                 break;
             }
             head = next;
             continue;
         }
-        frame = (const uint8_t*)srq_soft_ring_at(dev->seg.ring, head);
+        frame = (const uint8_t*)srq_soft_ring_at(fab->seg.ring, head);
         /* a private copy: a producer must not change what we validated */
         memcpy(&h, frame, sizeof(h));
         if (!srq_soft_frame_ok(&h, head)) {
-            head = srq_soft_ring_resync(dev);
+            head = srq_soft_ring_resync(fab);
             break;
         }
         if (h.opcode != SRQ_SOFT_OP_PAD) {
-            handle(dev, &h, frame + sizeof(h));
+            handle(fab, &h, frame + sizeof(h));
             ++n;
         }
         head += h.frame_len;
     }
 
-    if (head != dev->rx_head) {
-        dev->rx_head = head;
-        srq_soft_store_rel(&dev->seg.hdr->head, head);
+    if (head != fab->rx_head) {
+        fab->rx_head = head;
+        srq_soft_store_rel(&fab->seg.hdr->head, head);
     }
     return n;
 }

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-typedef struct srq_soft_dev  srq_soft_dev_t;
+typedef struct srq_soft_fab  srq_soft_fab_t;
 typedef struct srq_soft_peer srq_soft_peer_t;
 
 /* A frame being written into a peer's queue */
@@ -29,7 +29,7 @@ typedef struct srq_soft_tx {
 
 /* Takes one published, well-framed frame: its header (a private copy)
  * and its payload (in the queue, written by another process) */
-typedef void (*srq_soft_frame_cb_t)(srq_soft_dev_t *dev,
+typedef void (*srq_soft_frame_cb_t)(srq_soft_fab_t *fab,
                                     const srq_soft_pkt_t *pkt,
                                     const uint8_t *payload);
 
@@ -41,24 +41,24 @@ typedef void (*srq_soft_frame_cb_t)(srq_soft_dev_t *dev,
  * EPROTO: the queue's indices are nonsense (a same-user writer forged
  * them): nothing can be sent there.
  */
-int  srq_soft_ring_reserve(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
+int  srq_soft_ring_reserve(srq_soft_fab_t *fab, srq_soft_peer_t *peer,
                            uint32_t frame_len, srq_soft_tx_t *tx);
 /* Publish the frame, wake the owner if it asked */
-void srq_soft_ring_commit(srq_soft_dev_t *dev, srq_soft_tx_t *tx);
+void srq_soft_ring_commit(srq_soft_fab_t *fab, srq_soft_tx_t *tx);
 /* Hand up to @max frames of our own queue (PAD frames aside) to @handle;
  * returns how many it got */
-unsigned srq_soft_ring_drain(srq_soft_dev_t *dev, unsigned max,
+unsigned srq_soft_ring_drain(srq_soft_fab_t *fab, unsigned max,
                              srq_soft_frame_cb_t handle);
 /* No published frame waits in our queue */
-bool srq_soft_ring_empty(srq_soft_dev_t *dev);
+bool srq_soft_ring_empty(srq_soft_fab_t *fab);
 /* A producer has claimed the frame at our head and not published it yet:
  * it may not see our wake request (see srq_soft_ring_commit) */
-bool srq_soft_ring_claimed(srq_soft_dev_t *dev);
+bool srq_soft_ring_claimed(srq_soft_fab_t *fab);
 /* How far our queue's producers have claimed: every frame queued so far
  * lies before it */
-uint64_t srq_soft_ring_tail(srq_soft_dev_t *dev);
+uint64_t srq_soft_ring_tail(srq_soft_fab_t *fab);
 /* Our consumer took everything before @pos (a srq_soft_ring_tail) */
-bool srq_soft_ring_drained_to(srq_soft_dev_t *dev, uint64_t pos);
+bool srq_soft_ring_drained_to(srq_soft_fab_t *fab, uint64_t pos);
 
 /* A live producer holding a queue's lock longer than this (descheduled,
  * stopped, misbehaving) makes the others give up for now: no verb waits
@@ -67,7 +67,7 @@ bool srq_soft_ring_drained_to(srq_soft_dev_t *dev, uint64_t pos);
 
 /* Take the producers' lock of the queue at @hdr, taking it over from a
  * dead holder: 0, or EBUSY after SRQ_SOFT_RING_LOCK_NS of a live one */
-int  srq_soft_ring_lock(srq_soft_dev_t *dev, srq_soft_shm_hdr_t *hdr);
+int  srq_soft_ring_lock(srq_soft_fab_t *fab, srq_soft_shm_hdr_t *hdr);
 void srq_soft_ring_unlock(srq_soft_shm_hdr_t *hdr);
 
 #endif

@@ -123,7 +123,7 @@ srq_soft_rview_check(srq_soft_qp_t *qp, srq_soft_rview_t *v,
         v->sge[i].addr = srq_soft_mr_local_addr(qp->dev, v->sge[i].lkey,
                                                 v->sge[i].addr,
                                                 v->sge[i].length);
-        if (srq_soft_mr_check(&qp->dev->seg, v->sge[i].lkey, v->sge[i].addr,
+        if (srq_soft_mr_check(&qp->dev->fab.seg, v->sge[i].lkey, v->sge[i].addr,
                               part, IBV_ACCESS_LOCAL_WRITE, pd) != 0) {
             return IBV_WC_LOC_PROT_ERR;
         }

@@ -12,7 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "soft_shm.h"
-#include "soft_dev.h"
+#include "soft_fab.h"
 #include "soft_proc.h"
 #include "soft_report.h"
 
@@ -106,7 +106,7 @@ static void srq_soft_shm_file_id(int fd, uint64_t *dev_p, uint64_t *ino_p)
     }
 }
 
-static void srq_soft_init_tab(srq_soft_dev_t *dev, srq_soft_tab_hdr_t *tab)
+static void srq_soft_init_tab(srq_soft_fab_t *fab, srq_soft_tab_hdr_t *tab)
 {
     tab->version     = SRQ_SOFT_SHM_VERSION;
     tab->hdr_size    = sizeof(*tab);
@@ -117,24 +117,24 @@ static void srq_soft_init_tab(srq_soft_dev_t *dev, srq_soft_tab_hdr_t *tab)
     tab->qp_cnt      = SRQ_SOFT_QP_TABLE_SIZE;
     tab->queue_size  = SRQ_SOFT_SHM_SIZE;
     tab->owner_uid   = getuid();
-    tab->owner_pid   = dev->pid;
-    tab->owner_start = dev->start_time;
-    memcpy(tab->instance, dev->instance, SRQ_SOFT_INST_LEN);
-    tab->queue_fd    = dev->queue_fd;
-    tab->wake_fd     = dev->pipe_wfd;
-    srq_soft_shm_file_id(dev->queue_fd, &tab->queue_dev, &tab->queue_ino);
-    srq_soft_shm_file_id(dev->pipe_wfd, &tab->wake_dev, &tab->wake_ino);
+    tab->owner_pid   = fab->pid;
+    tab->owner_start = fab->start_time;
+    memcpy(tab->instance, fab->instance, SRQ_SOFT_INST_LEN);
+    tab->queue_fd    = fab->queue_fd;
+    tab->wake_fd     = fab->pipe_wfd;
+    srq_soft_shm_file_id(fab->queue_fd, &tab->queue_dev, &tab->queue_ino);
+    srq_soft_shm_file_id(fab->pipe_wfd, &tab->wake_dev, &tab->wake_ino);
     atomic_store_explicit((_Atomic uint32_t*)&tab->state, SRQ_SOFT_SEG_ACTIVE,
                           memory_order_relaxed);
 }
 
-int srq_soft_shm_create(srq_soft_dev_t *dev)
+int srq_soft_shm_create(srq_soft_fab_t *fab)
 {
     char name[64];
     void *base;
     int fd;
 
-    srq_soft_shm_name(SRQ_SOFT_SHM_Q_PREFIX, dev->instance, name,
+    srq_soft_shm_name(SRQ_SOFT_SHM_Q_PREFIX, fab->instance, name,
                       sizeof(name));
     fd = srq_soft_shm_memfd(name, SRQ_SOFT_SHM_SIZE, &base);
     if (fd < 0) {
@@ -142,51 +142,51 @@ int srq_soft_shm_create(srq_soft_dev_t *dev)
                         (size_t)SRQ_SOFT_SHM_SIZE);
         return -fd;
     }
-    dev->queue_fd = fd;
-    srq_soft_seg_queue(&dev->seg, base);
-    memcpy(dev->seg.hdr->instance, dev->instance, SRQ_SOFT_INST_LEN);
-    atomic_store_explicit((_Atomic uint64_t*)&dev->seg.hdr->magic,
+    fab->queue_fd = fd;
+    srq_soft_seg_queue(&fab->seg, base);
+    memcpy(fab->seg.hdr->instance, fab->instance, SRQ_SOFT_INST_LEN);
+    atomic_store_explicit((_Atomic uint64_t*)&fab->seg.hdr->magic,
                           SRQ_SOFT_SHM_MAGIC, memory_order_release);
 
-    srq_soft_shm_name(SRQ_SOFT_SHM_PREFIX, dev->instance, name, sizeof(name));
+    srq_soft_shm_name(SRQ_SOFT_SHM_PREFIX, fab->instance, name, sizeof(name));
     fd = srq_soft_shm_memfd(name, SRQ_SOFT_TAB_SIZE, &base);
     if (fd < 0) {
         srq_soft_report(-fd, "making its tables (%zu bytes)",
                         (size_t)SRQ_SOFT_TAB_SIZE);
         return -fd; /* the queue goes in srq_soft_shm_destroy */
     }
-    dev->tab_fd = fd;
-    srq_soft_seg_tables(&dev->seg, base);
-    dev->seg.own = true;
+    fab->tab_fd = fd;
+    srq_soft_seg_tables(&fab->seg, base);
+    fab->seg.own = true;
     /* from now on nobody maps the tables writable, we keep our mapping.
      * A kernel older than 5.1 refuses the seal: peers still map them
      * read-only, as they open them for reading only */
     if (fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) < 0) {
         fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL);
     }
-    srq_soft_init_tab(dev, dev->seg.tab);
+    srq_soft_init_tab(fab, fab->seg.tab);
     /* peers check magic last: everything above is visible before it */
-    atomic_store_explicit((_Atomic uint64_t*)&dev->seg.tab->magic,
+    atomic_store_explicit((_Atomic uint64_t*)&fab->seg.tab->magic,
                           SRQ_SOFT_SHM_MAGIC, memory_order_release);
     return 0;
 }
 
-void srq_soft_shm_destroy(srq_soft_dev_t *dev)
+void srq_soft_shm_destroy(srq_soft_fab_t *fab)
 {
     /* peers that still map it see the state and stop using it; a forked
      * child closing an inherited device must not close the parent's */
-    if ((dev->seg.tab != NULL) && (dev->seg.tab->owner_pid == getpid())) {
-        atomic_store_explicit((_Atomic uint32_t*)&dev->seg.tab->state,
+    if ((fab->seg.tab != NULL) && (fab->seg.tab->owner_pid == getpid())) {
+        atomic_store_explicit((_Atomic uint32_t*)&fab->seg.tab->state,
                               SRQ_SOFT_SEG_CLOSED, memory_order_release);
     }
-    srq_soft_shm_unmap(&dev->seg);
-    if (dev->tab_fd >= 0) {
-        close(dev->tab_fd);
-        dev->tab_fd = -1;
+    srq_soft_shm_unmap(&fab->seg);
+    if (fab->tab_fd >= 0) {
+        close(fab->tab_fd);
+        fab->tab_fd = -1;
     }
-    if (dev->queue_fd >= 0) {
-        close(dev->queue_fd);
-        dev->queue_fd = -1;
+    if (fab->queue_fd >= 0) {
+        close(fab->queue_fd);
+        fab->queue_fd = -1;
     }
 }
 
@@ -206,9 +206,9 @@ void srq_soft_shm_unmap(srq_soft_seg_t *seg)
     }
 }
 
-int srq_soft_shm_path(srq_soft_dev_t *dev, char *buf, size_t len)
+int srq_soft_shm_path(srq_soft_fab_t *fab, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "/proc/%d/fd/%d", (int)dev->pid, dev->tab_fd);
+    int n = snprintf(buf, len, "/proc/%d/fd/%d", (int)fab->pid, fab->tab_fd);
 
     return ((n < 0) || ((size_t)n >= len)) ? EINVAL : 0;
 }

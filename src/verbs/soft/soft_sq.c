@@ -25,7 +25,7 @@ void srq_soft_sq_complete(srq_soft_qp_t *qp)
         ++qp->sq_ci;
     }
     if (qp->sq_ci == qp->sq_pi) {
-        srq_soft_peer_busy(qp->dev, qp, false);
+        srq_soft_qp_busy(qp, false);
     }
 }
 

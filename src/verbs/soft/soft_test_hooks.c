@@ -32,7 +32,7 @@ int srq_soft_test_hold_lock(srq_verbs_dev_t *vdev)
     if ((vdev == NULL) || (vdev->kind != SRQ_VERBS_DEV_SOFT)) {
         return EINVAL;
     }
-    hdr = srq_soft_dev(vdev)->seg.hdr;
+    hdr = srq_soft_dev(vdev)->fab.seg.hdr;
     ret = srq_soft_proc_start_time(getpid(), &start);
     if ((ret == 0) &&
         !atomic_compare_exchange_strong((_Atomic uint64_t*)&hdr->prod_lock,
@@ -48,7 +48,7 @@ int srq_soft_test_release_lock(srq_verbs_dev_t *vdev)
     if ((vdev == NULL) || (vdev->kind != SRQ_VERBS_DEV_SOFT)) {
         return EINVAL;
     }
-    srq_soft_ring_unlock(srq_soft_dev(vdev)->seg.hdr);
+    srq_soft_ring_unlock(srq_soft_dev(vdev)->fab.seg.hdr);
     return 0;
 }
 
@@ -111,7 +111,7 @@ static int srq_soft_inject_own_id(srq_soft_dev_t *dev)
 
     ret = srq_soft_proc_start_time(getpid(), &start);
     if (ret == 0) {
-        dev->lock_id = srq_soft_proc_id(getpid(), start);
+        dev->fab.lock_id = srq_soft_proc_id(getpid(), start);
     }
     return ret;
 }
@@ -124,7 +124,7 @@ static int srq_soft_inject_publish(srq_soft_dev_t *dev, srq_soft_peer_t *peer)
         return ENOENT;
     }
     tx->peer = peer;
-    srq_soft_ring_commit(dev, tx);
+    srq_soft_ring_commit(&dev->fab, tx);
     tx->pkt = NULL;
     return 0;
 }
@@ -143,7 +143,7 @@ static int srq_soft_inject_raw(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
         return EINVAL;
     }
     if (scribble) {
-        ret = srq_soft_ring_lock(dev, peer->seg.hdr);
+        ret = srq_soft_ring_lock(&dev->fab, peer->seg.hdr);
         if (ret != 0) {
             return ret;
         }
@@ -159,7 +159,7 @@ static int srq_soft_inject_raw(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
         ((ret = srq_soft_inject_own_id(dev)) != 0)) {
         return ret;
     }
-    ret = srq_soft_ring_reserve(dev, peer, frame_len, &tx);
+    ret = srq_soft_ring_reserve(&dev->fab, peer, frame_len, &tx);
     if (ret != 0) {
         return ret;
     }
@@ -173,7 +173,7 @@ static int srq_soft_inject_raw(srq_soft_dev_t *dev, srq_soft_peer_t *peer,
         srq_soft_inject_claimed = tx;
         return 0;
     }
-    srq_soft_ring_commit(dev, &tx);
+    srq_soft_ring_commit(&dev->fab, &tx);
     return 0;
 }
 
@@ -182,7 +182,7 @@ int srq_soft_test_instance(srq_verbs_dev_t *dev, uint8_t *id)
     if ((dev == NULL) || (dev->kind != SRQ_VERBS_DEV_SOFT)) {
         return EINVAL;
     }
-    memcpy(id, srq_soft_dev(dev)->instance, SRQ_SOFT_INST_LEN);
+    memcpy(id, srq_soft_dev(dev)->fab.instance, SRQ_SOFT_INST_LEN);
     return 0;
 }
 
@@ -200,14 +200,14 @@ int srq_soft_inject(srq_verbs_dev_t *from, srq_verbs_dev_t *to,
     dev = srq_soft_dev(from);
     srq_soft_dev_lock(dev);
     /* the instance, not its port: two of one process share the port */
-    peer = srq_soft_peer_get(dev, srq_soft_dev(to)->instance);
+    peer = srq_soft_peer_get(&dev->fab, srq_soft_dev(to)->fab.instance);
     if (peer == NULL) {
         ret = errno;
     } else {
         ret = (mode == SRQ_SOFT_INJECT_PUBLISH) ?
               srq_soft_inject_publish(dev, peer) :
               srq_soft_inject_raw(dev, peer, buf, len, mode);
-        srq_soft_peer_put(dev, peer);
+        srq_soft_peer_put(&dev->fab, peer);
     }
     srq_soft_dev_unlock(dev);
     return ret;

@@ -55,7 +55,7 @@ static void srq_soft_tm_fin_post(srq_soft_qp_t *qp, const srq_soft_tm_hdr_t *h)
     wqe->state       = SRQ_SOFT_SWQE_POSTED;
     ++qp->sq_pi;
     ++qp->tm_fins;
-    srq_soft_peer_busy(qp->dev, qp, true);
+    srq_soft_qp_busy(qp, true);
     srq_soft_req_sched(qp); /* sent from progress, after our ACK */
 }
 
@@ -66,7 +66,7 @@ static int srq_soft_tm_rndv_lkeys(srq_soft_qp_t *qp, const void *arg)
     uint32_t i;
 
     for (i = 0; i < v->num_sge; ++i) {
-        if (srq_soft_mr_check(&qp->dev->seg, v->sge[i].lkey, v->sge[i].addr,
+        if (srq_soft_mr_check(&qp->dev->fab.seg, v->sge[i].lkey, v->sge[i].addr,
                               v->sge[i].length, IBV_ACCESS_LOCAL_WRITE,
                               srq_soft_pd_id(v->srq->ibv.pd)) != 0) {
             return EACCES;

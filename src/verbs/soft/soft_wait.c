@@ -57,27 +57,27 @@ static void srq_soft_wake_arm(srq_soft_dev_t *dev)
 
     atomic_store_explicit(srq_soft_wake_req(dev), 1, memory_order_seq_cst);
     dev->wake_armed = true;
-    ordered = (srq_soft_ring_lock(dev, dev->seg.hdr) == 0);
+    ordered = (srq_soft_ring_lock(&dev->fab, dev->fab.seg.hdr) == 0);
     if (ordered) {
-        srq_soft_ring_unlock(dev->seg.hdr);
+        srq_soft_ring_unlock(dev->fab.seg.hdr);
     }
-    if (ordered && srq_soft_ring_claimed(dev)) {
+    if (ordered && srq_soft_ring_claimed(&dev->fab)) {
         end = srq_soft_now_ns() + SRQ_SOFT_CLAIM_WAIT_NS;
-        while ((ready = srq_soft_ring_claimed(dev)) &&
+        while ((ready = srq_soft_ring_claimed(&dev->fab)) &&
                (srq_soft_now_ns() < end)) {
             srq_soft_cpu_relax();
         }
         ordered = !ready;
     }
-    if (!ordered || !srq_soft_ring_empty(dev)) {
-        ret = write(dev->pipe_wfd, "w", 1);
+    if (!ordered || !srq_soft_ring_empty(&dev->fab)) {
+        ret = write(dev->fab.pipe_wfd, "w", 1);
         (void)ret;
     }
 }
 
 static void srq_soft_wake_drain(srq_soft_dev_t *dev)
 {
-    srq_soft_fd_drain(dev->pipe_fd);
+    srq_soft_fd_drain(dev->fab.pipe_fd);
     srq_soft_fd_drain(dev->timer_fd);
     dev->timer_due = 0; /* it may have fired: set it again */
     dev->wake_armed = (atomic_load(srq_soft_wake_req(dev)) != 0);
@@ -122,10 +122,10 @@ static uint64_t srq_soft_next_deadline(srq_soft_dev_t *dev)
     }
     /* a producer filling a frame at our head may have missed our wake
      * request: look again soon rather than sleep past its frame */
-    if (srq_soft_ring_claimed(dev)) {
+    if (srq_soft_ring_claimed(&dev->fab)) {
         srq_soft_deadline(&min, srq_soft_next_tick());
     }
-    for (e = dev->busy_peers.next; e != &dev->busy_peers; e = e->next) {
+    for (e = dev->fab.busy_peers.next; e != &dev->fab.busy_peers; e = e->next) {
         peer = srq_soft_container_of(e, srq_soft_peer_t, busy_link);
         srq_soft_deadline(&min, peer->next_check_ns ? peer->next_check_ns :
                           (srq_soft_next_tick()));
@@ -208,7 +208,7 @@ int srq_soft_get_cq_event(srq_verbs_dev_t *vdev,
         if (!dev->thread_started) {
             srq_soft_wake_drain(dev); /* else the timer is the thread's */
         } else if (dev->pipe_channel == ch) {
-            srq_soft_fd_drain(dev->pipe_fd); /* a poke woke us */
+            srq_soft_fd_drain(dev->fab.pipe_fd); /* a poke woke us */
         }
         srq_soft_progress_beside(dev);
         cq = srq_soft_channel_pop(ch);
@@ -217,7 +217,7 @@ int srq_soft_get_cq_event(srq_verbs_dev_t *vdev,
             srq_soft_wake_arm(dev);
             srq_soft_timer_update(dev);
         }
-        ring_busy = !srq_soft_ring_empty(dev);
+        ring_busy = !srq_soft_ring_empty(&dev->fab);
         srq_soft_dev_unlock(dev);
 
         if (cq != NULL) {
@@ -296,7 +296,7 @@ bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
     direct     = (__atomic_load_n(&dev->armed_direct, __ATOMIC_RELAXED) != 0);
     sleeper    = !direct && (armed != 0);
     watch      = (user_polls && !sleeper) ||
-                 (direct && srq_soft_ring_empty(dev));
+                 (direct && srq_soft_ring_empty(&dev->fab));
     look_max   = (direct && (armed != dev->armed_direct)) ?
                  SRQ_SOFT_THREAD_LOOK_SLEEPERS_MS : SRQ_SOFT_THREAD_LOOK_MAX_MS;
     dev->thread_polls_seen = polls;
@@ -318,12 +318,12 @@ bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
             srq_soft_wake_arm(dev);
             srq_soft_timer_update(dev);
         }
-        ring_busy = !srq_soft_ring_empty(dev);
+        ring_busy = !srq_soft_ring_empty(&dev->fab);
         srq_soft_dev_unlock(dev);
     }
 
     pfd[0].fd     = stop_fd;
-    pfd[1].fd     = direct ? -1 : dev->pipe_fd; /* the sleeper's poke */
+    pfd[1].fd     = direct ? -1 : dev->fab.pipe_fd; /* the sleeper's poke */
     pfd[2].fd     = dev->timer_fd;
     pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
     pfd[0].revents = pfd[1].revents = pfd[2].revents = 0;
