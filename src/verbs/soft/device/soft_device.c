@@ -14,6 +14,7 @@
 #include "../objects/soft_dm.h"
 #include "../objects/soft_dev.h"
 #include "../fabric/soft_pipe.h"
+#include "soft_cq_poll.h"
 #include "soft_limit.h"
 #include "../fabric/soft_list.h"
 #include "../objects/soft_mr.h"

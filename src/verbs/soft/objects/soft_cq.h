@@ -44,7 +44,7 @@ typedef struct srq_soft_cqe_tm {
 struct srq_soft_cq {
     union {
         struct ibv_cq    ibv;
-        struct ibv_cq_ex ibv_ex;   /* an extended CQ (soft_cq_ex.c): the
+        struct ibv_cq_ex ibv_ex;   /* an extended CQ (soft_cq_poll.c): the
                                       same head, then its poll functions */
     };
     struct ibv_wc        ex_wc;    /* extended CQ: the completion between
@@ -127,9 +127,6 @@ int  srq_soft_destroy_cq(srq_verbs_dev_t *dev, struct ibv_cq *cq);
 /* ibv_resize_cq: 0, EINVAL (out of range, or fewer entries than the CQ
  * holds now) or ENOMEM */
 int  srq_soft_resize_cq(srq_verbs_dev_t *dev, struct ibv_cq *cq, int cqe);
-/* ibv_create_cq_ex (soft_cq_ex.c): the standard completion fields only */
-struct ibv_cq_ex *srq_soft_create_cq_ex(srq_verbs_dev_t *dev,
-                                        struct ibv_cq_init_attr_ex *attr);
 void srq_soft_ack_cq_events(srq_verbs_dev_t *dev, struct ibv_cq *cq,
                             unsigned nevents);
 

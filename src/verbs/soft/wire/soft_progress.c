@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ucx-srq soft device: the progress engine, run (under dev->lock) by every
- * ibv_poll_cq (here) and srq_verbs_get_cq_event (soft_wait.c):
+ * ibv_poll_cq (device/soft_cq_poll.c) and srq_verbs_get_cq_event
+ * (device/soft_wait.c):
  *
  *   1. drain a bounded batch of the instance's one inbound queue, handing
  *      each frame to the responder (requests) or the completer (ACK/NAK):
@@ -18,7 +19,6 @@
 #include "soft_comp.h"
 #include "soft_liveness.h"
 #include "../objects/soft_sq.h"
-#include "../objects/soft_cq.h"
 #include "../objects/soft_dev.h"
 #include "../fabric/soft_pipe.h"
 #include "../fabric/soft_list.h"
@@ -342,64 +342,4 @@ void srq_soft_progress_beside(srq_soft_dev_t *dev)
 void srq_soft_progress_acks(srq_soft_dev_t *dev)
 {
     srq_soft_progress_send_acks(dev, true);
-}
-
-/*
- * A poll with nothing to find, answered without the lock: the CQ is empty
- * and the device progressed since this CQ's last poll (a caller polling two
- * CQs in turn, as UCX's progress does: the first poll ran it). An HCA's
- * empty poll reads a line; this one reads five words. Each is read racily,
- * stale at worst: a completion written meanwhile is the next poll's, as it
- * would be had it come a moment later. Anything else takes the lock.
- */
-static bool srq_soft_poll_empty(srq_soft_cq_t *cq, srq_soft_dev_t *dev)
-{
-    uint64_t calls = srq_soft_stat_read_shared(&dev->stats.progress_calls);
-
-    if ((srq_soft_cq_load(&cq->pi) != srq_soft_cq_load(&cq->ci)) ||
-        atomic_load_explicit((_Atomic bool*)&cq->error, memory_order_relaxed) ||
-        (srq_soft_stat_read_shared(&cq->progress_seen) == calls)) {
-        return false;
-    }
-    srq_soft_cq_seen(cq, calls);
-    return true;
-}
-
-int srq_soft_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
-{
-    srq_soft_cq_t *cq   = srq_soft_cq(ibcq);
-    srq_soft_dev_t *dev = cq->dev;
-    int n;
-
-    if (num < 0) {
-        return -EINVAL;
-    }
-    if ((num > 0) && srq_soft_poll_empty(cq, dev)) {
-        /* a user that polls (soft_wait.c), without the lock: a lost
-         * increment still changes the count */
-        srq_soft_stat_inc_shared(&dev->user_polls);
-        return 0;
-    }
-    srq_soft_dev_lock(dev);
-    /* read without the lock by the progress thread (soft_wait.c) */
-    srq_soft_stat_inc_shared(&dev->user_polls);
-    n = srq_soft_cq_pop(cq, num, wc);
-    if (((n < num) && (srq_soft_stat_read_shared(&cq->progress_seen) ==
-                       dev->stats.progress_calls)) ||
-        (num == 0)) {
-        /* the device's work runs on the caller's CPU, only when the CQ
-         * cannot satisfy it (a poll of none is a call for progress), and
-         * not if it ran since this CQ's last poll (for all CQs alike): a
-         * caller polling two CQs in turn, as UCX's progress does, runs it
-         * once per round, and one with completions waiting not at all.
-         * An overrun CQ (n < 0) satisfies none: the device still moves,
-         * the poll still fails */
-        srq_soft_progress(dev);
-        if (n >= 0) {
-            n += srq_soft_cq_pop(cq, num - n, wc + n);
-        }
-    }
-    srq_soft_cq_seen(cq, dev->stats.progress_calls);
-    srq_soft_dev_unlock(dev);
-    return n;
 }

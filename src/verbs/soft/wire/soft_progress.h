@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * ucx-srq soft device: the progress engine, and ibv_poll_cq that runs it.
+ * ucx-srq soft device: the progress engine (ibv_poll_cq runs it:
+ * soft_cq_poll.c).
  */
 #ifndef SRQ_SOFT_PROGRESS_H_
 #define SRQ_SOFT_PROGRESS_H_
@@ -17,7 +18,5 @@ void srq_soft_progress(srq_soft_dev_t *dev);
 void srq_soft_progress_beside(srq_soft_dev_t *dev);
 /* Under dev->lock: send the ACKs owed now (before a caller may sleep) */
 void srq_soft_progress_acks(srq_soft_dev_t *dev);
-/* ibv_poll_cq (context->ops) */
-int  srq_soft_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc);
 
 #endif

@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * ucx-srq soft device: extended completion queues (ibv_create_cq_ex).
+ * ucx-srq soft device: a CQ as a program polls it: ibv_poll_cq, which
+ * runs the device's progress (soft_progress.c) when the CQ cannot satisfy
+ * it, and extended completion queues (ibv_create_cq_ex), polled the same
+ * way. The CQ itself (its ring, completions pushed and popped) is
+ * objects/soft_cq.c, below the engine that fills it; its polls are here,
+ * above it.
  *
  * An extended CQ is an ordinary soft CQ whose head is a struct ibv_cq_ex:
  * the same fields as struct ibv_cq, then the poll functions a program
@@ -16,6 +21,7 @@
  * provider refuses what its hardware lacks. An accessor is there only for
  * a field asked for, as a provider's.
  */
+#include "soft_cq_poll.h"
 #include "../objects/soft_cq.h"
 #include "../objects/soft_dev.h"
 #include "soft_limit.h"
@@ -30,6 +36,66 @@
 
 #define SRQ_SOFT_CQ_EX_FLAGS_KNOWN (IBV_CREATE_CQ_ATTR_SINGLE_THREADED | \
                                     IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN)
+
+/*
+ * A poll with nothing to find, answered without the lock: the CQ is empty
+ * and the device progressed since this CQ's last poll (a caller polling two
+ * CQs in turn, as UCX's progress does: the first poll ran it). An HCA's
+ * empty poll reads a line; this one reads five words. Each is read racily,
+ * stale at worst: a completion written meanwhile is the next poll's, as it
+ * would be had it come a moment later. Anything else takes the lock.
+ */
+static bool srq_soft_poll_empty(srq_soft_cq_t *cq, srq_soft_dev_t *dev)
+{
+    uint64_t calls = srq_soft_stat_read_shared(&dev->stats.progress_calls);
+
+    if ((srq_soft_cq_load(&cq->pi) != srq_soft_cq_load(&cq->ci)) ||
+        atomic_load_explicit((_Atomic bool*)&cq->error, memory_order_relaxed) ||
+        (srq_soft_stat_read_shared(&cq->progress_seen) == calls)) {
+        return false;
+    }
+    srq_soft_cq_seen(cq, calls);
+    return true;
+}
+
+int srq_soft_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
+{
+    srq_soft_cq_t *cq   = srq_soft_cq(ibcq);
+    srq_soft_dev_t *dev = cq->dev;
+    int n;
+
+    if (num < 0) {
+        return -EINVAL;
+    }
+    if ((num > 0) && srq_soft_poll_empty(cq, dev)) {
+        /* a user that polls (soft_wait.c), without the lock: a lost
+         * increment still changes the count */
+        srq_soft_stat_inc_shared(&dev->user_polls);
+        return 0;
+    }
+    srq_soft_dev_lock(dev);
+    /* read without the lock by the progress thread (soft_wait.c) */
+    srq_soft_stat_inc_shared(&dev->user_polls);
+    n = srq_soft_cq_pop(cq, num, wc);
+    if (((n < num) && (srq_soft_stat_read_shared(&cq->progress_seen) ==
+                       dev->stats.progress_calls)) ||
+        (num == 0)) {
+        /* the device's work runs on the caller's CPU, only when the CQ
+         * cannot satisfy it (a poll of none is a call for progress), and
+         * not if it ran since this CQ's last poll (for all CQs alike): a
+         * caller polling two CQs in turn, as UCX's progress does, runs it
+         * once per round, and one with completions waiting not at all.
+         * An overrun CQ (n < 0) satisfies none: the device still moves,
+         * the poll still fails */
+        srq_soft_progress(dev);
+        if (n >= 0) {
+            n += srq_soft_cq_pop(cq, num - n, wc + n);
+        }
+    }
+    srq_soft_cq_seen(cq, dev->stats.progress_calls);
+    srq_soft_dev_unlock(dev);
+    return n;
+}
 
 static inline srq_soft_cq_t *srq_soft_cq_of_ex(struct ibv_cq_ex *ex)
 {
