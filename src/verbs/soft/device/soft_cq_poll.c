@@ -24,8 +24,8 @@
 #include "soft_cq_poll.h"
 #include "../objects/soft_cq.h"
 #include "../objects/soft_dev.h"
-#include "soft_limit.h"
 #include "../wire/soft_progress.h"
+#include "soft_limit.h"
 
 #include <errno.h>
 #include <string.h>

@@ -11,13 +11,13 @@
  * destroyed.
  */
 #include "soft_limit.h"
-#include "../objects/soft_dev.h"
 #include "../objects/soft_ah.h"
 #include "../objects/soft_cq.h"
+#include "../objects/soft_dev.h"
 #include "../objects/soft_pd.h"
 #include "../objects/soft_qp.h"
-#include "../wire/soft_qp_ex.h"
 #include "../objects/soft_srq.h"
+#include "../wire/soft_qp_ex.h"
 
 #include <errno.h>
 #include <stdatomic.h>

@@ -10,11 +10,11 @@
  */
 #include "../objects/soft_cq.h"
 #include "../objects/soft_dev.h"
-#include "soft_limit.h"
 #include "../objects/soft_srq.h"
-#include "../wire/soft_tm.h"
 #include "../objects/soft_xrcd.h"
 #include "../srq_soft_api.h"
+#include "../wire/soft_tm.h"
+#include "soft_limit.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -6,14 +6,14 @@
  * checked (and disarmed) by the post verbs, soft_post.c.
  */
 #include "soft_test_hooks.h"
-#include "../objects/soft_dev.h"
-#include "../fabric/soft_pipe.h"
 #include "../fabric/soft_peer.h"
+#include "../fabric/soft_pipe.h"
 #include "../fabric/soft_pkt.h"
-#include "../wire/soft_post.h"
 #include "../fabric/soft_proc.h"
 #include "../fabric/soft_ring.h"
 #include "../fabric/soft_shm.h"
+#include "../objects/soft_dev.h"
+#include "../wire/soft_post.h"
 #include "soft_thread.h"
 
 #include <errno.h>

@@ -6,8 +6,8 @@
  * destroy verbs count what goes; the device itself is not changed, and
  * nothing of this is in the installed library.
  */
-#include "soft_test_hooks.h"
 #include "../../dev/srq_verbs_dev.h"
+#include "soft_test_hooks.h"
 
 #include <errno.h>
 #include <limits.h>

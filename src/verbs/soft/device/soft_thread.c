@@ -18,8 +18,8 @@
  * poke wakes the owner, not the thread, which again only looks.
  */
 #include "soft_thread.h"
-#include "../objects/soft_dev.h"
 #include "../fabric/soft_report.h"
+#include "../objects/soft_dev.h"
 #include "soft_wait.h"
 
 #include <errno.h>

@@ -13,16 +13,16 @@
  */
 #include "soft_wait.h"
 #include "../fabric/soft_clock.h"
-#include "../objects/soft_cq.h"
-#include "../objects/soft_dev.h"
-#include "../fabric/soft_pipe.h"
 #include "../fabric/soft_list.h"
 #include "../fabric/soft_lock.h"
 #include "../fabric/soft_peer.h"
-#include "../wire/soft_progress.h"
+#include "../fabric/soft_pipe.h"
+#include "../fabric/soft_ring.h"
+#include "../objects/soft_cq.h"
+#include "../objects/soft_dev.h"
 #include "../objects/soft_qp.h"
 #include "../objects/soft_qp_state.h"
-#include "../fabric/soft_ring.h"
+#include "../wire/soft_progress.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -15,12 +15,12 @@
  * it.
  */
 #include "soft_inflight.h"
+#include "../srq_soft_api.h"
 #include "soft_fab.h"
 #include "soft_list.h"
 #include "soft_peer.h"
 #include "soft_proc.h"
 #include "soft_shm.h"
-#include "../srq_soft_api.h"
 
 #include <sched.h>
 #include <stdatomic.h>

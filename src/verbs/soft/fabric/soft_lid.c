@@ -13,9 +13,9 @@
  */
 #define _GNU_SOURCE
 #include "soft_lid.h"
-#include "soft_shm.h"
 #include "soft_proc.h"
 #include "soft_report.h"
+#include "soft_shm.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,12 +10,12 @@
  * (its memory goes with our last mapping of it).
  */
 #include "soft_peer.h"
+#include "../srq_soft_api.h"
 #include "soft_clock.h"
 #include "soft_fab.h"
 #include "soft_list.h"
 #include "soft_proc.h"
 #include "soft_shm.h"
-#include "../srq_soft_api.h"
 
 #include <errno.h>
 #include <fcntl.h>

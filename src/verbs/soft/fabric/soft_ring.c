@@ -30,15 +30,15 @@
  * producer first fills the rest with a PAD frame, published at once.
  */
 #include "soft_ring.h"
+#include "../srq_soft_api.h"
 #include "soft_clock.h"
 #include "soft_fab.h"
 #include "soft_lock.h"
-#include "soft_pipe.h"
 #include "soft_peer.h"
+#include "soft_pipe.h"
 #include "soft_pkt.h"
 #include "soft_proc.h"
 #include "soft_shm.h"
-#include "../srq_soft_api.h"
 
 #include <errno.h>
 #include <sched.h>

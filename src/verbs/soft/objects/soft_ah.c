@@ -5,11 +5,11 @@
  * that UD sends find a queue without mapping it again.
  */
 #include "soft_ah.h"
+#include "../fabric/soft_peer.h"
+#include "../fabric/soft_qpn.h"
 #include "soft_dev.h"
 #include "soft_pd.h"
-#include "../fabric/soft_peer.h"
 #include "soft_port.h"
-#include "../fabric/soft_qpn.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -24,10 +24,10 @@
  * and calls srq_verbs_get_cq_event.
  */
 #include "soft_cq.h"
-#include "soft_async.h"
-#include "soft_dev.h"
 #include "../fabric/soft_list.h"
 #include "../fabric/soft_pipe.h"
+#include "soft_async.h"
+#include "soft_dev.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -47,10 +47,10 @@
  * new translation puts the IOVA at the new address (0 when zero-based).
  */
 #include "soft_mr.h"
-#include "soft_dev.h"
 #include "../fabric/soft_inflight.h"
-#include "soft_pd.h"
 #include "../fabric/soft_shm.h"
+#include "soft_dev.h"
+#include "soft_pd.h"
 #include "soft_srq_wqe.h"
 
 #include <errno.h>

@@ -23,8 +23,8 @@
  * reported, so a range that cannot be faulted in is not an error here
  * either (the work is still done before return).
  */
-#include "soft_mr.h"
 #include "soft_dev.h"
+#include "soft_mr.h"
 #include "soft_pd.h"
 
 #include <errno.h>

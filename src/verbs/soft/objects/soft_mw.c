@@ -27,11 +27,11 @@
  * IBV_ACCESS_ZERO_BASED is addressed by offset from its start.
  */
 #include "soft_mw.h"
-#include "soft_dev.h"
 #include "../fabric/soft_inflight.h"
+#include "../wire/soft_post.h"
+#include "soft_dev.h"
 #include "soft_mr.h"
 #include "soft_pd.h"
-#include "../wire/soft_post.h"
 #include "soft_qp.h"
 
 #include <errno.h>

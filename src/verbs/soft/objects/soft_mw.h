@@ -8,8 +8,8 @@
 #define SRQ_SOFT_MW_H_
 
 #include "../../dev/srq_verbs_types.h"
-#include "soft_mr.h"
 #include "../fabric/soft_shm.h"
+#include "soft_mr.h"
 
 #include <stdbool.h>
 #include <stdint.h>

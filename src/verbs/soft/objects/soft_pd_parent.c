@@ -14,8 +14,8 @@
  * optionally, the program's allocators for queue memory (soft_qbuf.c).
  * ibv_dealloc_pd frees it (soft_pd.c).
  */
-#include "soft_pd.h"
 #include "soft_dev.h"
+#include "soft_pd.h"
 
 #include <errno.h>
 #include <stdlib.h>

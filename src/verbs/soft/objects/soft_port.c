@@ -7,9 +7,9 @@
  * own: the inherited record is its parent's.
  */
 #include "soft_port.h"
-#include "soft_dev.h"
 #include "../fabric/soft_lid.h"
 #include "../fabric/soft_proc.h"
+#include "soft_dev.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -70,8 +70,8 @@ static int srq_soft_port_claim(srq_soft_port_t *port, srq_soft_dev_t *dev)
     if (ret != 0) {
         return ret;
     }
-    ret = srq_soft_lid_claim(port->lid_tab, dev->fab.lock_id, dev->fab.pid, port->id,
-                             &port->lid);
+    ret = srq_soft_lid_claim(port->lid_tab, dev->fab.lock_id, dev->fab.pid,
+                             port->id, &port->lid);
     if (ret != 0) {
         munmap(port->lid_tab, port->lid_tab_size);
         port->lid_tab = NULL;

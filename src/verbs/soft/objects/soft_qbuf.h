@@ -11,8 +11,8 @@
 #ifndef SRQ_SOFT_QBUF_H_
 #define SRQ_SOFT_QBUF_H_
 
-#include "soft_pd.h"
 #include "../srq_soft_api.h"
+#include "soft_pd.h"
 
 #include <stdbool.h>
 #include <stddef.h>

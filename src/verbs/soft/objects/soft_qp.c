@@ -13,14 +13,14 @@
  * peer's QP, grants the access, and is in the PD of the region.
  */
 #include "soft_qp.h"
+#include "../fabric/soft_inflight.h"
+#include "../fabric/soft_list.h"
+#include "../fabric/soft_peer.h"
+#include "../fabric/soft_qpn.h"
 #include "soft_async.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
-#include "../fabric/soft_inflight.h"
-#include "../fabric/soft_list.h"
 #include "soft_pd.h"
-#include "../fabric/soft_peer.h"
-#include "../fabric/soft_qpn.h"
 #include "soft_srq.h"
 
 #include <errno.h>

@@ -8,8 +8,8 @@
 
 #include "../../dev/srq_verbs_types.h"
 #include "../fabric/soft_list.h"
-#include "soft_qbuf.h"
 #include "../fabric/soft_shm.h"
+#include "soft_qbuf.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>

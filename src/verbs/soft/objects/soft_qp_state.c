@@ -13,14 +13,14 @@
  * fails on its own leaves it as it was.
  */
 #include "soft_qp_state.h"
-#include "soft_ah.h"
-#include "soft_port.h"
+#include "../fabric/soft_list.h"
+#include "../fabric/soft_peer.h"
 #include "../fabric/soft_qpn.h"
+#include "soft_ah.h"
 #include "soft_async.h"
 #include "soft_cq.h"
 #include "soft_dev.h"
-#include "../fabric/soft_list.h"
-#include "../fabric/soft_peer.h"
+#include "soft_port.h"
 #include "soft_qp.h"
 
 #include <errno.h>

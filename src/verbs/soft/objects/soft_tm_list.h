@@ -9,9 +9,9 @@
 #define SRQ_SOFT_TM_LIST_H_
 
 #include "../../dev/srq_verbs_types.h"
-#include "soft_cq.h"
 #include "../fabric/soft_pkt.h"
 #include "../wire/soft_tmh.h"
+#include "soft_cq.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -15,10 +15,10 @@
  * one by number.
  */
 #include "soft_xrcd.h"
+#include "../srq_soft_api.h"
 #include "soft_dev.h"
 #include "soft_pd.h"
 #include "soft_srq.h"
-#include "../srq_soft_api.h"
 
 #include <errno.h>
 #include <fcntl.h>

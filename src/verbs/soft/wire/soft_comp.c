@@ -34,17 +34,17 @@
  */
 #include "soft_comp.h"
 #include "../fabric/soft_clock.h"
-#include "../objects/soft_cq.h"
-#include "../objects/soft_dev.h"
-#include "soft_mem.h"
 #include "../fabric/soft_peer.h"
 #include "../fabric/soft_pkt.h"
+#include "../fabric/soft_shm.h"
+#include "../objects/soft_cq.h"
+#include "../objects/soft_dev.h"
 #include "../objects/soft_qp.h"
 #include "../objects/soft_qp_state.h"
+#include "../objects/soft_sq.h"
+#include "soft_mem.h"
 #include "soft_req.h"
 #include "soft_req_mem.h"
-#include "../fabric/soft_shm.h"
-#include "../objects/soft_sq.h"
 
 #include <string.h>
 

@@ -5,12 +5,12 @@
  */
 #include "soft_liveness.h"
 #include "../fabric/soft_clock.h"
-#include "../objects/soft_dev.h"
 #include "../fabric/soft_list.h"
 #include "../fabric/soft_peer.h"
+#include "../fabric/soft_ring.h"
+#include "../objects/soft_dev.h"
 #include "../objects/soft_qp.h"
 #include "../objects/soft_qp_state.h"
-#include "../fabric/soft_ring.h"
 #include "../objects/soft_sq.h"
 
 /* As an HCA whose peer stopped answering: the oldest outstanding send

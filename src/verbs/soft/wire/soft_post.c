@@ -28,16 +28,16 @@
  * IBV_WC_WR_FLUSH_ERR (IB spec).
  */
 #include "soft_post.h"
+#include "../fabric/soft_peer.h"
+#include "../fabric/soft_report.h"
+#include "../fabric/soft_shm.h"
 #include "../objects/soft_ah.h"
 #include "../objects/soft_dev.h"
 #include "../objects/soft_mr.h"
-#include "../fabric/soft_report.h"
-#include "../fabric/soft_peer.h"
 #include "../objects/soft_qp.h"
 #include "../objects/soft_qp_state.h"
-#include "soft_req.h"
-#include "../fabric/soft_shm.h"
 #include "../objects/soft_srq.h"
+#include "soft_req.h"
 
 #include <errno.h>
 #include <string.h>

@@ -16,21 +16,21 @@
  */
 #include "soft_progress.h"
 #include "../fabric/soft_clock.h"
-#include "soft_comp.h"
-#include "soft_liveness.h"
-#include "../objects/soft_sq.h"
-#include "../objects/soft_dev.h"
-#include "../fabric/soft_pipe.h"
 #include "../fabric/soft_list.h"
 #include "../fabric/soft_peer.h"
+#include "../fabric/soft_pipe.h"
 #include "../fabric/soft_pkt.h"
+#include "../fabric/soft_ring.h"
+#include "../fabric/soft_shm.h"
+#include "../objects/soft_dev.h"
 #include "../objects/soft_qp.h"
 #include "../objects/soft_qp_state.h"
+#include "../objects/soft_sq.h"
+#include "soft_comp.h"
+#include "soft_liveness.h"
 #include "soft_req.h"
 #include "soft_resp.h"
 #include "soft_resp_ack.h"
-#include "../fabric/soft_ring.h"
-#include "../fabric/soft_shm.h"
 
 #include <errno.h>
 #include <stdatomic.h>

@@ -17,10 +17,10 @@
  * ibv_wr_abort: another thread's ibv_wr_start waits.
  */
 #include "soft_qp_ex.h"
-#include "../objects/soft_xrcd.h"
 #include "../objects/soft_dev.h"
-#include "soft_post.h"
 #include "../objects/soft_qp.h"
+#include "../objects/soft_xrcd.h"
+#include "soft_post.h"
 
 #include <errno.h>
 #include <pthread.h>

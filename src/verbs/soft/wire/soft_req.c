@@ -41,25 +41,25 @@
  */
 #define _GNU_SOURCE
 #include "soft_req.h"
-#include "soft_req_mem.h"
-#include "soft_atomic.h"
 #include "../fabric/soft_clock.h"
-#include "soft_liveness.h"
-#include "../objects/soft_sq.h"
-#include "../objects/soft_dev.h"
-#include "../fabric/soft_pipe.h"
 #include "../fabric/soft_inflight.h"
-#include "soft_iov.h"
 #include "../fabric/soft_list.h"
+#include "../fabric/soft_peer.h"
+#include "../fabric/soft_pipe.h"
+#include "../fabric/soft_pkt.h"
+#include "../fabric/soft_ring.h"
+#include "../fabric/soft_shm.h"
+#include "../objects/soft_dev.h"
 #include "../objects/soft_mr.h"
 #include "../objects/soft_mw.h"
 #include "../objects/soft_pd.h"
-#include "../fabric/soft_peer.h"
-#include "../fabric/soft_pkt.h"
 #include "../objects/soft_qp.h"
 #include "../objects/soft_qp_state.h"
-#include "../fabric/soft_ring.h"
-#include "../fabric/soft_shm.h"
+#include "../objects/soft_sq.h"
+#include "soft_atomic.h"
+#include "soft_iov.h"
+#include "soft_liveness.h"
+#include "soft_req_mem.h"
 #include "soft_tmh.h"
 
 #include <errno.h>
@@ -337,8 +337,8 @@ static int srq_soft_req_transmit(srq_soft_qp_t *qp, srq_soft_swqe_t *wqe,
                          wqe->length;
         payload += wqe->by_responder ? sizeof(srq_soft_pkt_rdma_t) : 0;
     }
-    ret = srq_soft_ring_reserve(&qp->dev->fab, peer, srq_soft_frame_len(payload),
-                                &tx);
+    ret = srq_soft_ring_reserve(&qp->dev->fab, peer,
+                                srq_soft_frame_len(payload), &tx);
     if (ret != 0) {
         return ret;
     }

@@ -9,10 +9,10 @@
 #define _GNU_SOURCE
 #include "soft_req_mem.h"
 #include "../fabric/soft_inflight.h"
-#include "soft_iov.h"
-#include "../objects/soft_mw.h"
 #include "../fabric/soft_peer.h"
 #include "../fabric/soft_pkt.h"
+#include "../objects/soft_mw.h"
+#include "soft_iov.h"
 
 #include <string.h>
 #include <sys/uio.h>

@@ -5,15 +5,15 @@
  * the kept results of atomics (soft_resp.c decides what is owed).
  */
 #include "soft_resp_ack.h"
-#include "soft_atomic.h"
-#include "soft_liveness.h"
-#include "../objects/soft_dev.h"
 #include "../fabric/soft_list.h"
 #include "../fabric/soft_peer.h"
 #include "../fabric/soft_pkt.h"
-#include "../objects/soft_qp.h"
 #include "../fabric/soft_ring.h"
 #include "../fabric/soft_shm.h"
+#include "../objects/soft_dev.h"
+#include "../objects/soft_qp.h"
+#include "soft_atomic.h"
+#include "soft_liveness.h"
 
 #include <errno.h>
 #include <string.h>
@@ -102,7 +102,8 @@ void srq_soft_resp_uc_lost(srq_soft_dev_t *dev, const srq_soft_pkt_t *pkt)
     if (peer == NULL) {
         return; /* its sender is gone too */
     }
-    if (srq_soft_ring_reserve(&dev->fab, peer, srq_soft_frame_len(0), &tx) == 0) {
+    if (srq_soft_ring_reserve(&dev->fab, peer, srq_soft_frame_len(0),
+                              &tx) == 0) {
         tx.pkt->opcode  = SRQ_SOFT_OP_ACK;
         tx.pkt->flags   = 0;
         tx.pkt->nsge    = 0;

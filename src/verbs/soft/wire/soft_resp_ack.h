@@ -6,9 +6,9 @@
 #ifndef SRQ_SOFT_RESP_ACK_H_
 #define SRQ_SOFT_RESP_ACK_H_
 
-#include "../objects/soft_dev.h"
 #include "../fabric/soft_list.h"
 #include "../fabric/soft_pkt.h"
+#include "../objects/soft_dev.h"
 #include "../objects/soft_qp.h"
 
 #include <stdbool.h>

@@ -8,13 +8,13 @@
  */
 #define _GNU_SOURCE
 #include "soft_resp_mem.h"
-#include "../objects/soft_dev.h"
 #include "../fabric/soft_inflight.h"
-#include "soft_iov.h"
+#include "../fabric/soft_peer.h"
+#include "../objects/soft_dev.h"
 #include "../objects/soft_mw.h"
 #include "../objects/soft_pd.h"
-#include "../fabric/soft_peer.h"
 #include "../objects/soft_qp_state.h"
+#include "soft_iov.h"
 
 #include <sys/uio.h>
 

@@ -10,17 +10,17 @@
 #ifndef SRQ_SOFT_RVIEW_H_
 #define SRQ_SOFT_RVIEW_H_
 
-#include "../objects/soft_cq.h"
-#include "../objects/soft_dev.h"
-#include "soft_mem.h"
-#include "../objects/soft_mr.h"
-#include "../objects/soft_pd.h"
 #include "../fabric/soft_peer.h"
 #include "../fabric/soft_pkt.h"
-#include "../objects/soft_qp.h"
 #include "../fabric/soft_shm.h"
+#include "../objects/soft_cq.h"
+#include "../objects/soft_dev.h"
+#include "../objects/soft_mr.h"
+#include "../objects/soft_pd.h"
+#include "../objects/soft_qp.h"
 #include "../objects/soft_srq.h"
 #include "../objects/soft_srq_wqe.h"
+#include "soft_mem.h"
 
 #include <endian.h>
 #include <stdbool.h>

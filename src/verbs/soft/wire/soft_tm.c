@@ -29,15 +29,15 @@
  */
 #define _GNU_SOURCE
 #include "soft_tm.h"
-#include "soft_tm_rndv.h"
+#include "../fabric/soft_peer.h"
 #include "../objects/soft_cq.h"
 #include "../objects/soft_dev.h"
-#include "soft_iov.h"
-#include "../fabric/soft_peer.h"
 #include "../objects/soft_qp.h"
-#include "soft_rview.h"
 #include "../objects/soft_srq.h"
 #include "../srq_soft_api.h"
+#include "soft_iov.h"
+#include "soft_rview.h"
+#include "soft_tm_rndv.h"
 
 #include <errno.h>
 #include <stdlib.h>

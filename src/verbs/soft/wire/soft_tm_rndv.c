@@ -19,16 +19,16 @@
  */
 #define _GNU_SOURCE
 #include "soft_tm_rndv.h"
-#include "soft_liveness.h"
+#include "../fabric/soft_peer.h"
 #include "../objects/soft_cq.h"
 #include "../objects/soft_dev.h"
 #include "../objects/soft_mr.h"
-#include "../fabric/soft_peer.h"
 #include "../objects/soft_qp.h"
+#include "../objects/soft_srq.h"
+#include "soft_liveness.h"
 #include "soft_req.h"
 #include "soft_req_mem.h"
 #include "soft_rview.h"
-#include "../objects/soft_srq.h"
 
 #include <string.h>
 #include <sys/uio.h>
