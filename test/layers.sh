@@ -3,12 +3,14 @@
 #
 # Dependencies run one way, as a reader of the code sees them
 # (contrib/depgraph: calls, types, macros, inlines and struct members used
-# across files). Each layer below may hold only the cycles named for it
-# (doc/architecture.md says why each one is there); src/verbs' folders
-# stack ibv/ over the verbs layer over soft/ over dev/ (the device
-# interface both implement and use), and may hold only the upward arrows
-# named for it. A new cycle or upward arrow fails, and so does a named one
-# that is gone (take it off the list, and off the doc).
+# across files). No layer holds a cycle, nor does src/ as a whole. Folders
+# stack, each using only those below it: src/verbs' ibv/ over the verbs
+# layer over soft/ over dev/ (the device interface both implement and
+# use); soft/'s device/ (the device and its entry points) over wire/ (the
+# engine that moves packets) over objects/ (the verbs objects and the
+# device instance) over fabric/ (what connects the processes) over its
+# own srq_soft_api.h (the types every layer shares). A cycle or an arrow
+# upward fails.
 #
 set -u
 src=$(cd "$(dirname "$0")" && pwd)
@@ -17,47 +19,32 @@ top=$(cd "$src/.." && pwd)
 fail=0
 depgraph() { "${PYTHON3:-python3}" "$top/contrib/depgraph" "$@" 2>&1; }
 
-# LAYER|cycles allowed, ';' between cycles, each as its files in order
-layers=(
-"src/uct|"
-"tools/fuzz|"
-"src/verbs|soft/soft_async soft/soft_cq soft/soft_dev.h soft/soft_inflight soft/soft_lid soft/soft_pd soft/soft_peer soft/soft_pipe soft/soft_qbuf soft/soft_qp soft/soft_qpn soft/soft_shm soft/soft_srq"
-"src/verbs/ibv|"
-"src/verbs/soft|soft_async soft_cq soft_dev.h soft_inflight soft_lid soft_pd soft_peer soft_pipe soft_qbuf soft_qp soft_qpn soft_shm soft_srq"
-)
-# The one cycle allowed (src/verbs and, the same, src/verbs/soft): the
-# device struct of soft_dev.h holds the fabric's state (its own peer, the
-# shared segment, the pipe) that peer, shm, pipe and the objects read and
-# write; it goes when the fabric has a context of its own below the device
-# (issue 49, soft/ in sub-rooms). Found since depgraph follows a typedef
-# of another file's struct; the old measure did not see it.
-# src/verbs' arrows from a lower folder up to a higher one, allowed
-# (none: what soft/ and the verbs layer share is in dev/, below both)
-upward_allowed=""
-
-for entry in "${layers[@]}"; do
-    layer=${entry%%|*}
-    allowed=$(tr ';' '\n' <<<"${entry#*|}" | sed '/^$/d' | sort)
+layers=(src src/uct src/verbs src/verbs/ibv src/verbs/soft tools/fuzz)
+for layer in "${layers[@]}"; do
     out=$(cd "$top" && depgraph "$layer")
-    found=$(sed -n 's/^  cycle of [0-9]*: //p' <<<"$out" | sort)
     name="layers_${layer//\//_}_cycles"
-    if grep -q " files, .* arrows" <<<"$out" && [ "$found" = "$allowed" ]; then
+    if grep -q " files, .* arrows, 0 cycles" <<<"$out"; then
         result "$name" 1 "$(head -1 <<<"$out")"
     else
-        result "$name" 0 "$out
-allowed: ${allowed:-none}"
+        result "$name" 0 "$out"
     fi
 done
 
-out=$(cd "$top" && depgraph --stack ibv,.,soft,dev src/verbs)
-found=$(sed -n '/arrows upward/,$p' <<<"$out" | sed -n 's/^    \(.*\) (.*/\1/p' | sort)
-if grep -q "arrows upward" <<<"$out" &&
-   [ "$found" = "$(sort <<<"$upward_allowed")" ]; then
-    result layers_src_verbs_upward 1 "$(grep 'arrows upward' <<<"$out")"
-else
-    result layers_src_verbs_upward 0 "$out
-allowed: $upward_allowed"
-fi
+# LAYER|its folders, top to bottom
+stacks=(
+"src/verbs|ibv,.,soft,dev"
+"src/verbs/soft|device,wire,objects,fabric,."
+)
+for entry in "${stacks[@]}"; do
+    layer=${entry%%|*}
+    out=$(cd "$top" && depgraph --stack "${entry#*|}" "$layer")
+    name="layers_${layer//\//_}_upward"
+    if grep -q "^  0 arrows upward" <<<"$out"; then
+        result "$name" 1 "$(grep 'arrows upward' <<<"$out")"
+    else
+        result "$name" 0 "$(sed -n '/arrows upward/,$p' <<<"$out")"
+    fi
+done
 
 # One file defines functions of the C library and libibverbs (`stat`,
 # `access`, `ibv_get_device_list`, ...): the interposer that serves soft0
@@ -82,6 +69,19 @@ printf '#include "x_gen.h"\nint x_gen_f(void) { return 1; }\n' >"$tmp/lay/x_gen.
 out=$(cd "$tmp" && depgraph --edges lay)
 result layers_generated_in_tree_not_read \
     "$(grep -q '^lay: 1 files, 0 arrows' <<<"$out" && echo 1)" "$out"
+
+# --stack places a file of a folder it does not name with the nearest
+# folder above it that it names: low/sub/b.c is low's, and its call up
+# into top/ an arrow upward
+mkdir -p "$tmp/stk/top" "$tmp/stk/low/sub"
+printf 'int a_f(void);\n' >"$tmp/stk/top/a.h"
+printf '#include "a.h"\nint a_f(void) { return 1; }\n' >"$tmp/stk/top/a.c"
+printf '#include "../../top/a.h"\nint b_f(void) { return a_f(); }\n' \
+    >"$tmp/stk/low/sub/b.c"
+out=$(cd "$tmp" && depgraph --stack top,low stk)
+result layers_stack_subfolder_upward \
+    "$(grep -q '^  1 arrows upward' <<<"$out" &&
+       grep -q '^    low/sub/b -> top/a' <<<"$out" && echo 1)" "$out"
 
 # What a reader sees of another file's struct, however its type is
 # reached: each case a tree of its own, each FROM:TO an arrow it must show.

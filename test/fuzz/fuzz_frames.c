@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * ucx-srq fuzzer: the soft device's wire frames (src/verbs/soft/soft_pkt.h).
+ * ucx-srq fuzzer: the soft device's wire frames (src/verbs/soft/fabric/soft_pkt.h).
  *
  * Two soft instances of this process, A and B, with RC QPs connected to
  * each other (one on B's SRQ, one with its own receive queue), UD QPs,
@@ -20,8 +20,8 @@
 #include "fuzz_input.h"
 
 #include "verbs/srq_verbs.h"
-#include "verbs/soft/soft_pkt.h"
-#include "verbs/soft/soft_test_hooks.h"
+#include "verbs/soft/fabric/soft_pkt.h"
+#include "verbs/soft/device/soft_test_hooks.h"
 #include "verbs/soft/srq_soft_api.h"
 
 #include <errno.h>

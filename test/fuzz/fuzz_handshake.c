@@ -21,7 +21,7 @@
 #include "fuzz_input.h"
 
 #include "verbs/srq_verbs.h"
-#include "verbs/soft/soft_pkt.h"
+#include "verbs/soft/fabric/soft_pkt.h"
 
 #include <uct/api/uct.h>
 #include <uct/ucx_srq.h>

@@ -107,7 +107,7 @@ struct srq_verbs_dev {
 int srq_verbs_rdma_get_device_list(srq_verbs_dev_info_t **list_p, int *num_p);
 int srq_verbs_rdma_open(const char *name, srq_verbs_dev_t **dev_p);
 
-/* soft kind (soft/soft_device.c) */
+/* soft kind (soft/device/soft_device.c) */
 int srq_soft_get_device_list(srq_verbs_dev_info_t **list_p, int *num_p);
 int srq_soft_open(const char *name, srq_verbs_dev_t **dev_p);
 

@@ -17,7 +17,7 @@
 #include "srq_uct_fixture.h"
 
 extern "C" {
-#include "verbs/soft/soft_test_hooks.h"
+#include "verbs/soft/device/soft_test_hooks.h"
 }
 
 #include <dirent.h>

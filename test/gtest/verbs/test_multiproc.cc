@@ -14,8 +14,8 @@
 #include "verbs_fixture.h"
 
 extern "C" {
-#include "verbs/soft/soft_pkt.h"
-#include "verbs/soft/soft_qpn.h"
+#include "verbs/soft/fabric/soft_pkt.h"
+#include "verbs/soft/fabric/soft_qpn.h"
 }
 
 #include <algorithm>

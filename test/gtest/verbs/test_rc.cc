@@ -5,8 +5,8 @@
  * scatter/gather, immediate data, one-sided write/read.
  */
 #include "verbs_fixture.h"
-#include "verbs/soft/soft_pkt.h"
-#include "verbs/soft/soft_wait.h"
+#include "verbs/soft/fabric/soft_pkt.h"
+#include "verbs/soft/device/soft_wait.h"
 
 #include <chrono>
 #include <thread>

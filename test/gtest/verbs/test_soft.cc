@@ -7,8 +7,8 @@
 #include "verbs_fixture.h"
 
 extern "C" {
-#include "verbs/soft/soft_pkt.h"
-#include "verbs/soft/soft_shm.h"
+#include "verbs/soft/fabric/soft_pkt.h"
+#include "verbs/soft/fabric/soft_shm.h"
 }
 
 #include <atomic>

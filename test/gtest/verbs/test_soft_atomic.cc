@@ -15,7 +15,7 @@
 #include "verbs_fixture.h"
 
 extern "C" {
-#include "verbs/soft/soft_pkt.h"
+#include "verbs/soft/fabric/soft_pkt.h"
 }
 
 #include <algorithm>

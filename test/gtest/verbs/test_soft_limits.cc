@@ -7,7 +7,7 @@
  */
 #include "verbs_fixture.h"
 extern "C" {
-#include "verbs/soft/soft_proc.h"
+#include "verbs/soft/fabric/soft_proc.h"
 }
 
 #include <errno.h>

@@ -10,8 +10,8 @@
  */
 #include "verbs/srq_verbs.h"
 extern "C" {
-#include "verbs/soft/soft_lid.h"
-#include "verbs/soft/soft_proc.h"
+#include "verbs/soft/fabric/soft_lid.h"
+#include "verbs/soft/fabric/soft_proc.h"
 }
 
 #include <gtest/gtest.h>

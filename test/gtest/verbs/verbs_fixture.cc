@@ -3,7 +3,7 @@
  * ucx-srq verbs conformance tests: shared fixture.
  */
 #include "verbs_fixture.h"
-#include "verbs/soft/soft_pkt.h"
+#include "verbs/soft/fabric/soft_pkt.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -16,7 +16,7 @@
 
 extern "C" {
 #include "verbs/srq_verbs.h"
-#include "verbs/soft/soft_test_hooks.h"
+#include "verbs/soft/device/soft_test_hooks.h"
 #include "verbs/soft/srq_soft_api.h"
 }
 

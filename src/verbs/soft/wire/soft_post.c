@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ucx-srq soft device: ibv_post_send / ibv_post_recv / ibv_post_srq_recv.
+ *
+ * As the man pages say: the WR list is processed in order; the first WR
+ * that fails a check that can be made at post time stops it, is returned
+ * through *bad_wr with the errno, and the WRs before it stay posted.
+ * Post-time checks, those mlx5's library makes before the HCA sees the
+ * WR: QP state (EINVAL: IBTA; mlx5 posts to an INIT or RTR QP, which
+ * sends nothing until RTS - doc/soft0.md), num_sge above the queue's max
+ * (EINVAL), opcode/flags the QP cannot do (EINVAL: memory window
+ * operations on UD, TSO, ...), queue full (ENOMEM), ibv_post_recv on an
+ * SRQ QP (EINVAL), and a UD destination this process has no memory or
+ * descriptor left to map (ENOMEM, EMFILE: an HCA's library would fail
+ * for lack of room the same way; a destination that is gone is no error,
+ * the datagram is lost as on a fabric). What the HCA itself finds is posted and completes in
+ * error at its turn (srq_soft_wr_device_error), as mlx5 does: RDMA or an
+ * atomic on a UD QP (IBV_WC_LOC_QP_OP_ERR), a UD message above the MTU
+ * or an atomic whose scatter list is not 8 bytes (IBV_WC_LOC_LEN_ERR);
+ * rxe refuses those at post time. A misaligned atomic goes to the
+ * responder, which refuses it (IBV_WC_REM_INV_REQ_ERR).
+ * The ibv_wr_* API (soft_qp_ex.c) posts a batch through the same checks,
+ * all of them before any WR of it is queued.
+ * Everything else (keys, bounds, remote state) is checked when the WR
+ * executes and reported in its completion.
+ *
+ * A QP in the error state accepts WRs and completes them at once with
+ * IBV_WC_WR_FLUSH_ERR (IB spec).
+ */
+#include "soft_post.h"
+#include "../fabric/soft_peer.h"
+#include "../fabric/soft_report.h"
+#include "../fabric/soft_shm.h"
+#include "../objects/soft_ah.h"
+#include "../objects/soft_dev.h"
+#include "../objects/soft_mr.h"
+#include "../objects/soft_qp.h"
+#include "../objects/soft_qp_state.h"
+#include "../objects/soft_srq.h"
+#include "soft_req.h"
+
+#include <errno.h>
+#include <string.h>
+
+static bool srq_soft_opcode_ok(const srq_soft_qp_t *qp,
+                               enum ibv_wr_opcode opcode)
+{
+    if (qp->ibv.qp_type == IBV_QPT_XRC_RECV) {
+        return false; /* an XRC target sends nothing */
+    }
+    switch (opcode) {
+    case IBV_WR_SEND:
+    case IBV_WR_SEND_WITH_IMM:
+        return true;
+    case IBV_WR_RDMA_WRITE:
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+        return srq_soft_qp_is_conn(qp); /* UC: SEND and WRITE only */
+    case IBV_WR_RDMA_READ:
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+    case IBV_WR_BIND_MW:
+    case IBV_WR_LOCAL_INV:
+    case IBV_WR_SEND_WITH_INV:
+        return srq_soft_qp_is_rc_req(qp);
+    case IBV_WR_ATOMIC_WRITE:
+        /* its 8 bytes come only through ibv_wr_atomic_write: struct
+         * ibv_send_wr has no field for them, and ibv_post_send refuses
+         * it, as mlx5's does */
+        return srq_soft_qp_is_rc_req(qp) && qp->posting_ex;
+    default:
+        return false; /* TSO, ...: not supported */
+    }
+}
+
+static bool srq_soft_wr_is_atomic(const struct ibv_send_wr *wr)
+{
+    return (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) ||
+           (wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) ||
+           (wr->opcode == IBV_WR_ATOMIC_WRITE);
+}
+
+/* RDMA and atomics: an HCA's library posts them on a UD QP too, and the
+ * device fails them (srq_soft_wr_device_error) */
+static bool srq_soft_wr_is_rdma(enum ibv_wr_opcode opcode)
+{
+    return (opcode == IBV_WR_RDMA_WRITE) ||
+           (opcode == IBV_WR_RDMA_WRITE_WITH_IMM) ||
+           (opcode == IBV_WR_RDMA_READ) ||
+           (opcode == IBV_WR_ATOMIC_CMP_AND_SWP) ||
+           (opcode == IBV_WR_ATOMIC_FETCH_AND_ADD);
+}
+
+/* Never inline; an atomic write carries its 8 bytes in the WR and has no
+ * scatter list (the others' is checked by the device) */
+static bool srq_soft_atomic_wr_ok(const struct ibv_send_wr *wr, uint64_t len)
+{
+    return !(wr->send_flags & IBV_SEND_INLINE) &&
+           ((wr->opcode != IBV_WR_ATOMIC_WRITE) ||
+            ((len == 0) && (wr->num_sge == 0)));
+}
+
+/* What the device finds wrong in a WR its library posted: the status of
+ * its completion (IBV_WC_SUCCESS: nothing) */
+static enum ibv_wc_status srq_soft_wr_device_error(const srq_soft_qp_t *qp,
+                                                   const struct ibv_send_wr *wr,
+                                                   uint64_t len)
+{
+    if (qp->ibv.qp_type == IBV_QPT_UD) {
+        if (srq_soft_wr_is_rdma(wr->opcode)) {
+            return IBV_WC_LOC_QP_OP_ERR;
+        }
+        if (len > SRQ_SOFT_UD_MTU) {
+            return IBV_WC_LOC_LEN_ERR;
+        }
+    }
+    if (srq_soft_wr_is_atomic(wr) && (wr->opcode != IBV_WR_ATOMIC_WRITE) &&
+        (len != sizeof(uint64_t))) {
+        return IBV_WC_LOC_LEN_ERR;
+    }
+    return IBV_WC_SUCCESS;
+}
+
+/* What a WR asks of its QP, without the room it takes */
+static int srq_soft_check_send_fields(srq_soft_qp_t *qp,
+                                      const struct ibv_send_wr *wr)
+{
+    uint64_t len;
+
+    if ((qp->state != IBV_QPS_RTS) && (qp->state != IBV_QPS_ERR)) {
+        return EINVAL;
+    }
+    if ((wr->num_sge < 0) || ((uint32_t)wr->num_sge > qp->cap.max_send_sge)) {
+        return EINVAL;
+    }
+    if (!srq_soft_opcode_ok(qp, wr->opcode) &&
+        !((qp->ibv.qp_type == IBV_QPT_UD) && srq_soft_wr_is_rdma(wr->opcode))) {
+        return EINVAL;
+    }
+    len = srq_verbs_sge_len(wr->sg_list, wr->num_sge);
+    if (len > SRQ_SOFT_MAX_MSG) {
+        return EINVAL;
+    }
+    if (srq_soft_wr_is_atomic(wr) && !srq_soft_atomic_wr_ok(wr, len)) {
+        return EINVAL;
+    }
+    if ((wr->send_flags & IBV_SEND_INLINE) &&
+        ((wr->opcode == IBV_WR_RDMA_READ) ||
+         (len > qp->cap.max_inline_data))) {
+        return EINVAL;
+    }
+    if ((qp->ibv.qp_type == IBV_QPT_UD) && !srq_soft_wr_is_rdma(wr->opcode) &&
+        ((wr->wr.ud.ah == NULL) ||
+         (wr->wr.ud.ah->context != qp->ibv.context))) {
+        return EINVAL;
+    }
+    if ((wr->opcode == IBV_WR_BIND_MW) && (wr->bind_mw.mw == NULL)) {
+        return EINVAL; /* the rest is checked when the bind executes */
+    }
+    return 0;
+}
+
+/* Room for @n more WQEs: ENOMEM at max_send_wr (a slot is free only once
+ * a completion is polled); below it the queue's arrays grow */
+static int srq_soft_sq_room(srq_soft_qp_t *qp, uint32_t n)
+{
+    /* FINs of a TM QP (soft_tm_rndv.c) are the device's, not the
+     * program's: room beyond max_send_wr */
+    if (qp->sq_pi - qp->sq_free + n > qp->cap.max_send_wr + qp->tm_fins) {
+        return ENOMEM;
+    }
+    if (qp->sq_pi - qp->sq_ci + n <= qp->sq_mask + 1) {
+        return 0; /* the arrays have room: the fast path */
+    }
+    return srq_soft_qp_sq_reserve(qp, n, qp->cap.max_send_wr + qp->tm_fins);
+}
+
+/*
+ * UD: the instance the datagram goes to, in *peer_p (NULL: gone, the
+ * datagram is lost), mapped now and kept by the AH. A limit of ours
+ * that stops the mapping fails the post instead: losing the datagram
+ * would leave its sender retrying what can never go
+ */
+static int srq_soft_ud_dest(srq_soft_qp_t *qp, const struct ibv_send_wr *wr,
+                            srq_soft_peer_t **peer_p)
+{
+    srq_soft_ah_t *ah;
+
+    *peer_p = NULL;
+    if ((qp->ibv.qp_type != IBV_QPT_UD) || srq_soft_wr_is_rdma(wr->opcode)) {
+        return 0;
+    }
+    ah      = srq_soft_container_of(wr->wr.ud.ah, srq_soft_ah_t, ibv);
+    *peer_p = srq_soft_ah_peer(qp->dev, ah, wr->wr.ud.remote_qpn);
+    return ((*peer_p == NULL) && srq_soft_err_is_limit(errno)) ? errno : 0;
+}
+
+static int srq_soft_check_send_wr(srq_soft_qp_t *qp,
+                                  const struct ibv_send_wr *wr,
+                                  srq_soft_peer_t **ud_peer_p)
+{
+    int ret = srq_soft_check_send_fields(qp, wr);
+
+    if (ret == 0) {
+        ret = srq_soft_ud_dest(qp, wr, ud_peer_p);
+    }
+    return (ret != 0) ? ret : srq_soft_sq_room(qp, 1);
+}
+
+static void srq_soft_copy_inline(srq_soft_qp_t *qp, uint32_t slot,
+                                 const struct ibv_send_wr *wr)
+{
+    uint8_t *dst = qp->sq_inline + (size_t)slot * (qp->cap.max_inline_data + 1);
+    int i;
+
+    /* IBV_SEND_INLINE: the buffers may be reused as soon as we return */
+    for (i = 0; i < wr->num_sge; ++i) {
+        memcpy(dst, (void*)(uintptr_t)wr->sg_list[i].addr,
+               wr->sg_list[i].length);
+        dst += wr->sg_list[i].length;
+    }
+}
+
+/* The gather (READ, atomics: scatter) list, each address where its bytes
+ * are in this process: a device memory region's SGE gives an offset
+ * (soft_mr.h), translated once here, as an HCA translates it */
+static void srq_soft_copy_sges(srq_soft_qp_t *qp, struct ibv_sge *dst,
+                               const struct ibv_send_wr *wr)
+{
+    int i;
+
+    for (i = 0; i < wr->num_sge; ++i) {
+        dst[i]      = wr->sg_list[i];
+        dst[i].addr = srq_soft_mr_local_addr(qp->dev, dst[i].lkey,
+                                             dst[i].addr, dst[i].length);
+    }
+}
+
+static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr,
+                               srq_soft_peer_t *ud_peer)
+{
+    uint32_t slot = qp->sq_pi & qp->sq_mask;
+    uint32_t nsge = qp->cap.max_send_sge ? qp->cap.max_send_sge : 1;
+    srq_soft_swqe_t *wqe = &qp->sq[slot];
+    srq_soft_ah_t *ah;
+
+    memset(wqe, 0, sizeof(*wqe));
+    wqe->wr_id       = wr->wr_id;
+    wqe->opcode      = wr->opcode;
+    wqe->send_flags  = wr->send_flags;
+    wqe->imm         = wr->imm_data;
+    wqe->num_sge     = (uint32_t)wr->num_sge;
+    wqe->length      = (uint32_t)srq_verbs_sge_len(wr->sg_list, wr->num_sge);
+    wqe->signaled    = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
+    wqe->is_inline   = (wr->send_flags & IBV_SEND_INLINE) != 0;
+    wqe->state       = SRQ_SOFT_SWQE_POSTED;
+    wqe->fresh       = true;
+    wqe->xrc_srqn    = wr->qp_type.xrc.remote_srqn; /* XRC initiator */
+    wqe->post_error  = srq_soft_wr_device_error(qp, wr, wqe->length);
+    /* RDMA on UD: its union holds no AH */
+    if ((qp->ibv.qp_type == IBV_QPT_UD) && !srq_soft_wr_is_rdma(wr->opcode)) {
+        ah = srq_soft_container_of(wr->wr.ud.ah, srq_soft_ah_t, ibv);
+        wqe->ud_peer = ud_peer;
+        wqe->ud_qpn  = wr->wr.ud.remote_qpn;
+        wqe->ud_tclass = ah->tclass;
+        /* IB spec: a qkey with the high bit set means "the QP's own" */
+        wqe->ud_qkey = (wr->wr.ud.remote_qkey & 0x80000000u) ?
+                       qp->attr.qkey : wr->wr.ud.remote_qkey;
+    } else if (srq_soft_wr_is_atomic(wr)) {
+        wqe->remote_addr = wr->wr.atomic.remote_addr;
+        wqe->rkey        = wr->wr.atomic.rkey;
+        wqe->compare_add = wr->wr.atomic.compare_add;
+        wqe->swap        = wr->wr.atomic.swap;
+        if (wr->opcode == IBV_WR_ATOMIC_WRITE) {
+            wqe->length  = sizeof(uint64_t); /* what the responder stores */
+        }
+    } else if (wr->opcode == IBV_WR_BIND_MW) {
+        wqe->mw   = wr->bind_mw.mw;
+        wqe->rkey = wr->bind_mw.rkey;
+        wqe->bind = wr->bind_mw.bind_info;
+    } else {
+        wqe->remote_addr = wr->wr.rdma.remote_addr;
+        wqe->rkey        = wr->wr.rdma.rkey;
+    }
+    if (wqe->is_inline) {
+        srq_soft_copy_inline(qp, slot, wr);
+    } else if (wr->num_sge > 0) {
+        srq_soft_copy_sges(qp, qp->sq_sge + (size_t)slot * nsge, wr);
+    }
+    ++qp->sq_pi;
+}
+
+/* Post the WRs of @wr that pass their checks, up to the first that does
+ * not (locked) */
+static int srq_soft_post_send_locked(srq_soft_qp_t *qp,
+                                     struct ibv_send_wr *wr,
+                                     struct ibv_send_wr **bad_wr)
+{
+    srq_soft_dev_t *dev = qp->dev;
+    uint32_t first      = qp->sq_pi, i;
+    srq_soft_peer_t *ud_peer;
+    bool posted = false;
+    int ret = 0;
+
+    for (; wr != NULL; wr = wr->next) {
+        ret = srq_soft_check_send_wr(qp, wr, &ud_peer);
+        if (ret != 0) {
+            *bad_wr = wr;
+            errno   = ret; /* as every failing verb sets it */
+            break;
+        }
+        srq_soft_fill_swqe(qp, wr, ud_peer);
+        if (wr->send_flags & IBV_SEND_FENCE) {
+            ++dev->stats.tx_fenced;
+        }
+        posted = true;
+    }
+    if (posted) {
+        if (qp->state == IBV_QPS_ERR) {
+            srq_soft_qp_flush(qp);
+        } else {
+            srq_soft_qp_busy(qp, true);
+            /* transmit now: the low-latency path does not wait for progress */
+            srq_soft_req_progress(qp);
+        }
+        /* what is left goes from progress, later: the program may have
+         * unmapped its buffer by then (soft_req.c reads it through the
+         * kernel) */
+        for (i = first; i != qp->sq_pi; ++i) {
+            qp->sq[i & qp->sq_mask].fresh = false;
+        }
+    }
+    return ret;
+}
+
+int srq_soft_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+                       struct ibv_send_wr **bad_wr)
+{
+    srq_soft_qp_t *qp = srq_soft_qp(ibqp);
+    int ret;
+
+    srq_soft_dev_lock(qp->dev);
+    ret = srq_soft_post_send_locked(qp, wr, bad_wr);
+    srq_soft_dev_unlock(qp->dev);
+    return ret;
+}
+
+int srq_soft_post_send_all(srq_soft_qp_t *qp, struct ibv_send_wr *wr,
+                           uint32_t n, struct ibv_send_wr **bad_wr)
+{
+    srq_soft_peer_t *ud_peer;
+    struct ibv_send_wr *w;
+    int ret = 0;
+
+    srq_soft_dev_lock(qp->dev);
+    qp->posting_ex = true; /* the ibv_wr_* API's own operations pass */
+    /* every check first: then the post itself cannot fail half way (a UD
+     * destination mapped here stays mapped in its AH) */
+    for (w = wr; (w != NULL) && (ret == 0); w = w->next) {
+        ret = srq_soft_check_send_fields(qp, w);
+        if (ret == 0) {
+            ret = srq_soft_ud_dest(qp, w, &ud_peer);
+        }
+        *bad_wr = w;
+    }
+    if (ret == 0) {
+        ret = srq_soft_sq_room(qp, n);
+        *bad_wr = wr;
+    }
+    if (ret == 0) {
+        ret = srq_soft_post_send_locked(qp, wr, bad_wr);
+    }
+    qp->posting_ex = false;
+    srq_soft_dev_unlock(qp->dev);
+    return ret;
+}
+
+static int srq_soft_check_recv_wr(srq_soft_qp_t *qp,
+                                  const struct ibv_recv_wr *wr)
+{
+    if ((qp->ibv.srq != NULL) || (qp->state == IBV_QPS_RESET) ||
+        srq_soft_qp_is_xrc(qp)) {
+        return EINVAL; /* XRC: no receive queue (a target's is its SRQs) */
+    }
+    if ((wr->num_sge < 0) || ((uint32_t)wr->num_sge > qp->cap.max_recv_sge)) {
+        return EINVAL;
+    }
+    if (qp->rq_pi - qp->rq_ci >= qp->cap.max_recv_wr) {
+        return ENOMEM; /* a slot is free only once its completion is polled */
+    }
+    return 0;
+}
+
+static void srq_soft_fill_rwqe(srq_soft_qp_t *qp, const struct ibv_recv_wr *wr)
+{
+    uint32_t slot = qp->rq_pi & qp->rq_mask;
+    uint32_t nsge = qp->cap.max_recv_sge ? qp->cap.max_recv_sge : 1;
+
+    qp->rq[slot].wr_id   = wr->wr_id;
+    qp->rq[slot].num_sge = (uint32_t)wr->num_sge;
+    if (wr->num_sge > 0) {
+        memcpy(qp->rq_sge + (size_t)slot * nsge, wr->sg_list,
+               sizeof(*wr->sg_list) * wr->num_sge);
+    }
+    ++qp->rq_pi;
+}
+
+int srq_soft_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+                       struct ibv_recv_wr **bad_wr)
+{
+    srq_soft_qp_t *qp   = srq_soft_qp(ibqp);
+    srq_soft_dev_t *dev = qp->dev;
+    int ret = 0;
+
+    srq_soft_dev_lock(dev);
+    for (; wr != NULL; wr = wr->next) {
+        ret = srq_soft_check_recv_wr(qp, wr);
+        if (ret != 0) {
+            *bad_wr = wr;
+            errno   = ret;
+            break;
+        }
+        srq_soft_fill_rwqe(qp, wr);
+    }
+    if (qp->state == IBV_QPS_ERR) {
+        srq_soft_qp_flush(qp);
+    }
+    srq_soft_dev_unlock(dev);
+    return ret;
+}
+
+int srq_soft_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+                           struct ibv_recv_wr **bad_wr)
+{
+    return srq_soft_srq_post(srq_soft_srq(ibsrq), wr, bad_wr);
+}
+
+/* ibv_bind_mw: a bind WR on @qp. The window is looked at only when the
+ * WR executes - one that is not a live window of the QP's device
+ * completes IBV_WC_MW_BIND_ERR, as mlx5 and rxe post it without a lookup */
+int srq_soft_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+                     struct ibv_mw_bind *mw_bind)
+{
+    srq_soft_dev_t *dev = srq_soft_ctx_dev(qp->context);
+    struct ibv_send_wr wr, *bad;
+    int ret;
+
+    if (!srq_soft_dev_has(dev, qp)) {
+        errno = EINVAL;
+        return EINVAL;
+    }
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id             = mw_bind->wr_id;
+    wr.send_flags        = mw_bind->send_flags;
+    wr.opcode            = IBV_WR_BIND_MW;
+    wr.bind_mw.mw        = mw;
+    wr.bind_mw.rkey      = ibv_inc_rkey(mw->rkey);
+    wr.bind_mw.bind_info = mw_bind->bind_info;
+    ret = srq_soft_post_send(qp, &wr, &bad);
+    if (ret == 0) {
+        mw->rkey = wr.bind_mw.rkey; /* a failed bind's completion says so */
+    }
+    return ret;
+}
