@@ -5,6 +5,8 @@
 #include "srq_uct_fixture.h"
 
 #include <chrono>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 #include <dlfcn.h>
@@ -148,6 +150,18 @@ void entity::init(const entity_params &ep)
     params.err_handler          = ep.err_handler;
     params.err_handler_arg      = ep.err_arg;
     params.err_handler_flags    = 0;
+    if (ep.eager_cb != NULL) {
+        params.field_mask |= UCT_IFACE_PARAM_FIELD_HW_TM_EAGER_CB |
+                             UCT_IFACE_PARAM_FIELD_HW_TM_EAGER_ARG;
+        params.eager_cb    = ep.eager_cb;
+        params.eager_arg   = ep.eager_arg;
+    }
+    if (ep.rndv_cb != NULL) {
+        params.field_mask |= UCT_IFACE_PARAM_FIELD_HW_TM_RNDV_CB |
+                             UCT_IFACE_PARAM_FIELD_HW_TM_RNDV_ARG;
+        params.rndv_cb     = ep.rndv_cb;
+        params.rndv_arg    = ep.rndv_arg;
+    }
     SRQ_TEST_CHECK(uct_iface_open(m_md, m_worker, &params, m_iface_config,
                                   &m_iface));
     SRQ_TEST_CHECK(uct_iface_query(m_iface, &m_attr));
@@ -296,6 +310,56 @@ uct_rkey_t mem_buffer::rkey()
         m_rkey_valid = true;
     }
     return m_rkey.rkey;
+}
+
+log_capture::log_capture(ucs_log_level_t level)
+{
+    s_level = level;
+    s_lines.clear();
+    ucs_log_push_handler(handler);
+}
+
+log_capture::~log_capture()
+{
+    ucs_log_pop_handler();
+}
+
+ucs_log_func_rc_t log_capture::handler(const char *file, unsigned line,
+                                       const char *func, ucs_log_level_t level,
+                                       const ucs_log_component_config_t *comp,
+                                       const char *fmt, va_list ap)
+{
+    char buf[512];
+
+    if (level <= s_level) {
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        s_lines.push_back(buf);
+    }
+    return UCS_LOG_FUNC_RC_CONTINUE;
+}
+
+bool log_capture::has(const std::string &text)
+{
+    for (auto &l : s_lines) {
+        if (l.find(text) != std::string::npos) {
+            return true;
+        }
+    }
+    return false;
+}
+
+ucs_log_level_t log_capture::s_level;
+std::vector<std::string> log_capture::s_lines;
+
+scoped_env::scoped_env(const std::string &name, const char *value) :
+    m_name("UCX_RC_SRQ_" + name)
+{
+    setenv(m_name.c_str(), value, 1);
+}
+
+scoped_env::~scoped_env()
+{
+    unsetenv(m_name.c_str());
 }
 
 } // namespace srq_test

@@ -12,6 +12,7 @@
 extern "C" {
 #include <uct/api/uct.h>
 #include <ucs/async/async_fwd.h>
+#include <ucs/debug/log_def.h>
 #include <uct/ucx_srq.h>
 }
 
@@ -94,6 +95,11 @@ struct entity_params {
     uct_error_handler_t  err_handler = NULL;
     void                *err_arg     = NULL;
     const class entity  *share       = NULL;  /* use this one's md and worker */
+    /* tag-matching offload's unexpected messages (TM_ENABLE) */
+    uct_tag_unexp_eager_cb_t eager_cb  = NULL;
+    void                *eager_arg   = NULL;
+    uct_tag_unexp_rndv_cb_t  rndv_cb   = NULL;
+    void                *rndv_arg    = NULL;
 };
 
 /* A memory domain + worker + interface on soft0:1 */
@@ -189,6 +195,29 @@ struct test_comp {
         self->done++;
         self->status = c->status;
     }
+};
+
+/* Log lines of @level or more urgent, from push to pop */
+struct log_capture {
+    explicit log_capture(ucs_log_level_t level);
+    ~log_capture();
+
+    static ucs_log_func_rc_t handler(const char *file, unsigned line,
+                                     const char *func, ucs_log_level_t level,
+                                     const ucs_log_component_config_t *comp,
+                                     const char *fmt, va_list ap);
+    /* a captured line holds @text */
+    static bool has(const std::string &text);
+
+    static ucs_log_level_t s_level;
+    static std::vector<std::string> s_lines;
+};
+
+/* UCX_RC_SRQ_<name>=<value> in the environment while it lives */
+struct scoped_env {
+    scoped_env(const std::string &name, const char *value);
+    ~scoped_env();
+    std::string m_name;
 };
 
 } // namespace srq_test

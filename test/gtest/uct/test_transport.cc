@@ -209,6 +209,34 @@ TEST_F(rc_srq, advertised_capabilities_are_exercised)
         memset(remote.ptr(), 0, remote.size());
     };
 
+    /* tag matching (UCX_RC_SRQ_TM_ENABLE): @send to a tag the receiver
+     * posted, matched by the device into its buffer (test_tag.cc has the
+     * rest) */
+    struct tag_recv {
+        uct_tag_context_t ctx = {};
+        int               ok = 0, failed = 0;
+    };
+    auto tagged = [&](const std::function<ucs_status_t(uct_tag_t)> &send) {
+        static uct_tag_t tag = 0x7a60;
+        tag_recv r;
+        r.ctx.tag_consumed_cb = [](uct_tag_context_t*) {};
+        r.ctx.completed_cb    = [](uct_tag_context_t *c, uct_tag_t, uint64_t,
+                                   size_t, void*, ucs_status_t s) {
+            tag_recv *self = ucs_container_of(c, tag_recv, ctx);
+            ++((s == UCS_OK) ? self->ok : self->failed);
+        };
+        uct_iov_t iov = {remote.ptr(), remote.size(), remote.memh(), 0, 1};
+        ++tag;
+        ASSERT_EQ(UCS_OK, uct_iface_tag_recv_zcopy(m_receiver->iface(), tag,
+                                                   ~0ull, &iov, 1, &r.ctx));
+        wait([] { return false; }, 0.01);
+        ASSERT_EQ(UCS_OK, retry([&] { return send(tag); }));
+        ASSERT_TRUE(wait([&] { return (r.ok + r.failed) > 0; }));
+        EXPECT_EQ(1, r.ok);
+        EXPECT_EQ(p, std::string(remote.ptr(), p.size()));
+        memset(remote.ptr(), 0, remote.size());
+    };
+
     const std::map<uint64_t, std::function<void()>> checks = {
         {UCT_IFACE_FLAG_AM_SHORT, [&] {
             ASSERT_EQ(UCS_OK, retry([&] {
@@ -326,6 +354,41 @@ TEST_F(rc_srq, advertised_capabilities_are_exercised)
         {UCT_IFACE_FLAG_EP_CHECK, [&] {
             EXPECT_EQ(UCS_OK, uct_ep_check(m_ep, 0, NULL));
             flush_ep();
+        }},
+        {UCT_IFACE_FLAG_TAG_EAGER_SHORT, [&] {
+            tagged([&](uct_tag_t t) {
+                return uct_ep_tag_eager_short(m_ep, t, p.data(), p.size());
+            });
+        }},
+        {UCT_IFACE_FLAG_TAG_EAGER_BCOPY, [&] {
+            pack_arg arg = {&p};
+            tagged([&](uct_tag_t t) {
+                ssize_t len = uct_ep_tag_eager_bcopy(m_ep, t, 0, pack_cb,
+                                                     &arg, 0);
+                return (len < 0) ? (ucs_status_t)len : UCS_OK;
+            });
+        }},
+        {UCT_IFACE_FLAG_TAG_EAGER_ZCOPY, [&] {
+            memcpy(local.ptr(), p.data(), p.size());
+            uct_iov_t iov = {local.ptr(), p.size(), local.memh(), 0, 1};
+            test_comp comp;
+            tagged([&](uct_tag_t t) {
+                ucs_status_t s = uct_ep_tag_eager_zcopy(m_ep, t, 0, &iov, 1,
+                                                        0, &comp.comp);
+                return (s == UCS_INPROGRESS) ? UCS_OK : s;
+            });
+        }},
+        {UCT_IFACE_FLAG_TAG_RNDV_ZCOPY, [&] {
+            memcpy(local.ptr(), p.data(), p.size());
+            uct_iov_t iov = {local.ptr(), p.size(), local.memh(), 0, 1};
+            test_comp comp;
+            tagged([&](uct_tag_t t) {
+                void *op = uct_ep_tag_rndv_zcopy(m_ep, t, "h", 1, &iov, 1, 0,
+                                                 &comp.comp);
+                return UCS_PTR_IS_ERR(op) ? UCS_PTR_STATUS(op) : UCS_OK;
+            });
+            ASSERT_TRUE(wait([&] { return comp.done == 1; }));
+            EXPECT_EQ(UCS_OK, comp.status);
         }},
         {UCT_IFACE_FLAG_ATOMIC_DEVICE, [&] {
             /* every op at both sizes: test_amo.cc; here one of each kind */
@@ -1230,46 +1293,6 @@ TEST(rc_srq_config, invalid_values_rejected)
     }
     ucs_log_pop_handler();
 }
-
-/* Log lines of @level or more urgent, from push to pop */
-struct log_capture {
-    explicit log_capture(ucs_log_level_t level)
-    {
-        s_level = level;
-        s_lines.clear();
-        ucs_log_push_handler(handler);
-    }
-    ~log_capture() { ucs_log_pop_handler(); }
-
-    static ucs_log_func_rc_t handler(const char *file, unsigned line,
-                                     const char *func, ucs_log_level_t level,
-                                     const ucs_log_component_config_t *comp,
-                                     const char *fmt, va_list ap)
-    {
-        char buf[512];
-        if (level <= s_level) {
-            vsnprintf(buf, sizeof(buf), fmt, ap);
-            s_lines.push_back(buf);
-        }
-        return UCS_LOG_FUNC_RC_CONTINUE;
-    }
-
-    static ucs_log_level_t s_level;
-    static std::vector<std::string> s_lines;
-};
-ucs_log_level_t log_capture::s_level;
-std::vector<std::string> log_capture::s_lines;
-
-/* UCX_RC_SRQ_<name>=<value> in the environment while it lives */
-struct scoped_env {
-    scoped_env(const std::string &name, const char *value) :
-        m_name("UCX_RC_SRQ_" + name)
-    {
-        setenv(m_name.c_str(), value, 1);
-    }
-    ~scoped_env() { unsetenv(m_name.c_str()); }
-    std::string m_name;
-};
 
 /* UCX's unsigned parser wraps 2^32 to 0 (and 2^32 + 1 to 1): a value the
  * user never wrote, in range for some variables (RNR_TIMER 0 is the
