@@ -16,7 +16,7 @@
 #include "srq_limit.h"
 #include "srq_check.h"
 #include "srq_am.h"
-#include "srq_tm.h"
+#include "srq_tmh.h"
 
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>

@@ -31,13 +31,11 @@
 #ifndef UCT_SRQ_TM_H_
 #define UCT_SRQ_TM_H_
 
+#include "srq_tmh.h"
 #include "srq_types.h"
 
-#include <infiniband/tm_types.h>
 #include <infiniband/verbs.h>
 
-#define UCT_SRQ_TM_HDR_LEN    sizeof(struct ibv_tmh)
-#define UCT_SRQ_TM_RVH_LEN    sizeof(struct ibv_rvh)
 /* Rendezvous sends of an interface waiting for their FIN, at most */
 #define UCT_SRQ_TM_MAX_RNDV   1024
 
@@ -85,15 +83,5 @@ ucs_status_t uct_srq_tm_recv_cancel(uct_iface_h tl_iface,
 /* iface_attr's tag capabilities and flags, when tm->enabled */
 void uct_srq_tm_query(uct_srq_tm_t *tm, uct_srq_iface_t *iface,
                       uct_iface_attr_t *attr);
-
-/* A TMH of @opcode for @tag */
-static inline void uct_srq_tm_fill_tmh(struct ibv_tmh *tmh, uint8_t opcode,
-                                       uint32_t app_ctx, uct_tag_t tag)
-{
-    tmh->opcode      = opcode;
-    tmh->reserved[0] = tmh->reserved[1] = tmh->reserved[2] = 0;
-    tmh->app_ctx     = htobe32(app_ctx);
-    tmh->tag         = htobe64(tag);
-}
 
 #endif

@@ -276,6 +276,22 @@ bool progress_until(const std::vector<entity*> &entities,
     return true;
 }
 
+ucs_status_t retry_op(const std::vector<entity*> &entities,
+                      const std::function<ucs_status_t()> &op, double seconds)
+{
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::duration<double>(seconds);
+    ucs_status_t status;
+
+    while (((status = op()) == UCS_ERR_NO_RESOURCE) &&
+           (std::chrono::steady_clock::now() <= deadline)) {
+        for (auto e : entities) {
+            e->progress();
+        }
+    }
+    return status;
+}
+
 bool progress_until_no_connections(entity &e, double seconds)
 {
     return progress_until({&e}, [&] {

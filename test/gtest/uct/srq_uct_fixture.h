@@ -150,6 +150,12 @@ bool progress_until(const std::vector<entity*> &entities,
  * @seconds passed */
 bool progress_until_no_connections(entity &e, double seconds = 10.0);
 
+/* Call @op until it says anything but UCS_ERR_NO_RESOURCE, progressing
+ * every entity between tries, for at most @seconds: its last status */
+ucs_status_t retry_op(const std::vector<entity*> &entities,
+                      const std::function<ucs_status_t()> &op,
+                      double seconds = 10.0);
+
 /* A registered buffer */
 class mem_buffer {
 public:

@@ -162,19 +162,37 @@ protected:
                               seconds);
     }
 
-    template <typename F> ucs_status_t retry(F op)
+    ucs_status_t retry(const std::function<ucs_status_t()> &op)
     {
-        ucs_status_t status;
-        auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::seconds(10);
-        while ((status = op()) == UCS_ERR_NO_RESOURCE) {
-            if (std::chrono::steady_clock::now() > deadline) {
-                break;
-            }
-            m_sender->progress();
-            m_receiver->progress();
-        }
-        return status;
+        return retry_op({m_sender.get(), m_receiver.get()}, op);
+    }
+
+    /* A sender whose error handler counts into @errs, and its endpoint to
+     * the receiver */
+    std::unique_ptr<entity> sender_counting_errors(int *errs, uct_ep_h *ep)
+    {
+        entity_params p = params(&m_sender_unexp);
+        p.err_handler = [](void *arg, uct_ep_h, ucs_status_t) {
+            ++*static_cast<int*>(arg);
+            return UCS_OK;
+        };
+        p.err_arg = errs;
+        std::unique_ptr<entity> sender(new entity(p));
+        *ep = sender->connect(*m_receiver);
+        return sender;
+    }
+
+    /* uct_ep_tag_rndv_zcopy of @iov from @sender on @ep, once it has
+     * resources: the operation */
+    void *rndv(entity &sender, uct_ep_h ep, uct_tag_t tag, uct_iov_t *iov,
+               test_comp &comp)
+    {
+        void *op = NULL;
+        retry_op({&sender, m_receiver.get()}, [&] {
+            op = uct_ep_tag_rndv_zcopy(ep, tag, "h", 1, iov, 1, 0, &comp.comp);
+            return UCS_PTR_IS_ERR(op) ? UCS_PTR_STATUS(op) : UCS_OK;
+        });
+        return op;
     }
 
     ucs_status_t post(mem_buffer &buf, uct_tag_t tag, tag_recv &r,
@@ -414,32 +432,21 @@ TEST_F(rc_srq_tag, cancel_racing_arrivals)
  * nothing hangs */
 TEST_F(rc_srq_tag, failed_rendezvous_read_fails_both_sides)
 {
-    struct { int n = 0; } errs;
-    entity_params p = params(&m_sender_unexp);
-    p.err_handler = [](void *arg, uct_ep_h, ucs_status_t) {
-        ++static_cast<decltype(errs)*>(arg)->n;
-        return UCS_OK;
-    };
-    p.err_arg = &errs;
-    entity sender(p);
-    uct_ep_h ep = sender.connect(*m_receiver);
+    int errs = 0;
+    uct_ep_h ep;
+    std::unique_ptr<entity> sender = sender_counting_errors(&errs, &ep);
     mem_buffer dst(m_receiver->md(), 4096);
     std::vector<char> src(4096, 'x');
     uct_iov_t iov = {src.data(), src.size(), UCT_MEM_HANDLE_NULL, 0, 1};
     test_comp comp;
     tag_recv r;
-    void *op = NULL;
 
     ASSERT_EQ(UCS_OK, post(dst, 9, r));
-    ASSERT_TRUE(progress_until({&sender, m_receiver.get()}, [&] {
-        op = uct_ep_tag_rndv_zcopy(ep, 9, "h", 1, &iov, 1, 0, &comp.comp);
-        return !UCS_PTR_IS_ERR(op) || (UCS_PTR_STATUS(op) != UCS_ERR_NO_RESOURCE);
-    }));
-    ASSERT_FALSE(UCS_PTR_IS_ERR(op));
-    ASSERT_TRUE(progress_until({&sender, m_receiver.get()}, [&] {
-        return (r.completions > 0) && comp.done && (errs.n > 0);
+    ASSERT_FALSE(UCS_PTR_IS_ERR(rndv(*sender, ep, 9, &iov, comp)));
+    ASSERT_TRUE(progress_until({sender.get(), m_receiver.get()}, [&] {
+        return (r.completions > 0) && comp.done && (errs > 0);
     }, 20.0)) << "tag " << r.completions << " send " << comp.done
-              << " errors " << errs.n;
+              << " errors " << errs;
     EXPECT_NE(UCS_OK, r.status);
     EXPECT_NE(UCS_OK, comp.status);
     EXPECT_EQ(1, comp.done);
@@ -450,35 +457,24 @@ TEST_F(rc_srq_tag, failed_rendezvous_read_fails_both_sides)
  * connection fails, not never */
 TEST_F(rc_srq_tag, rendezvous_sender_told_when_the_receiver_goes)
 {
-    struct { int n = 0; } errs;
-    entity_params p = params(&m_sender_unexp);
-    p.err_handler = [](void *arg, uct_ep_h, ucs_status_t) {
-        ++static_cast<decltype(errs)*>(arg)->n;
-        return UCS_OK;
-    };
-    p.err_arg = &errs;
-    entity sender(p);
-    uct_ep_h ep = sender.connect(*m_receiver);
-    mem_buffer src(sender.md(), 1024);
+    int errs = 0;
+    uct_ep_h ep;
+    std::unique_ptr<entity> sender = sender_counting_errors(&errs, &ep);
+    mem_buffer src(sender->md(), 1024);
     uct_iov_t iov = {src.ptr(), src.size(), src.memh(), 0, 1};
     test_comp comp;
-    void *op = NULL;
 
-    ASSERT_TRUE(progress_until({&sender, m_receiver.get()}, [&] {
-        op = uct_ep_tag_rndv_zcopy(ep, 3, "h", 1, &iov, 1, 0, &comp.comp);
-        return !UCS_PTR_IS_ERR(op) || (UCS_PTR_STATUS(op) != UCS_ERR_NO_RESOURCE);
-    }));
-    ASSERT_FALSE(UCS_PTR_IS_ERR(op));
-    ASSERT_TRUE(progress_until({&sender, m_receiver.get()}, [&] {
+    ASSERT_FALSE(UCS_PTR_IS_ERR(rndv(*sender, ep, 3, &iov, comp)));
+    ASSERT_TRUE(progress_until({sender.get(), m_receiver.get()}, [&] {
         return !m_unexp.msgs.empty();
     }));
     m_ep = NULL;
     m_receiver.reset();
-    ASSERT_TRUE(progress_until({&sender}, [&] { return comp.done > 0; },
+    ASSERT_TRUE(progress_until({sender.get()}, [&] { return comp.done > 0; },
                                20.0)) << "the rendezvous never completed";
     EXPECT_NE(UCS_OK, comp.status);
     EXPECT_EQ(1, comp.done);
-    EXPECT_GT(errs.n, 0);
+    EXPECT_GT(errs, 0);
 }
 
 /* With tag matching every message starts with a TMH: an interface without

@@ -128,19 +128,9 @@ protected:
     }
 
     /* retry an operation that may report UCS_ERR_NO_RESOURCE */
-    template <typename F> ucs_status_t retry(F op)
+    ucs_status_t retry(const std::function<ucs_status_t()> &op)
     {
-        ucs_status_t status;
-        auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::seconds(10);
-        while ((status = op()) == UCS_ERR_NO_RESOURCE) {
-            if (std::chrono::steady_clock::now() > deadline) {
-                break;
-            }
-            m_sender->progress();
-            m_receiver->progress();
-        }
-        return status;
+        return retry_op({m_sender.get(), m_receiver.get()}, op);
     }
 
     void flush_ep()
