@@ -78,7 +78,7 @@ mpich_opts=(-genvlist UCX_TLS,UCX_RC_SRQ_COUNTERS_FILE)
 job() {
     local name=$1 np=$2 launcher=$3; shift 3
     local counters="$work/counters.${name//[^a-z0-9_]/_}.$np" log rc ranks
-    local atomics
+    local atomics matched
     rm -f "$counters".*
     log=$(UCX_RC_SRQ_COUNTERS_FILE="$counters.%p" \
           timeout -k 10 180 "$run" "$launcher" -np "$np" "$@" 2>&1)
@@ -96,11 +96,16 @@ job() {
                    awk '{ n += $1 } END { print n + 0 }') && [ "$atomics" -eq 0 ]; then
         echo "FAIL: $name np=$np: its atomics did not go through rc_srq's (tx_atomics 0)"
         cat "$counters".*; fail=1
+    elif [ "${SRQ_TEST_WANT_TM:-0}" = 1 ] &&
+         matched=$(cat "$counters".* | sed -n 's/.* tm 1 tm_matched \([0-9]*\) .*/\1/p' |
+                   awk '{ n += $1 } END { print n + 0 }') && [ "$matched" -eq 0 ]; then
+        echo "FAIL: $name np=$np: no receive was matched by the device (tm_matched 0)"
+        cat "$counters".*; fail=1
     elif [ -n "$want_path" ] && cat "$counters".* | grep -qv " path $want_path\$"; then
         echo "FAIL: $name np=$np: not every rc_srq interface took the $want_path path"
         cat "$counters".*; fail=1
     else
-        echo "PASS: $name np=$np ($(grep -h '^PASS' <<<"$log" | head -1); $ranks ranks received over rc_srq${want_path:+ ($want_path)}${atomics:+; $atomics device atomics})"
+        echo "PASS: $name np=$np ($(grep -h '^PASS' <<<"$log" | head -1); $ranks ranks received over rc_srq${want_path:+ ($want_path)}${atomics:+; $atomics device atomics}${matched:+; $matched receives matched by the device})"
     fi
 }
 
@@ -130,4 +135,19 @@ for np in 2 4; do
     SRQ_TEST_WANT_ATOMICS=1 job shmem_basic "$np" "$oshrun" --oversubscribe --mca spml ucx --mca pml ucx --mca osc ^rdma \
         --mca btl self -x UCX_TLS -x UCX_RC_SRQ_COUNTERS_FILE "$out/shmem_basic"
 done
+# tag-matching offload (UCX_RC_SRQ_TM_ENABLE=y, every rank): UCP puts
+# its tag-offload lane on rc_srq, receives of UCX_TM_THRESH bytes or more
+# go to the device's list, and the job's messages must have been matched
+# there (tm_matched); Open MPI's and MPICH's, p2p (every size, wildcards)
+export UCX_RC_SRQ_TM_ENABLE=y
+for np in 2 4; do
+    SRQ_TEST_WANT_TM=1 job "tm:p2p" "$np" "$mpirun_ompi" "${ompi_opts[@]}" \
+        -x UCX_RC_SRQ_TM_ENABLE "$out/p2p"
+    if [ $have_mpich = 1 ]; then
+        SRQ_TEST_WANT_TM=1 job "tm:mpich:p2p" "$np" mpiexec.mpich \
+            -genvlist UCX_TLS,UCX_RC_SRQ_COUNTERS_FILE,UCX_RC_SRQ_TM_ENABLE \
+            "$out/mpich/p2p"
+    fi
+done
+unset UCX_RC_SRQ_TM_ENABLE
 exit $fail
