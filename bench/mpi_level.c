@@ -15,6 +15,13 @@
  *   get_bw   WINDOW MPI_Get then one flush, bandwidth
  *   a2a      MPI_Alltoall of <size> bytes to every rank, time per call
  *            (all ranks)
+ *   rx_cpu   pp_bw's receiver (rank 1): its process CPU time per message
+ *            received (user and system, its progress threads included)
+ *   unexp_bw every other rank sends WINDOW messages to rank 0, which
+ *            posts its receives only after they had 20 ms to arrive
+ *            (unexpected: eager ones wait in the transport, rendezvous
+ *            requests for their receive); from the first receive posted
+ *            to the last completed, bandwidth (many-to-one, all ranks)
  * OpenSHMEM ops (PE 0 times):
  *   shmem_put_lat  shmem_putmem + shmem_quiet, time
  *   shmem_get_lat  shmem_getmem, time
@@ -78,12 +85,22 @@ static double now(void)
     return MPI_Wtime();
 }
 
-/* ping-pong, then the last message's bytes checked */
+static double cpu_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ping-pong (@bw 0), or windows of WINDOW messages and a reply (1: the
+ * bandwidth, 2: the receiver's CPU per message), then the last message's
+ * bytes checked */
 static int pp(int rank, size_t size, int iters, int bw, unsigned char *sbuf,
               unsigned char *rbuf)
 {
     MPI_Request req[WINDOW];
-    double t0 = 0;
+    double t0 = 0, c0 = 0, cpu;
     int peer = 1 - rank;
 
     memset(sbuf, 0x30 + rank + ((rank == 0) && getenv("MPI_LEVEL_WRONG")),
@@ -92,6 +109,7 @@ static int pp(int rank, size_t size, int iters, int bw, unsigned char *sbuf,
     for (int i = -5; i < iters; ++i) {
         if (i == 0) {
             t0 = now();
+            c0 = cpu_now();
         }
         if (bw) {
             if (rank == 0) {
@@ -122,10 +140,21 @@ static int pp(int rank, size_t size, int iters, int bw, unsigned char *sbuf,
     }
     if (rank == 0) {
         double t = (now() - t0) / iters;
-        if (bw) {
+        if (bw == 1) {
             print("pp_bw", size, t, size * WINDOW);
-        } else {
+        } else if (!bw) {
             print("pp_lat", size, t / 2, 0);
+        }
+    }
+    if (bw == 2) {
+        /* the receiver's CPU per message, printed by rank 0 */
+        cpu = (cpu_now() - c0) / ((double)iters * WINDOW);
+        if (rank == 1) {
+            MPI_Send(&cpu, 1, MPI_DOUBLE, 0, 3, MPI_COMM_WORLD);
+        } else {
+            MPI_Recv(&cpu, 1, MPI_DOUBLE, 1, 3, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+            print("rx_cpu", size, cpu, 0);
         }
     }
     return check(rbuf, (bw && (rank == 0)) ? 1 : size, 0x30 + peer,
@@ -202,6 +231,41 @@ static int a2a(int rank, int nranks, size_t size, int iters)
     return err;
 }
 
+/* many to one, the receives posted after the messages came */
+static int unexp(int rank, int nranks, size_t size, unsigned char *buf)
+{
+    int n = (nranks - 1) * WINDOW, err = 0;
+    MPI_Request *req = malloc(sizeof(*req) * (size_t)n);
+    unsigned char *r = (rank == 0) ? malloc(size * (size_t)n) : NULL;
+    struct timespec pause = {0, 20 * 1000 * 1000};
+    double t0;
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        nanosleep(&pause, NULL); /* no MPI call: nothing is posted */
+        t0 = now();
+        for (int i = 0; i < n; ++i) {
+            MPI_Irecv(r + (size_t)i * size, (int)size, MPI_BYTE,
+                      1 + i / WINDOW, i % WINDOW, MPI_COMM_WORLD, &req[i]);
+        }
+        MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+        print("unexp_bw", size, now() - t0, size * (size_t)n);
+        for (int i = 0; (i < n) && !err; ++i) {
+            err = check(r + (size_t)i * size, size,
+                        (unsigned char)(0x60 + 1 + i / WINDOW), "unexp_bw");
+        }
+    } else {
+        memset(buf, 0x60 + rank, size);
+        for (int w = 0; w < WINDOW; ++w) {
+            MPI_Isend(buf, (int)size, MPI_BYTE, 0, w, MPI_COMM_WORLD, &req[w]);
+        }
+        MPI_Waitall(WINDOW, req, MPI_STATUSES_IGNORE);
+    }
+    free(req);
+    free(r);
+    return err;
+}
+
 static int run(const char *op, size_t size, int base, int rank, int nranks,
                unsigned char *sbuf, unsigned char *rbuf, unsigned char *wbase,
                MPI_Win win)
@@ -210,6 +274,9 @@ static int run(const char *op, size_t size, int base, int rank, int nranks,
 
     if (!strcmp(op, "a2a")) {
         return a2a(rank, nranks, size, iters / 4 + 1);
+    }
+    if (!strcmp(op, "unexp_bw")) {
+        return unexp(rank, nranks, size, sbuf);
     }
     if (!strncmp(op, "put_", 4) || !strncmp(op, "get_", 4)) {
         return (rank < 2) ? rma(rank, size, iters, op[0] == 'g',
@@ -220,9 +287,11 @@ static int run(const char *op, size_t size, int base, int rank, int nranks,
     if (rank > 1) {
         return 0;
     }
-    if (!strcmp(op, "pp_lat") || !strcmp(op, "pp_bw")) {
-        return pp(rank, size, strcmp(op, "pp_bw") ? iters : iters / 4 + 1,
-                  !strcmp(op, "pp_bw"), sbuf, rbuf);
+    if (!strcmp(op, "pp_lat") || !strcmp(op, "pp_bw") ||
+        !strcmp(op, "rx_cpu")) {
+        return pp(rank, size, !strcmp(op, "pp_lat") ? iters : iters / 4 + 1,
+                  !strcmp(op, "pp_bw") ? 1 : !strcmp(op, "rx_cpu") ? 2 : 0,
+                  sbuf, rbuf);
     }
     if (rank == 0) {
         fprintf(stderr, "mpi_level: unknown op '%s'\n", op);

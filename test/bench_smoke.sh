@@ -104,9 +104,29 @@ if command -v mpicc.openmpi >/dev/null && command -v oshcc >/dev/null; then
     result "mpi_level: 18 points printed over rc_srq (MPI, OpenSHMEM, alltoall)" \
         "$([ $rc = 0 ] && [ $rc2 = 0 ] && [ $rc3 = 0 ] && [ "$n" = 18 ] && echo 1)" \
         "rc=$rc/$rc2/$rc3 points=$n $out $out2 $out3"
+    # bench/tag-offload's: the receiver's CPU per message (tag matching
+    # on) and the many-to-one unexpected bandwidth
+    out=$(mpi_run 2 mpirun.openmpi mpi_level rx_cpu UCX_RC_SRQ_TM_ENABLE=y); rc=$?
+    out2=$(mpi_run 4 mpirun.openmpi mpi_level unexp_bw); rc2=$?
+    n=$(printf '%s\n' "$out" "$out2" | grep -cE '^mpi op=(rx_cpu|unexp_bw) size=(8|4096) value=[0-9.]+ unit=(us|MBps)$')
+    result "mpi_level: rx_cpu (tag matching on) and unexp_bw print 4 points" \
+        "$([ $rc = 0 ] && [ $rc2 = 0 ] && [ "$n" = 4 ] && echo 1)" \
+        "rc=$rc/$rc2 points=$n $out $out2"
     out=$(mpi_run 2 mpirun.openmpi mpi_level pp_lat MPI_LEVEL_WRONG=1); rc=$?
     result "mpi_level: a wrong byte fails the run" \
         "$([ $rc != 0 ] && grep -q "pp_lat: byte 0 of 8 is wrong" <<<"$out" && echo 1)" "rc=$rc $out"
+fi
+
+# bench/tag-offload, quick: every variant measured (no n/a), and the
+# offloaded MPI run's receives matched by the device
+if command -v mpicc.openmpi >/dev/null; then
+    out=$(QUICK=1 SIZES=65536 BUILD_DIR=$builddir timeout -k 5 600 \
+          "$(dirname "$0")/../bench/tag-offload" 2>&1); rc=$?
+    na=$(grep -c '^| 65536 |.*n/a' <<<"$out")
+    tm=$(awk -F'|' '$2 ~ /pp/ { print $4 + 0 }' <<<"$out")
+    result "tag-offload: 6 tables of every variant, device-matched receives with offload" \
+        "$([ $rc = 0 ] && [ "$(grep -c '^| 65536 |' <<<"$out")" = 6 ] && [ "$na" = 0 ] &&
+           [ "${tm:-0}" -gt 0 ] && echo 1)" "rc=$rc n/a rows=$na tm_matched=$tm $out"
 fi
 
 left=""
