@@ -96,4 +96,15 @@ else
         echo "$scanned"; fail=1
     fi
 fi
+# UCP's wireup over rc_srq alone: with tag-matching offload the lane
+# carries tag_offload (UCP selects it for tagged messages), without it not
+lanes_tm=$(UCX_TLS=rc_srq UCX_RC_SRQ_TM_ENABLE=y "$run" ucx_info -e -u t 2>&1 | grep 'lane\[')
+lanes=$(UCX_TLS=rc_srq UCX_RC_SRQ_TM_ENABLE=n "$run" ucx_info -e -u t 2>&1 | grep 'lane\[')
+if grep -q 'rc_srq/.* tag_offload' <<<"$lanes_tm" && grep -q 'rc_srq/' <<<"$lanes" &&
+   ! grep -q tag_offload <<<"$lanes"; then
+    echo "PASS: ucx_info -e: a tag_offload lane on rc_srq with UCX_RC_SRQ_TM_ENABLE=y, none without"
+else
+    echo "FAIL: ucx_info -e lanes: with tag matching:"; echo "$lanes_tm"
+    echo "without:"; echo "$lanes"; fail=1
+fi
 exit $fail
