@@ -13,7 +13,8 @@
 #   UCX_LIBDIR    the installed libucs/libuct/libucp/libucm
 #   UCX_MODDIR    the installed transport modules (libuct_ib: test_tag.cc
 #                 calls into it, as UCX's own gtest links it)
-#   GTEST_SRCS    sources under test/gtest (common/, uct/)
+#   GTEST_SRCS    sources under test/gtest (common/, uct/, and ucp/ for
+#                 UCP's tag-offload tests)
 #   GTEST_LIB_SRCS  googletest's, under test/gtest/common/googletest
 #   PERF_SRCS     libucxperf's (test_perf.cc runs it), under
 #                 src/tools/perf/lib

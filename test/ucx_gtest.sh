@@ -10,11 +10,12 @@
 # this build tree loaded (srq-run): once on the built-in soft0, once on soft0
 # served through libibverbs (srq-run --verbs: rc_srq's rdma-core path).
 # Then once more with tag-matching offload on (UCX_RC_SRQ_TM_ENABLE=y,
-# the "tm" pass): UCX's tag tests (test_tag, which the copy instantiates
-# for rc_srq too, and which the first pass leaves out), and on the
-# built-in soft0 every other test as well: with tag matching every
-# message carries a TMH, active messages too. A skip there is checked as
-# any other: a test_tag that skips (no tag capability) fails.
+# the "tm" pass): UCX's tag-offload tests (UCT's test_tag and UCP's
+# test_ucp_tag_offload, which the copy instantiates for rc_srq too, and
+# which the first pass leaves out), and on the built-in soft0 every other
+# test as well: with tag matching every message carries a TMH, active
+# messages too. A skip there is checked as any other: a tag-offload test
+# that skips (no tag capability, no tag-offload lane) fails.
 #
 # One line per test case: PASS, FAIL (with UCX's failure message), or SKIP
 # (the suite's own decision, from what rc_srq advertises; each must match a
@@ -99,6 +100,9 @@ ucx_var() {
 # test/ucx_gtest_patch.sh
 . "$here/ucx_gtest_patch.sh"
 
+ucp_srcs="ucp/ucp_test.cc ucp/ucp_datatype.cc ucp/test_ucp_tag.cc
+ucp/test_ucp_tag_offload.cc"
+
 ib_srcs="uct/ib/test_ib.cc uct/ib/test_ib_md.cc uct/ib/test_cq_moderation.cc
 uct/ib/test_ib_xfer.cc uct/ib/test_ib_pkey.cc uct/ib/test_ib_event.cc
 uct/ib/ud_base.cc uct/ib/test_ud.cc uct/ib/test_ud_timer.cc
@@ -135,7 +139,13 @@ $patch_plan"
     # under HAVE_IB, HAVE_TL_RC, HAVE_TL_UD; its dc, devx and sockaddr
     # tests need mlx5 or rdma_cm): instantiated for rc_verbs and ud_verbs
     # only, never for rc_srq (they read uct_ib_iface_t internals)
+    # and UCP's tag-offload tests (test_ucp_tag_offload.cc, instantiated
+    # for rc_srq by the copy's change) with the UCP test base they need
     local f
+    for f in $ucp_srcs; do
+        [ -f "$src/test/gtest/$f" ] && gtest_srcs="$gtest_srcs
+$f"
+    done
     for f in $ib_srcs; do
         [ -f "$src/test/gtest/$f" ] && gtest_srcs="$gtest_srcs
 $f"
@@ -264,16 +274,18 @@ parse() {
               if (!ran) print "NOSUMMARY\t\t" }'
 }
 
-# the tests of a pass: test_tag only with tag matching on (without, it
-# skips every test); in the tm pass on the libibverbs path, only it
+# the tests of a pass: the tag-offload tests (UCT's test_tag, UCP's
+# test_ucp_tag_offload) only with tag matching on (without, they skip
+# every test); in the tm pass on the libibverbs path, only they
+tm_tests='test_tag.*:test_ucp_tag_offload.*'
 pass_filter() {
     local f=$filter
     case "$pass,$mode" in
-        tm,verbs) [ "$f" = '*' ] && f='test_tag.*' ;;
+        tm,verbs) [ "$f" = '*' ] && f=${tm_tests//:/:$tl/} ;;
         tm,*) ;;
         *) case "$f" in
-               *-*) f="$f:$tl/test_tag.*" ;;
-               *)   f="$f-$tl/test_tag.*" ;;
+               *-*) f="$f:$tl/${tm_tests//:/:$tl/}" ;;
+               *)   f="$f-$tl/${tm_tests//:/:$tl/}" ;;
            esac ;;
     esac
     echo "$f"

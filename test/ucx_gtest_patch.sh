@@ -14,7 +14,7 @@
 # UCX version names its own, which ones cannot exist here differs).
 
 GTEST_PP_MAX=32
-GTEST_PATCH_BASE="rc_srq appended to UCT_TEST_NO_SELF_TLS and to test_tag's instantiations, v2"
+GTEST_PATCH_BASE="rc_srq appended to UCT_TEST_NO_SELF_TLS and to test_tag's and test_ucp_tag_offload's instantiations, v3"
 
 # add_rc_srq TREE: rc_srq after UCT_TEST_NO_SELF_TLS's last transport (the
 # first line of the definition without a continuation backslash)
@@ -28,18 +28,28 @@ add_rc_srq() {
     grep -q '^    rc_srq$' "$h"
 }
 
-# add_rc_srq_tag TREE: UCX instantiates its tag-offload tests
-# (test/gtest/uct/test_tag.cc) for rc_mlx5 and dc_mlx5 only; test_tag is
-# instantiated for rc_srq too (test_tag_stats reads rc_mlx5's statistics,
-# test_tag_mp_xrq its multi-packet SRQ: not for rc_srq)
+# add_rc_srq_tag TREE: UCX instantiates its tag-offload tests for mlx5
+# transports only (test/gtest/uct/test_tag.cc: rc_mlx5 and dc_mlx5;
+# test/gtest/ucp/test_ucp_tag_offload.cc: rc_x and dc_x); test_tag and
+# test_ucp_tag_offload are instantiated for rc_srq too, under the prefix
+# rc_srq (their siblings read rc_mlx5's statistics, its multi-packet SRQ,
+# GPU memory, or need two transports: not for rc_srq). A tree without
+# test_ucp_tag_offload.cc (this script's own test trees) gets test_tag's.
 add_rc_srq_tag() {
-    local c=$1/test/gtest/uct/test_tag.cc
+    local c=$1/test/gtest/uct/test_tag.cc u=$1/test/gtest/ucp/test_ucp_tag_offload.cc
     awk '
         { print }
         /^UCT_TAG_INSTANTIATE_TEST_CASE\(test_tag\)/ {
             print "_UCT_INSTANTIATE_TEST_CASE(test_tag, rc_srq)" }' "$c" >"$c.new" &&
     mv "$c.new" "$c" &&
-    grep -q '^_UCT_INSTANTIATE_TEST_CASE(test_tag, rc_srq)$' "$c"
+    grep -q '^_UCT_INSTANTIATE_TEST_CASE(test_tag, rc_srq)$' "$c" || return 1
+    [ -f "$u" ] || return 0
+    awk '
+        { print }
+        /^UCP_INSTANTIATE_TAG_OFFLOAD_TEST_CASE\(test_ucp_tag_offload\)/ {
+            print "UCP_INSTANTIATE_TEST_CASE_TLS(test_ucp_tag_offload, rc_srq, \"rc_srq\")" }' \
+        "$u" >"$u.new" && mv "$u.new" "$u" &&
+    grep -q '^UCP_INSTANTIATE_TEST_CASE_TLS(test_ucp_tag_offload, rc_srq, "rc_srq")$' "$u"
 }
 
 # count_tls TREE: "LIST COUNT" for each UCT_TEST_*_TLS list of TREE's
