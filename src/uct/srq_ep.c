@@ -205,7 +205,9 @@ ucs_status_t uct_srq_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
     num_sge = 0;
     if ((iface->rx.hdr_len + header_length) > 0) {
         memset(buf, 0, iface->rx.hdr_len); /* tag matching: TMH NO_TAG */
-        memcpy(buf + iface->rx.hdr_len, header, header_length);
+        if (header_length > 0) {
+            memcpy(buf + iface->rx.hdr_len, header, header_length);
+        }
         uct_srq_tx_desc_sge(&sge[num_sge++], desc,
                             iface->rx.hdr_len + header_length);
     }

@@ -185,7 +185,9 @@ static size_t uct_srq_ep_tag_rndv_hdr(uct_srq_tx_desc_t *desc,
     rvh->va   = htobe64((uintptr_t)iov->buffer);
     rvh->rkey = htobe32((memh == UCT_MEM_HANDLE_NULL) ? 0 : memh->rkey);
     rvh->len  = htobe32((uint32_t)uct_iov_get_length(iov));
-    memcpy(rvh + 1, header, header_length);
+    if (header_length > 0) {
+        memcpy(rvh + 1, header, header_length);
+    }
     return UCT_SRQ_TM_HDR_LEN + UCT_SRQ_TM_RVH_LEN + header_length;
 }
 

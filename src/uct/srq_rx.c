@@ -231,6 +231,13 @@ ucs_status_t uct_srq_rx_init(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
                   alignment);
         return UCS_ERR_INVALID_PARAM;
     }
+    /* the user's offset (align_offset - data_offset, 0 without) is the
+     * payload's, not the descriptor's: the payload moves by it within the
+     * descriptor, which stays aligned (its fields are read as such) */
+    rx->data_offset = ucs_align_up(align_offset, alignment) -
+                      (align_offset - rx->data_offset);
+    alignment       = ucs_max(alignment, sizeof(uint64_t));
+    align_offset    = 0;
     /* the first tier covers the floor (one QP's queue in per-QP mode) and a
      * batch in the handlers' hands; the pool doubles from there */
     uct_srq_rx_pool_init(&rx->pool, &iface->super.super,

@@ -612,16 +612,21 @@ static ucs_status_t uct_srq_tm_rx_tagged(uct_srq_iface_t *iface,
                                          const struct ibv_wc *wc)
 {
     uct_srq_tm_t *tm          = &iface->tm;
-    const struct ibv_tmh *tmh = UCS_PTR_BYTE_OFFSET(payload,
-                                                    -UCT_SRQ_TM_HDR_LEN);
-    uint32_t app_ctx          = be32toh(tmh->app_ctx);
-    uct_tag_t tag             = be64toh(tmh->tag);
-    const struct ibv_rvh *rvh;
+    struct ibv_tmh tmh;
+    struct ibv_rvh rvh;
+    uint32_t app_ctx;
+    uct_tag_t tag;
     uct_srq_packed_rkey_t rkey;
     void *context;
     uint64_t imm;
 
-    switch (tmh->opcode) {
+    /* copied out: a payload the user aligned with an offset leaves the
+     * headers unaligned */
+    memcpy(&tmh, UCS_PTR_BYTE_OFFSET(payload, -UCT_SRQ_TM_HDR_LEN),
+           sizeof(tmh));
+    app_ctx = be32toh(tmh.app_ctx);
+    tag     = be64toh(tmh.tag);
+    switch (tmh.opcode) {
     case IBV_TMH_FIN:
         uct_srq_tm_fin(tm, app_ctx);
         return UCS_OK;
@@ -647,16 +652,17 @@ static ucs_status_t uct_srq_tm_rx_tagged(uct_srq_iface_t *iface,
                      "short for its RVH (qp 0x%x)", length, wc->qp_num);
             return UCS_OK;
         }
-        rvh       = payload;
-        rkey.rkey = htole32(be32toh(rvh->rkey)); /* as the md packs it */
+        memcpy(&rvh, payload, sizeof(rvh));
+        rkey.rkey = htole32(be32toh(rvh.rkey)); /* as the md packs it */
         /* no DESC flag: the packed rkey is on this stack */
-        tm->rndv_unexp.cb(tm->rndv_unexp.arg, 0, tag, rvh + 1,
-                          length - UCT_SRQ_TM_RVH_LEN, be64toh(rvh->va),
-                          be32toh(rvh->len), &rkey);
+        tm->rndv_unexp.cb(tm->rndv_unexp.arg, 0, tag,
+                          UCS_PTR_BYTE_OFFSET(payload, UCT_SRQ_TM_RVH_LEN),
+                          length - UCT_SRQ_TM_RVH_LEN, be64toh(rvh.va),
+                          be32toh(rvh.len), &rkey);
         return UCS_OK;
     default:
         ucs_diag("srq: dropped a message of TMH opcode %u (%zu bytes, qp "
-                 "0x%x)", tmh->opcode, length, wc->qp_num);
+                 "0x%x)", tmh.opcode, length, wc->qp_num);
         return UCS_OK;
     }
 }
@@ -711,13 +717,15 @@ static void uct_srq_tm_ordinary(uct_srq_iface_t *iface, const struct ibv_wc *wc)
     uct_srq_rx_t *rx        = &iface->rx;
     uct_srq_rx_desc_t *desc = (void*)(uintptr_t)wc->wr_id;
     void *payload           = uct_srq_rx_desc_buffer(rx, desc);
-    const struct ibv_tmh *tmh;
+    /* the TMH's first byte (it may be unaligned) */
+    const uint8_t *opcode   = UCS_PTR_BYTE_OFFSET(payload,
+                                                  -UCT_SRQ_TM_HDR_LEN);
     ucs_status_t status;
 
-    tmh = UCS_PTR_BYTE_OFFSET(payload, -UCT_SRQ_TM_HDR_LEN);
+    UCS_STATIC_ASSERT(ucs_offsetof(struct ibv_tmh, opcode) == 0);
     if ((wc->status != IBV_WC_SUCCESS) ||
         (wc->byte_len < UCT_SRQ_TM_HDR_LEN) ||
-        (tmh->opcode == IBV_TMH_NO_TAG)) {
+        (*opcode == IBV_TMH_NO_TAG)) {
         uct_srq_rx_deliver(rx, iface, wc);
         return;
     }
