@@ -244,6 +244,91 @@ TEST(rc_srq_peer, killed_peer_reported_within_bound)
 }
 
 /*
+ * Tag matching on both sides (UCX_RC_SRQ_TM_ENABLE=y, the peer process
+ * inherits it): a peer killed while our receives sit in the device's
+ * list. Its failure is reported as without; the tags stay ours, each
+ * removed with a cancel, and the list still matches a live sender's
+ * message afterwards.
+ */
+TEST(rc_srq_peer, killed_peer_with_tags_posted)
+{
+    env_guard tm("UCX_RC_SRQ_TM_ENABLE", "y");
+    std::unique_ptr<peer_process> peer(new peer_process());
+    err_count errors;
+    entity_params params;
+    params.err_handler = err_count::cb;
+    params.err_arg     = &errors;
+    entity self(params);
+    struct recv {
+        uct_tag_context_t ctx = {};
+        int               done = 0;
+        ucs_status_t      status = UCS_ERR_NO_PROGRESS;
+    } recvs[8];
+    std::vector<std::unique_ptr<mem_buffer>> bufs;
+    uct_ep_h ep;
+
+    ASSERT_NE(0u, self.attr().cap.flags & UCT_IFACE_FLAG_TAG_EAGER_BCOPY);
+    for (int i = 0; i < 8; ++i) {
+        recvs[i].ctx.tag_consumed_cb = [](uct_tag_context_t*) {};
+        recvs[i].ctx.completed_cb = [](uct_tag_context_t *c, uct_tag_t,
+                                       uint64_t, size_t, void*,
+                                       ucs_status_t s) {
+            recv *r = ucs_container_of(c, recv, ctx);
+            ++r->done;
+            r->status = s;
+        };
+        bufs.emplace_back(new mem_buffer(self.md(), 64));
+        uct_iov_t iov = {bufs[i]->ptr(), 64, bufs[i]->memh(), 0, 1};
+        ASSERT_EQ(UCS_OK, uct_iface_tag_recv_zcopy(self.iface(), 40 + i,
+                                                   ~0ull, &iov, 1,
+                                                   &recvs[i].ctx));
+    }
+    ASSERT_EQ(UCS_OK, peer->connect(self, &ep));
+    uint64_t sent = 0;
+    ASSERT_TRUE(deliver(self, ep, 100, &sent))
+        << "the peer did not take the messages";
+
+    peer->kill_now();
+    EXPECT_TRUE(progress_until({&self}, [&] {
+        if ((errors.count == 0) && (uct_ep_am_short(ep, 1, sent, NULL, 0) == UCS_OK)) {
+            ++sent;
+        }
+        uct_ep_check(ep, 0, NULL);
+        return errors.count > 0;
+    }, 30.0)) << "no error reported for a dead peer";
+    uct_ep_pending_purge(ep, NULL, NULL);
+    uct_ep_destroy(ep);
+
+    /* the tags are ours still: removed one by one, without callbacks but
+     * the one asked for (not forced) */
+    for (int i = 1; i < 8; ++i) {
+        EXPECT_EQ(UCS_OK, uct_iface_tag_recv_cancel(self.iface(),
+                                                    &recvs[i].ctx, 1)) << i;
+    }
+    EXPECT_EQ(UCS_ERR_NO_ELEM,
+              uct_iface_tag_recv_cancel(self.iface(), &recvs[1].ctx, 1))
+        << "a forced cancel leaves the receive gone";
+
+    /* a live sender's message still finds tag 40 in the list */
+    entity sender;
+    uct_ep_h ep2 = sender.connect(self);
+    std::string data(48, 'z');
+    struct pack { static size_t cb(void *d, void *a) {
+        memcpy(d, a, 48); return 48; } };
+    ASSERT_TRUE(progress_until({&sender, &self}, [&] {
+        return uct_ep_tag_eager_bcopy(ep2, 40, 0, pack::cb, &data[0], 0) >= 0;
+    }));
+    ASSERT_TRUE(progress_until({&sender, &self}, [&] {
+        return recvs[0].done > 0;
+    }));
+    EXPECT_EQ(UCS_OK, recvs[0].status);
+    EXPECT_EQ(data, std::string(bufs[0]->ptr(), 48));
+    for (int i = 1; i < 8; ++i) {
+        EXPECT_EQ(0, recvs[i].done) << "a forced cancel calls nothing";
+    }
+}
+
+/*
  * uct_ep_check alone finds a dead peer: after the traffic is done and
  * acknowledged nothing else is sent, so no send can fail; the check must
  * find out by itself and report through the error handler.
