@@ -476,7 +476,9 @@ static void uct_srq_rx_discard(uct_srq_rx_t *rx,
     uct_srq_rx_pool_put(&rx->pool, desc);
 }
 
-uct_srq_rx_desc_t *uct_srq_rx_take(uct_srq_rx_t *rx, const struct ibv_wc *wc)
+/* uct_srq_rx_take, inlined into the delivery of every message */
+static UCS_F_ALWAYS_INLINE uct_srq_rx_desc_t *
+uct_srq_rx_take_inline(uct_srq_rx_t *rx, const struct ibv_wc *wc)
 {
     uct_srq_rx_desc_t *desc = (void*)(uintptr_t)wc->wr_id;
 
@@ -488,8 +490,15 @@ uct_srq_rx_desc_t *uct_srq_rx_take(uct_srq_rx_t *rx, const struct ibv_wc *wc)
     return desc;
 }
 
-void uct_srq_rx_done(uct_srq_rx_t *rx, uct_srq_rx_desc_t *desc,
-                     void *payload, ucs_status_t status)
+uct_srq_rx_desc_t *uct_srq_rx_take(uct_srq_rx_t *rx, const struct ibv_wc *wc)
+{
+    return uct_srq_rx_take_inline(rx, wc);
+}
+
+/* uct_srq_rx_done, inlined likewise */
+static UCS_F_ALWAYS_INLINE void
+uct_srq_rx_done_inline(uct_srq_rx_t *rx, uct_srq_rx_desc_t *desc,
+                       void *payload, ucs_status_t status)
 {
     uct_recv_desc_t *release;
 
@@ -506,10 +515,16 @@ void uct_srq_rx_done(uct_srq_rx_t *rx, uct_srq_rx_desc_t *desc,
            &release, sizeof(release));
 }
 
+void uct_srq_rx_done(uct_srq_rx_t *rx, uct_srq_rx_desc_t *desc,
+                     void *payload, ucs_status_t status)
+{
+    uct_srq_rx_done_inline(rx, desc, payload, status);
+}
+
 void uct_srq_rx_deliver(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
                          const struct ibv_wc *wc)
 {
-    uct_srq_rx_desc_t *desc = uct_srq_rx_take(rx, wc);
+    uct_srq_rx_desc_t *desc = uct_srq_rx_take_inline(rx, wc);
     uint32_t am_id;
     void *payload;
     size_t length;
@@ -532,5 +547,5 @@ void uct_srq_rx_deliver(uct_srq_rx_t *rx, uct_srq_iface_t *iface,
     payload = uct_srq_rx_desc_buffer(rx, desc);
     status  = uct_iface_invoke_am(&iface->super, am_id, payload, length,
                                   UCT_CB_PARAM_FLAG_DESC);
-    uct_srq_rx_done(rx, desc, payload, status);
+    uct_srq_rx_done_inline(rx, desc, payload, status);
 }
