@@ -193,6 +193,21 @@ bool deliver(entity &self, uct_ep_h ep, uint64_t n, uint64_t *sent)
 
 } // namespace
 
+/* Keep sending (and checking) on @ep until the error handler ran, at most
+ * 30 s: whether it did */
+static bool sends_until_error(entity &self, uct_ep_h ep, uint64_t *sent,
+                              const err_count &errors)
+{
+    return progress_until({&self}, [&] {
+        if ((errors.count == 0) &&
+            (uct_ep_am_short(ep, 1, *sent, NULL, 0) == UCS_OK)) {
+            ++*sent;
+        }
+        uct_ep_check(ep, 0, NULL);
+        return errors.count > 0;
+    }, 30.0);
+}
+
 TEST(rc_srq_peer, killed_peer_reported_within_bound)
 {
     std::unique_ptr<peer_process> peer(new peer_process());
@@ -219,13 +234,8 @@ TEST(rc_srq_peer, killed_peer_reported_within_bound)
 
     /* keep sending: the error handler must run, within a bound */
     auto start = std::chrono::steady_clock::now();
-    EXPECT_TRUE(progress_until({&self}, [&] {
-        if ((errors.count == 0) && (uct_ep_am_short(ep, 1, sent, NULL, 0) == UCS_OK)) {
-            ++sent;
-        }
-        uct_ep_check(ep, 0, NULL);
-        return errors.count > 0;
-    }, 30.0)) << "no error reported for a dead peer";
+    EXPECT_TRUE(sends_until_error(self, ep, &sent, errors))
+        << "no error reported for a dead peer";
     double took = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                                 start).count();
     EXPECT_NE(UCS_OK, errors.status);
@@ -289,13 +299,8 @@ TEST(rc_srq_peer, killed_peer_with_tags_posted)
         << "the peer did not take the messages";
 
     peer->kill_now();
-    EXPECT_TRUE(progress_until({&self}, [&] {
-        if ((errors.count == 0) && (uct_ep_am_short(ep, 1, sent, NULL, 0) == UCS_OK)) {
-            ++sent;
-        }
-        uct_ep_check(ep, 0, NULL);
-        return errors.count > 0;
-    }, 30.0)) << "no error reported for a dead peer";
+    EXPECT_TRUE(sends_until_error(self, ep, &sent, errors))
+        << "no error reported for a dead peer";
     uct_ep_pending_purge(ep, NULL, NULL);
     uct_ep_destroy(ep);
 
