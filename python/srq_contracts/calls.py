@@ -352,12 +352,20 @@ class _PollCq(VerbCall):
                 (self._where(), _comment(self.text), self._where(), cq, num, n, cq))
 
 
+def _guarded(block, cond):
+    """A call's block (VerbCall.to_c) made only if @cond holds"""
+    return block.replace("\n    {\n", "\n    if (%s) {\n" % cond, 1)
+
+
 class _GetCqEvent(VerbCall):
+    """Read only once the channel has one: a get on an empty channel never
+    returns"""
+
     def to_c(self, prog=None):
         prog = prog or Program()
         ch = prog.value("object", self.inputs["channel"])
-        pre = "    replay_wait_fd(%s, %s->fd);\n" % (self._where(), ch)
-        return pre + VerbCall.to_c(self, prog)
+        return _guarded(VerbCall.to_c(self, prog),
+                        "replay_wait_fd(%s, %s->fd)" % (self._where(), ch))
 
     def check_outputs(self, prog, outvars, ok):
         cq = self.outputs.get("cq")
@@ -368,11 +376,26 @@ class _GetCqEvent(VerbCall):
 
 
 class _GetAsyncEvent(VerbCall):
+    """replay_get_async: waits for the event, never blocks on an empty fd,
+    and lets timing leave out an SRQ's limit event"""
+
     def to_c(self, prog=None):
         prog = prog or Program()
+        prog.calls += 1
         ctx = prog.value("object", self.inputs["context"])
-        pre = "    replay_wait_fd(%s, %s->async_fd);\n" % (self._where(), ctx)
-        return pre + VerbCall.to_c(self, prog)
+        want = prog.value("enum", self.outputs.get("event", {}).get("event_type", "0"))
+        return ("    /* %s: %s */\n    {\n        struct ibv_async_event ev;\n"
+                "        ++replay_calls;\n        replay_get_async(%s, %s, %s, &ev);\n    }\n" %
+                (self._where(), _comment(self.text), self._where(), ctx, want))
+
+
+class _AckAsyncEvent(VerbCall):
+    """Only an event the replay read is acknowledged"""
+
+    def to_c(self, prog=None):
+        prog = prog or Program()
+        etype = prog.value("enum", self.inputs.get("event", {}).get("event_type", "0"))
+        return _guarded(VerbCall.to_c(self, prog), "replay_async_take(%s)" % etype)
 
 
 _SPECIAL = {
@@ -381,6 +404,7 @@ _SPECIAL = {
     "ibv_poll_cq": _PollCq,
     "ibv_get_cq_event": _GetCqEvent,
     "ibv_get_async_event": _GetAsyncEvent,
+    "ibv_ack_async_event": _AckAsyncEvent,
 }
 
 
