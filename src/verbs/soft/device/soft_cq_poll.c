@@ -58,27 +58,45 @@ static bool srq_soft_poll_empty(srq_soft_cq_t *cq, srq_soft_dev_t *dev)
     return true;
 }
 
+/*
+ * The device's work, on the caller's CPU, if no other thread is doing it:
+ * true if it ran (and then @calls_p is the progress count after it). A
+ * poll never waits for the device lock: its holder is running progress
+ * (which completes into this CQ too) or a post or control verb, and the
+ * poller comes back, as it would to an HCA that had nothing yet.
+ */
+static bool srq_soft_poll_progress(srq_soft_dev_t *dev, uint64_t *calls_p)
+{
+    if (!srq_soft_trylock(&dev->lock)) {
+        return false;
+    }
+    srq_soft_progress(dev);
+    *calls_p = dev->stats.progress_calls;
+    srq_soft_dev_unlock(dev);
+    return true;
+}
+
 int srq_soft_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
 {
     srq_soft_cq_t *cq   = srq_soft_cq(ibcq);
     srq_soft_dev_t *dev = cq->dev;
+    uint64_t calls;
     int n;
 
     if (num < 0) {
         return -EINVAL;
     }
+    /* a user that polls (soft_wait.c), read without the lock by the
+     * progress thread: a lost increment still changes the count */
+    srq_soft_stat_inc_shared(&dev->user_polls);
     if ((num > 0) && srq_soft_poll_empty(cq, dev)) {
-        /* a user that polls (soft_wait.c), without the lock: a lost
-         * increment still changes the count */
-        srq_soft_stat_inc_shared(&dev->user_polls);
         return 0;
     }
-    srq_soft_dev_lock(dev);
-    /* read without the lock by the progress thread (soft_wait.c) */
-    srq_soft_stat_inc_shared(&dev->user_polls);
-    n = srq_soft_cq_pop(cq, num, wc);
-    if (((n < num) && (srq_soft_stat_read_shared(&cq->progress_seen) ==
-                       dev->stats.progress_calls)) ||
+    /* the CQ's own lock: completions waiting are taken with no device
+     * lock, whatever another thread does on the device */
+    calls = srq_soft_stat_read_shared(&dev->stats.progress_calls);
+    n     = srq_soft_cq_pop(cq, num, wc);
+    if (((n < num) && (srq_soft_stat_read_shared(&cq->progress_seen) == calls)) ||
         (num == 0)) {
         /* the device's work runs on the caller's CPU, only when the CQ
          * cannot satisfy it (a poll of none is a call for progress), and
@@ -86,14 +104,17 @@ int srq_soft_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
          * caller polling two CQs in turn, as UCX's progress does, runs it
          * once per round, and one with completions waiting not at all.
          * An overrun CQ (n < 0) satisfies none: the device still moves,
-         * the poll still fails */
-        srq_soft_progress(dev);
+         * the poll still fails. If another thread holds the device, this
+         * poll has what the CQ had, and the next one tries again (the CQ
+         * not marked seen) */
+        if (!srq_soft_poll_progress(dev, &calls)) {
+            return n;
+        }
         if (n >= 0) {
             n += srq_soft_cq_pop(cq, num - n, wc + n);
         }
     }
-    srq_soft_cq_seen(cq, dev->stats.progress_calls);
-    srq_soft_dev_unlock(dev);
+    srq_soft_cq_seen(cq, calls);
     return n;
 }
 

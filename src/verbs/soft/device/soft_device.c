@@ -543,13 +543,22 @@ static int srq_soft_query_srq_rnr(srq_verbs_dev_t *dev, struct ibv_srq *srq,
 int srq_soft_query_stats(srq_verbs_dev_t *vdev, srq_soft_stats_t *stats)
 {
     srq_soft_dev_t *dev;
+    size_t i;
 
     if ((vdev == NULL) || (vdev->kind != SRQ_VERBS_DEV_SOFT)) {
         return EINVAL;
     }
     dev = srq_soft_dev(vdev);
+    /* every field a uint64_t; a few written outside the lock (the
+     * progress thread's looks, a poll's progress count), so each is read
+     * as it is written, by a relaxed atomic load */
+    _Static_assert(sizeof(*stats) % sizeof(uint64_t) == 0,
+                   "srq_soft_stats_t is uint64_t fields");
     srq_soft_dev_lock(dev);
-    *stats = dev->stats;
+    for (i = 0; i < sizeof(*stats) / sizeof(uint64_t); ++i) {
+        ((uint64_t*)stats)[i] =
+            srq_soft_stat_read_shared((const uint64_t*)&dev->stats + i);
+    }
     srq_soft_dev_unlock(dev);
     return 0;
 }

@@ -12,6 +12,7 @@
 #include "../fabric/soft_proc.h"
 #include "../fabric/soft_ring.h"
 #include "../fabric/soft_shm.h"
+#include "../objects/soft_cq.h"
 #include "../objects/soft_dev.h"
 #include "../wire/soft_post.h"
 #include "soft_thread.h"
@@ -65,6 +66,13 @@ int srq_soft_test_with_dev_lock(srq_verbs_dev_t *vdev, void (*fn)(void *arg),
     fn(arg);
     srq_soft_dev_unlock(dev);
     return 0;
+}
+
+int srq_soft_test_cq_pending(struct ibv_cq *ibcq)
+{
+    srq_soft_cq_t *cq = srq_soft_cq(ibcq);
+
+    return (int)(srq_soft_cq_load(&cq->pi) - srq_soft_cq_load(&cq->ci));
 }
 
 /* The device stops answering for itself: only polls move it */

@@ -55,6 +55,10 @@ int srq_soft_test_release_lock(srq_verbs_dev_t *dev);
 int srq_soft_test_with_dev_lock(srq_verbs_dev_t *dev, void (*fn)(void *arg),
                                 void *arg);
 
+/* The completions written into @cq (a soft CQ) and not polled yet; a
+ * look, taking none */
+int srq_soft_test_cq_pending(struct ibv_cq *cq);
+
 /*
  * Stop @dev's progress thread: from now on the device moves only when its
  * owner polls (ibv_poll_cq, srq_verbs_get_cq_event), as an HCA never

@@ -269,7 +269,7 @@ bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
 {
     struct pollfd pfd[3];
     bool user_polls, sleeper, direct, watch, ring_busy = false;
-    unsigned armed, look_max;
+    unsigned armed, direct_cqs, look_max;
     uint64_t raised;
     int timeout;
 
@@ -293,11 +293,12 @@ bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
                                       memory_order_relaxed);
     user_polls = (polls != dev->thread_polls_seen);
     armed      = __atomic_load_n(&dev->armed_cqs, __ATOMIC_RELAXED);
-    direct     = (__atomic_load_n(&dev->armed_direct, __ATOMIC_RELAXED) != 0);
+    direct_cqs = __atomic_load_n(&dev->armed_direct, __ATOMIC_RELAXED);
+    direct     = (direct_cqs != 0);
     sleeper    = !direct && (armed != 0);
     watch      = (user_polls && !sleeper) ||
                  (direct && srq_soft_ring_empty(&dev->fab));
-    look_max   = (direct && (armed != dev->armed_direct)) ?
+    look_max   = (direct && (armed != direct_cqs)) ?
                  SRQ_SOFT_THREAD_LOOK_SLEEPERS_MS : SRQ_SOFT_THREAD_LOOK_MAX_MS;
     dev->thread_polls_seen = polls;
     srq_soft_thread_look_next(dev, watch, look_max);

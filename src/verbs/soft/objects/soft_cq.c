@@ -258,6 +258,7 @@ struct ibv_cq *srq_soft_create_cq_pd(srq_verbs_dev_t *vdev, int cqe,
     cq->ibv.channel    = channel;
     cq->ibv.cq_context = cq_context;
     cq->ibv.cqe        = (int)cq->size;
+    srq_soft_lock_init(&cq->lock);
     srq_soft_list_init(&cq->ev_link);
     pthread_mutex_init(&cq->ibv.mutex, NULL);
     pthread_cond_init(&cq->ibv.cond, NULL);
@@ -352,7 +353,9 @@ int srq_soft_resize_cq(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq, int cqe)
         return EINVAL;
     }
     cq = srq_soft_cq(ibcq);
+    srq_soft_lock(&cq->lock);
     if (cq->pi - cq->ci > size) {
+        srq_soft_unlock(&cq->lock);
         srq_soft_dev_unlock(dev);
         srq_soft_qbuf_free(&buf);
         return EINVAL;
@@ -365,6 +368,7 @@ int srq_soft_resize_cq(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq, int cqe)
     cq->ring     = ring;
     cq->size     = size;
     cq->ibv.cqe  = (int)size;
+    srq_soft_unlock(&cq->lock);
     srq_soft_dev_unlock(dev);
     srq_soft_qbuf_free(&old);
     return 0;
@@ -417,37 +421,51 @@ int srq_soft_cq_arm(srq_soft_cq_t *cq, int solicited_only)
      * sleeps (UCX's uct_iface_event_arm) would otherwise sleep on a
      * completion added between its poll and its arm - our own progress
      * adds them, in the very calls that arm (srq_soft_get_cq_event) */
-    if (cq->pi != cq->ci) {
-        srq_soft_cq_event(cq);
+    if (srq_soft_cq_load(&cq->pi) != srq_soft_cq_load(&cq->ci)) {
+        srq_soft_cq_event(cq); /* (a poll racing it: a spurious event) */
     }
     return 0;
 }
 
 /*
  * A slot for a new completion, or NULL when the CQ is full: an overrun puts
- * the CQ in error (IBV_EVENT_CQ_ERR), as on an HCA. Under dev->lock.
+ * the CQ in error (IBV_EVENT_CQ_ERR), as on an HCA. Under dev->lock; takes
+ * the CQ's lock, which srq_soft_cq_push_done releases once the caller
+ * filled the slot (a poll never sees half a completion).
  */
 srq_soft_cqe_t *srq_soft_cq_push(srq_soft_cq_t *cq, bool solicited)
 {
     srq_soft_cqe_t *cqe;
 
+    srq_soft_lock(&cq->lock);
     if (cq->error) {
+        srq_soft_unlock(&cq->lock);
         return NULL;
     }
     if (cq->pi - cq->ci == cq->size) {
         atomic_store_explicit((_Atomic bool*)&cq->error, true,
                               memory_order_relaxed);
+        srq_soft_unlock(&cq->lock);
         srq_soft_async_raise(cq->dev, IBV_EVENT_CQ_ERR, &cq->ibv,
                              &cq->events_written);
         return NULL;
     }
     cqe = &cq->ring[cq->pi & (cq->size - 1)];
-    srq_soft_cq_store(&cq->pi, cq->pi + 1);
     memset(cqe, 0, sizeof(*cqe));
+    cq->push_se = solicited;
+    return cqe;
+}
+
+void srq_soft_cq_push_done(srq_soft_cq_t *cq)
+{
+    bool solicited = cq->push_se;
+
+    srq_soft_cq_store(&cq->pi, cq->pi + 1);
+    srq_soft_unlock(&cq->lock);
+    /* armed and the channel are dev->lock's */
     if ((cq->armed == 1) || ((cq->armed == 2) && solicited)) {
         srq_soft_cq_event(cq);
     }
-    return cqe;
 }
 
 /* SRQ WQEs whose completions a poll took, freed together */
@@ -479,11 +497,12 @@ static void srq_soft_cqe_release(srq_soft_cqe_t *cqe, srq_soft_cq_frees_t *f)
         }
         f->idx[f->n++] = cqe->srq_idx;
     }
+    /* read by posts and the engine outside the CQ's lock */
     if (cqe->rq_ci_p != NULL) {
-        ++*cqe->rq_ci_p;
+        srq_soft_cq_store(cqe->rq_ci_p, srq_soft_cq_load(cqe->rq_ci_p) + 1);
     }
     if (cqe->sq_free_p != NULL) {
-        *cqe->sq_free_p = cqe->sq_free;
+        srq_soft_cq_store(cqe->sq_free_p, cqe->sq_free);
     }
 }
 
@@ -522,9 +541,12 @@ void srq_soft_ack_cq_events(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq,
  */
 void srq_soft_cq_clean_qp(srq_soft_cq_t *cq, uint32_t qp_num)
 {
-    uint32_t mask = cq->size - 1, keep = cq->ci, i;
+    uint32_t mask, keep, i;
     srq_soft_cqe_t *cqe;
 
+    srq_soft_lock(&cq->lock);
+    mask = cq->size - 1;
+    keep = cq->ci;
     for (i = cq->ci; i != cq->pi; ++i) {
         cqe = &cq->ring[i & mask];
         if (cqe->wc.qp_num != qp_num) {
@@ -537,6 +559,7 @@ void srq_soft_cq_clean_qp(srq_soft_cq_t *cq, uint32_t qp_num)
         }
     }
     srq_soft_cq_store(&cq->pi, keep);
+    srq_soft_unlock(&cq->lock);
 }
 
 /* A QP is being destroyed: its completions stay, its queues are gone */
@@ -546,6 +569,7 @@ void srq_soft_cq_forget_qp(srq_soft_cq_t *cq, const uint32_t *rq_ci_p,
     srq_soft_cqe_t *cqe;
     uint32_t i;
 
+    srq_soft_lock(&cq->lock);
     for (i = cq->ci; i != cq->pi; ++i) {
         cqe = &cq->ring[i & (cq->size - 1)];
         if (cqe->rq_ci_p == rq_ci_p) {
@@ -555,17 +579,20 @@ void srq_soft_cq_forget_qp(srq_soft_cq_t *cq, const uint32_t *rq_ci_p,
             cqe->sq_free_p = NULL;
         }
     }
+    srq_soft_unlock(&cq->lock);
 }
 
 static void srq_soft_cq_forget_srq(srq_soft_cq_t *cq, srq_soft_srq_t *srq)
 {
     uint32_t i;
 
+    srq_soft_lock(&cq->lock);
     for (i = cq->ci; i != cq->pi; ++i) {
         if (cq->ring[i & (cq->size - 1)].srq == srq) {
             cq->ring[i & (cq->size - 1)].srq = NULL;
         }
     }
+    srq_soft_unlock(&cq->lock);
 }
 
 void srq_soft_cqs_forget_srq(srq_soft_dev_t *dev, srq_soft_srq_t *srq)
@@ -584,24 +611,28 @@ void srq_soft_cq_forget_counters(srq_soft_cq_t *cq, const void *lo,
     const uint8_t *p;
     uint32_t i;
 
+    srq_soft_lock(&cq->lock);
     for (i = cq->ci; i != cq->pi; ++i) {
         p = (const uint8_t*)cq->ring[i & (cq->size - 1)].rq_ci_p;
         if ((p >= (const uint8_t*)lo) && (p < (const uint8_t*)lo + len)) {
             cq->ring[i & (cq->size - 1)].rq_ci_p = NULL;
         }
     }
+    srq_soft_unlock(&cq->lock);
 }
 
 int srq_soft_cq_pop(srq_soft_cq_t *cq, int num, struct ibv_wc *wc)
 {
     srq_soft_cq_frees_t frees;
     srq_soft_cqe_t *cqe;
-    uint32_t ci = cq->ci;
+    uint32_t ci;
     int n = 0;
 
     frees.dev = cq->dev;
     frees.srq = NULL; /* (idx needs no zeroing: an idle poll is common) */
     frees.n   = 0;
+    srq_soft_lock(&cq->lock);
+    ci = cq->ci;
     while ((n < num) && (ci != cq->pi)) {
         cqe     = &cq->ring[ci++ & (cq->size - 1)];
         wc[n++] = cqe->wc;
@@ -615,9 +646,10 @@ int srq_soft_cq_pop(srq_soft_cq_t *cq, int num, struct ibv_wc *wc)
         srq_soft_cqe_release(cqe, &frees);
     }
     srq_soft_cq_store(&cq->ci, ci);
-    srq_soft_cq_frees_flush(&frees);
+    srq_soft_cq_frees_flush(&frees); /* the SRQ's lock, inside the CQ's */
     if ((n == 0) && cq->error) {
         n = -EIO; /* overrun: completions were lost */
     }
+    srq_soft_unlock(&cq->lock);
     return n;
 }

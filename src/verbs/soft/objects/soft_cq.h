@@ -7,6 +7,7 @@
 
 #include "../../dev/srq_verbs_types.h"
 #include "../fabric/soft_list.h"
+#include "../fabric/soft_lock.h"
 #include "soft_qbuf.h"
 
 #include <stdatomic.h>
@@ -56,10 +57,19 @@ struct srq_soft_cq {
     struct ibv_pd       *pd;       /* the parent domain it was made in
                                       (ibv_create_cq_ex), or NULL */
     uint32_t             size;     /* power of two */
-    uint32_t             pi, ci;   /* written under dev->lock, by atomic
-                                      stores: an empty poll reads them
-                                      without it (srq_soft_poll_cq) */
+    /* The CQ's own lock: the ring, pi and ci, error and the counters a
+     * poll bumps (srq_soft_cqe_t; ex_wc and ex_tm are the one thread's
+     * between ibv_start_poll and ibv_end_poll). The engine pushes under
+     * dev->lock and this one; a poll pops under this one alone, so a
+     * thread polling its own CQ waits for no other's device work. Only
+     * the SRQ's lock is taken inside it (lock order: doc/architecture.md) */
+    srq_soft_lock_t      lock;
+    uint32_t             pi, ci;   /* written by atomic stores: an empty
+                                      poll reads them without the lock
+                                      (srq_soft_poll_cq) */
     int                  armed;    /* 0, 1: next CQE, 2: next solicited */
+    bool                 push_se;  /* the completion being pushed is
+                                      solicited (under the CQ's lock) */
     bool                 error;    /* overrun (as pi and ci) */
     srq_soft_list_t      ev_link;  /* channel->events */
     unsigned             events_delivered;
@@ -133,10 +143,21 @@ void srq_soft_ack_cq_events(srq_verbs_dev_t *dev, struct ibv_cq *cq,
 /* Under dev->lock: */
 /* ibv_req_notify_cq's arm: EINVAL without a channel to notify */
 int  srq_soft_cq_arm(srq_soft_cq_t *cq, int solicited_only);
-/* A slot for a new completion, NULL on overrun (the CQ is in error) */
+/* A slot for a new completion, NULL on overrun (the CQ is in error); a
+ * slot is filled, then published by srq_soft_cq_push_done (the CQ's lock
+ * is held in between) */
 srq_soft_cqe_t *srq_soft_cq_push(srq_soft_cq_t *cq, bool solicited);
-/* Take up to @num completions (what ibv_poll_cq returns) */
+void srq_soft_cq_push_done(srq_soft_cq_t *cq);
+
+/* Without dev->lock (the CQ's own): take up to @num completions (what
+ * ibv_poll_cq returns) */
 int  srq_soft_cq_pop(srq_soft_cq_t *cq, int num, struct ibv_wc *wc);
+/* A counter of a QP's or TM list's that polls advance (rq_ci_p,
+ * sq_free_p), read outside the CQ's lock */
+static inline uint32_t srq_soft_cq_counter(const uint32_t *counter)
+{
+    return srq_soft_cq_load(counter);
+}
 /* The channel's oldest event, or NULL */
 srq_soft_cq_t *srq_soft_channel_pop(srq_soft_channel_t *ch);
 /* A QP or SRQ is destroyed: its completions stay, its queue is gone (a

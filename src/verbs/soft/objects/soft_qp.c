@@ -436,10 +436,15 @@ static enum ibv_wc_opcode srq_soft_wc_opcode(enum ibv_wr_opcode op)
  * program's next completion, as an unsignaled WQE's */
 static void srq_soft_qp_fin_done(srq_soft_qp_t *qp)
 {
+    srq_soft_cq_t *cq = srq_soft_cq(qp->ibv.send_cq);
+
     --qp->tm_fins;
+    /* polls write sq_free too: under the send CQ's lock */
+    srq_soft_lock(&cq->lock);
     if (qp->sq_free == qp->sq_ci) {
-        ++qp->sq_free;
+        srq_soft_cq_store(&qp->sq_free, qp->sq_free + 1);
     }
+    srq_soft_unlock(&cq->lock);
 }
 
 void srq_soft_qp_send_cqe(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
@@ -471,6 +476,7 @@ void srq_soft_qp_send_cqe(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
      * before it */
     cqe->sq_free_p   = &qp->sq_free;
     cqe->sq_free     = qp->sq_ci + 1;
+    srq_soft_cq_push_done(srq_soft_cq(qp->ibv.send_cq));
 }
 
 void srq_soft_qp_free_atomics(srq_soft_qp_t *qp)

@@ -249,6 +249,7 @@ static void srq_soft_qp_flush_rq(srq_soft_qp_t *qp)
         cqe->wc.opcode = IBV_WC_RECV;
         cqe->wc.qp_num = qp->ibv.qp_num;
         cqe->rq_ci_p   = &qp->rq_ci; /* the slot is free once this is polled */
+        srq_soft_cq_push_done(cq);
     }
 }
 

@@ -22,7 +22,7 @@ static bool srq_soft_tm_slot_free(const srq_soft_tm_tag_t *t)
 {
     return (t->state == SRQ_SOFT_TM_TAG_FREE) ||
            ((t->state == SRQ_SOFT_TM_TAG_CONSUMED) &&
-            (t->cqe.polled == t->cqes));
+            (srq_soft_cq_counter(&t->cqe.polled) == t->cqes));
 }
 
 srq_soft_tm_tag_t *srq_soft_tm_slot(srq_soft_tm_t *tm)
@@ -91,7 +91,7 @@ void srq_soft_tm_consume(srq_soft_tm_tag_t *t, const srq_soft_tm_hdr_t *h)
 {
     t->state         = SRQ_SOFT_TM_TAG_CONSUMED;
     t->cqes          = 0;
-    t->cqe.polled    = 0;
+    srq_soft_cq_store(&t->cqe.polled, 0); /* polls' counter (soft_cq.h) */
     t->cqe.info.tag  = h->tag;
     t->cqe.info.priv = h->app_ctx;
 }
@@ -111,4 +111,10 @@ void srq_soft_tm_tag_cqe(srq_soft_tm_t *tm, srq_soft_qp_t *qp,
     cqe->wc.byte_len = byte_len;
     cqe->rq_ci_p     = &t->cqe.polled; /* the slot is free once polled */
     ++t->cqes;
+    srq_soft_tm_cqe_done(tm);
+}
+
+void srq_soft_tm_cqe_done(srq_soft_tm_t *tm)
+{
+    srq_soft_cq_push_done(srq_soft_cq(tm->cq));
 }

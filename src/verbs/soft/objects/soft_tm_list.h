@@ -96,12 +96,14 @@ srq_soft_tm_tag_t *srq_soft_tm_match(srq_soft_tm_t *tm, uint64_t tag);
 srq_soft_tm_tag_t *srq_soft_tm_slot(srq_soft_tm_t *tm);
 
 /* A completion on the SRQ's CQ (NULL: the CQ overran); @pkt: of the
- * message it is for, or NULL (a list operation) */
+ * message it is for, or NULL (a list operation). The caller fills the
+ * rest and publishes it with srq_soft_tm_cqe_done (srq_soft_cq_push) */
 srq_soft_cqe_t *srq_soft_tm_cqe(srq_soft_tm_t *tm, srq_soft_qp_t *qp,
                                 const srq_soft_pkt_t *pkt,
                                 enum ibv_wc_opcode opcode,
                                 enum ibv_wc_status status,
                                 uint64_t wr_id, unsigned flags);
+void srq_soft_tm_cqe_done(srq_soft_tm_t *tm);
 /* Tag @t takes the message of @h: consumed, its slot back once every
  * receive completion made for it is polled */
 void srq_soft_tm_consume(srq_soft_tm_tag_t *t, const struct srq_soft_tm_hdr *h);

@@ -32,6 +32,7 @@
 #include "../fabric/soft_report.h"
 #include "../fabric/soft_shm.h"
 #include "../objects/soft_ah.h"
+#include "../objects/soft_cq.h"
 #include "../objects/soft_dev.h"
 #include "../objects/soft_mr.h"
 #include "../objects/soft_qp.h"
@@ -165,7 +166,8 @@ static int srq_soft_sq_room(srq_soft_qp_t *qp, uint32_t n)
 {
     /* FINs of a TM QP (soft_tm_rndv.c) are the device's, not the
      * program's: room beyond max_send_wr */
-    if (qp->sq_pi - qp->sq_free + n > qp->cap.max_send_wr + qp->tm_fins) {
+    if (qp->sq_pi - srq_soft_cq_counter(&qp->sq_free) + n >
+        qp->cap.max_send_wr + qp->tm_fins) {
         return ENOMEM;
     }
     if (qp->sq_pi - qp->sq_ci + n <= qp->sq_mask + 1) {
@@ -384,7 +386,7 @@ static int srq_soft_check_recv_wr(srq_soft_qp_t *qp,
     if ((wr->num_sge < 0) || ((uint32_t)wr->num_sge > qp->cap.max_recv_sge)) {
         return EINVAL;
     }
-    if (qp->rq_pi - qp->rq_ci >= qp->cap.max_recv_wr) {
+    if (qp->rq_pi - srq_soft_cq_counter(&qp->rq_ci) >= qp->cap.max_recv_wr) {
         return ENOMEM; /* a slot is free only once its completion is polled */
     }
     return 0;

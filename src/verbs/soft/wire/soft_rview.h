@@ -223,13 +223,13 @@ srq_soft_rview_complete(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
                         enum ibv_wc_status status, uint32_t byte_len)
 {
     bool ud = (qp->ibv.qp_type == IBV_QPT_UD);
+    /* an XRC target has no CQ: its SRQ's gets the completion */
+    srq_soft_cq_t *cq = srq_soft_cq((qp->ibv.recv_cq != NULL) ?
+                                    qp->ibv.recv_cq : v->srq->xrc_cq);
     srq_soft_cqe_t *cqe;
 
-    /* an XRC target has no CQ: its SRQ's gets the completion */
-    cqe = srq_soft_cq_push(srq_soft_cq((qp->ibv.recv_cq != NULL) ?
-                                       qp->ibv.recv_cq : v->srq->xrc_cq),
-                           (pkt->flags & SRQ_SOFT_PKT_F_SE) ||
-                           (status != IBV_WC_SUCCESS));
+    cqe = srq_soft_cq_push(cq, (pkt->flags & SRQ_SOFT_PKT_F_SE) ||
+                               (status != IBV_WC_SUCCESS));
     if (cqe == NULL) {
         return;
     }
@@ -257,6 +257,7 @@ srq_soft_rview_complete(srq_soft_qp_t *qp, const srq_soft_pkt_t *pkt,
     cqe->srq     = v->srq;
     cqe->srq_idx = v->srq_idx;
     cqe->rq_ci_p = (v->srq == NULL) ? &qp->rq_ci : NULL;
+    srq_soft_cq_push_done(cq);
 }
 
 #endif

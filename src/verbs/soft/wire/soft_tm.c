@@ -198,7 +198,7 @@ static int srq_soft_tm_op(srq_soft_tm_t *tm, struct ibv_ops_wr *wr)
     /* one that may complete needs room for its completion (a TAG_DEL
      * completes when it fails) */
     if (((wr->flags & IBV_OPS_SIGNALED) || (wr->opcode == IBV_WR_TAG_DEL)) &&
-        (tm->ops_made - tm->ops_polled >= tm->max_ops)) {
+        (tm->ops_made - srq_soft_cq_counter(&tm->ops_polled) >= tm->max_ops)) {
         return ENOMEM;
     }
     in_sync = srq_soft_tm_sync(tm, wr);
@@ -219,6 +219,7 @@ static int srq_soft_tm_op(srq_soft_tm_t *tm, struct ibv_ops_wr *wr)
     if (cqe != NULL) {
         cqe->rq_ci_p = &tm->ops_polled; /* its room back once polled */
         ++tm->ops_made;
+        srq_soft_tm_cqe_done(tm);
     }
     return 0;
 }
@@ -361,6 +362,7 @@ static srq_soft_tm_result_t srq_soft_tm_ordinary(srq_soft_qp_t *qp,
     if (cqe != NULL) {
         cqe->srq     = v.srq; /* the WQE is the device's until polled */
         cqe->srq_idx = v.srq_idx;
+        srq_soft_tm_cqe_done(tm);
     }
     if (status != IBV_WC_SUCCESS) {
         return srq_soft_tm_failed(status, nak);

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ucx-srq verbs conformance: threads of one process on one device, as UCX's
+ * workers share a device context: each thread with its own QPs and CQs,
+ * and several threads polling one CQ. Every message arrives once, in
+ * order, whole; every completion is taken by exactly one poller. Run under
+ * ThreadSanitizer too (test/tsan.sh): the device's locks (soft0: the CQ's
+ * own lock on the poll path, doc/architecture.md) leave no race.
+ */
+#include "verbs_fixture.h"
+
+#include <atomic>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <string.h>
+
+using namespace srq_test;
+
+namespace {
+
+const int THREAD_MSGS = 2000;
+const uint32_t MSG_LEN = 48;
+const int RECV_DEPTH = 32;
+
+/* A thread's own connection from a to b, with its own four CQs */
+struct lane_t {
+    ibv_cq *scqa, *rcqa, *scqb, *rcqb;
+    ibv_qp *qa, *qb;
+    char   *sbuf, *rbuf;
+    ibv_mr *smr, *rmr;
+    std::string error;     /* what went wrong, empty if nothing */
+};
+
+} // namespace
+
+class threads : public two_dev_test {
+protected:
+    void make_lane(lane_t &l)
+    {
+        l.scqa = make_cq(*a, 256);
+        l.rcqa = make_cq(*a, 256);
+        l.scqb = make_cq(*b, 256);
+        l.rcqb = make_cq(*b, 256);
+        l.qa   = make_qp(*a, IBV_QPT_RC, l.scqa, l.rcqa, nullptr, 64, RECV_DEPTH);
+        l.qb   = make_qp(*b, IBV_QPT_RC, l.scqb, l.rcqb, nullptr, 64, RECV_DEPTH);
+        ASSERT_NE(nullptr, l.qa);
+        ASSERT_NE(nullptr, l.qb);
+        connect_rc(*a, l.qa, *b, l.qb);
+        l.sbuf = (char*)alloc(MSG_LEN * 64);
+        l.rbuf = (char*)alloc(MSG_LEN * RECV_DEPTH);
+        l.smr  = reg(*a, l.sbuf, MSG_LEN * 64, 0);
+        l.rmr  = reg(*b, l.rbuf, MSG_LEN * RECV_DEPTH, IBV_ACCESS_LOCAL_WRITE);
+    }
+
+    /* Post receive @slot of lane @l (its wr_id is the slot) */
+    static int repost(lane_t &l, int slot)
+    {
+        ibv_sge sge = { (uint64_t)(uintptr_t)(l.rbuf + slot * MSG_LEN), MSG_LEN,
+                        l.rmr->lkey };
+        ibv_recv_wr wr = {}, *bad;
+
+        wr.wr_id   = (uint64_t)slot;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        return ibv_post_recv(l.qb, &wr, &bad);
+    }
+
+    static int send(lane_t &l, int seq)
+    {
+        char *p = l.sbuf + (seq % 64) * MSG_LEN;
+        ibv_sge sge = { (uint64_t)(uintptr_t)p, MSG_LEN, l.smr->lkey };
+        ibv_send_wr wr = {}, *bad;
+
+        snprintf(p, MSG_LEN, "lane %p message %d", (void*)&l, seq);
+        wr.wr_id      = (uint64_t)seq;
+        wr.sg_list    = &sge;
+        wr.num_sge    = 1;
+        wr.opcode     = IBV_WR_SEND;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        return ibv_post_send(l.qa, &wr, &bad);
+    }
+
+    /* A thread's whole run on its lane: @THREAD_MSGS sends, at most 16
+     * outstanding, every receive checked in order; polls only its own CQs
+     * (each poll may run the device's progress for all lanes) */
+    static void run_lane(lane_t &l)
+    {
+        int sent = 0, send_done = 0, recvd = 0, n, i;
+        uint64_t end = now_ms() + 60000;
+        ibv_wc wc[16];
+        char want[MSG_LEN];
+
+        for (i = 0; i < RECV_DEPTH; ++i) {
+            if (repost(l, i) != 0) {
+                l.error = "ibv_post_recv failed";
+                return;
+            }
+        }
+        while ((send_done < THREAD_MSGS) || (recvd < THREAD_MSGS)) {
+            if (now_ms() > end) {
+                l.error = "timeout: " + std::to_string(send_done) + " sends done, " +
+                          std::to_string(recvd) + " received";
+                return;
+            }
+            while ((sent < THREAD_MSGS) && (sent - send_done < 16) &&
+                   (sent - recvd < RECV_DEPTH)) {
+                if (send(l, sent) != 0) {
+                    l.error = "ibv_post_send failed at " + std::to_string(sent);
+                    return;
+                }
+                ++sent;
+            }
+            n = ibv_poll_cq(l.scqa, 16, wc);
+            for (i = 0; i < n; ++i, ++send_done) {
+                if ((wc[i].status != IBV_WC_SUCCESS) ||
+                    (wc[i].wr_id != (uint64_t)send_done)) {
+                    l.error = "send completion " + std::to_string(send_done) +
+                              ": wr_id " + std::to_string(wc[i].wr_id) + " status " +
+                              ibv_wc_status_str(wc[i].status);
+                    return;
+                }
+            }
+            n = ibv_poll_cq(l.rcqb, 16, wc);
+            for (i = 0; i < n; ++i, ++recvd) {
+                snprintf(want, sizeof(want), "lane %p message %d", (void*)&l, recvd);
+                if ((wc[i].status != IBV_WC_SUCCESS) || (wc[i].byte_len != MSG_LEN) ||
+                    strcmp(l.rbuf + wc[i].wr_id * MSG_LEN, want)) {
+                    l.error = std::string("receive ") + std::to_string(recvd) +
+                              ": got '" + (l.rbuf + wc[i].wr_id * MSG_LEN) +
+                              "' status " + ibv_wc_status_str(wc[i].status);
+                    return;
+                }
+                if (repost(l, (int)wc[i].wr_id) != 0) {
+                    l.error = "ibv_post_recv (again) failed";
+                    return;
+                }
+            }
+            /* the other CQs of the lane: progress, and nothing to find */
+            if ((ibv_poll_cq(l.rcqa, 1, wc) != 0) || (ibv_poll_cq(l.scqb, 1, wc) != 0)) {
+                l.error = "a completion where none is due";
+                return;
+            }
+        }
+    }
+};
+
+/* Each thread its own QPs and CQs on the two shared devices: all arrive,
+ * in order, whole */
+TEST_P(threads, own_lanes_on_shared_devices)
+{
+    const int nthreads = 4;
+    std::vector<lane_t> lanes(nthreads);
+    std::vector<std::thread> th;
+
+    for (auto &l : lanes) {
+        make_lane(l);
+        if (HasFatalFailure()) {
+            return;
+        }
+    }
+    for (auto &l : lanes) {
+        th.emplace_back([&l] { run_lane(l); });
+    }
+    for (auto &t : th) {
+        t.join();
+    }
+    for (int i = 0; i < nthreads; ++i) {
+        EXPECT_EQ("", lanes[i].error) << "thread " << i;
+    }
+}
+
+/* Several threads poll one CQ while one thread posts: each completion is
+ * taken by exactly one of them */
+TEST_P(threads, pollers_share_one_cq)
+{
+    const int npollers = 3, total = 6000;
+    lane_t l;
+    std::atomic<int> taken{0};
+    std::atomic<bool> bad{false};
+    std::vector<std::vector<uint64_t>> got(npollers);
+    std::vector<std::thread> th;
+
+    make_lane(l);
+    if (HasFatalFailure()) {
+        return;
+    }
+    for (int p = 0; p < npollers; ++p) {
+        th.emplace_back([&, p] {
+            uint64_t end = now_ms() + 60000;
+            ibv_wc wc[4];
+            int n;
+
+            while ((taken.load() < total) && (now_ms() < end)) {
+                n = ibv_poll_cq(l.scqa, 4, wc);
+                for (int i = 0; i < n; ++i) {
+                    if (wc[i].status != IBV_WC_SUCCESS) {
+                        bad = true;
+                    }
+                    got[p].push_back(wc[i].wr_id);
+                }
+                taken += (n > 0) ? n : 0;
+            }
+        });
+    }
+    /* the poster: RDMA WRITEs (no receive needed), at most 48 outstanding */
+    {
+        uint64_t end = now_ms() + 60000;
+        char *dst    = (char*)alloc(4096);
+        ibv_mr *dmr  = reg(*b, dst, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+        ibv_sge sge  = { (uint64_t)(uintptr_t)l.sbuf, MSG_LEN, l.smr->lkey };
+        ibv_send_wr wr = {}, *badwr;
+
+        wr.sg_list             = &sge;
+        wr.num_sge             = 1;
+        wr.opcode              = IBV_WR_RDMA_WRITE;
+        wr.send_flags          = IBV_SEND_SIGNALED;
+        wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)dst;
+        wr.wr.rdma.rkey        = dmr->rkey;
+        for (int s = 0; (s < total) && (now_ms() < end);) {
+            if (s - taken.load() >= 48) {
+                std::this_thread::yield();
+                continue;
+            }
+            wr.wr_id = (uint64_t)s;
+            if (ibv_post_send(l.qa, &wr, &badwr) != 0) {
+                ADD_FAILURE() << "ibv_post_send failed at " << s;
+                break;
+            }
+            ++s;
+        }
+    }
+    for (auto &t : th) {
+        t.join();
+    }
+    std::set<uint64_t> all;
+    size_t count = 0;
+    for (auto &v : got) {
+        count += v.size();
+        all.insert(v.begin(), v.end());
+    }
+    EXPECT_FALSE(bad.load());
+    EXPECT_EQ((size_t)total, count) << "completions taken";
+    EXPECT_EQ((size_t)total, all.size()) << "distinct completions (a duplicate: "
+                                            "two pollers took one)";
+}
+
+SRQ_INSTANTIATE(threads);
