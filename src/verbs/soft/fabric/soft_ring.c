@@ -47,6 +47,38 @@
 
 #define SRQ_SOFT_RING_MASK  ((uint64_t)SRQ_SOFT_RING_SIZE - 1)
 
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+/*
+ * ThreadSanitizer does not know that a producer's mapping of our queue and
+ * our own are one memory (one memfd mapped at two addresses), so it misses
+ * that publishing a frame (a release store of its pos) and taking it (an
+ * acquire load) order the producer's writes - the payload it read from the
+ * program's buffer among them - before the consumer's, when both instances
+ * live in one process, as the verbs tests' two devices do. A sync word per
+ * instance, the same in both (found from the instance's id), tells it.
+ */
+static char srq_soft_ring_tsan_words[64];
+
+static void *srq_soft_ring_tsan_word(const uint8_t *instance)
+{
+    unsigned h = 0, i;
+
+    for (i = 0; i < SRQ_SOFT_INST_LEN; ++i) {
+        h = h * 31 + instance[i];
+    }
+    return &srq_soft_ring_tsan_words[h % sizeof(srq_soft_ring_tsan_words)];
+}
+
+#define srq_soft_ring_tsan_release(_instance) \
+    __tsan_release(srq_soft_ring_tsan_word(_instance))
+#define srq_soft_ring_tsan_acquire(_instance) \
+    __tsan_acquire(srq_soft_ring_tsan_word(_instance))
+#else
+#define srq_soft_ring_tsan_release(_instance)  do { } while (0)
+#define srq_soft_ring_tsan_acquire(_instance)  do { } while (0)
+#endif
+
 static inline uint64_t srq_soft_load_acq(const uint64_t *p)
 {
     return atomic_load_explicit((_Atomic uint64_t*)p, memory_order_acquire);
@@ -226,6 +258,7 @@ int srq_soft_ring_reserve(srq_soft_fab_t *fab, srq_soft_peer_t *peer,
 void srq_soft_ring_commit(srq_soft_fab_t *fab, srq_soft_tx_t *tx)
 {
     tx->pkt->magic = SRQ_SOFT_PKT_MAGIC;
+    srq_soft_ring_tsan_release(tx->peer->instance);
     srq_soft_store_rel(&tx->pkt->pos,
                        srq_soft_pos_tag(tx->end - tx->pkt->frame_len));
     ++fab->stats->tx_packets;
@@ -347,6 +380,7 @@ unsigned srq_soft_ring_drain(srq_soft_fab_t *fab, unsigned max,
             head = next;
             continue;
         }
+        srq_soft_ring_tsan_acquire(fab->instance);
         frame = (const uint8_t*)srq_soft_ring_at(fab->seg.ring, head);
         /* a private copy: a producer must not change what we validated */
         memcpy(&h, frame, sizeof(h));
