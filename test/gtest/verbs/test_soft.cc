@@ -441,6 +441,43 @@ TEST_P(soft, poll_takes_completions_while_another_thread_holds_the_device)
 }
 
 /*
+ * A QP's receive queue guards itself, as an SRQ does: ibv_post_recv writes
+ * WQEs under the queue's lock and publishes them to the engine with one
+ * store, so a post does not wait for another thread's device work (it
+ * did: 5 s here). What it posted is then received, in order.
+ */
+TEST_P(soft, post_recv_while_another_thread_holds_the_device)
+{
+    tdev_t &a = open_dev();
+    tdev_t &b = open_dev();
+    ibv_cq *cqa = make_cq(a), *cqb = make_cq(b);
+    char *sbuf = (char*)alloc(64), *rbuf = (char*)alloc(4 * 64);
+    ibv_mr *mra = reg(a, sbuf, 64, 0);
+    ibv_mr *mrb = reg(b, rbuf, 4 * 64, IBV_ACCESS_LOCAL_WRITE);
+    ibv_qp *qa = make_qp(a, IBV_QPT_RC, cqa, cqa);
+    ibv_qp *qb = make_qp(b, IBV_QPT_RC, cqb, cqb);
+    int ret = -1;
+
+    connect_rc(a, qa, b, qb);
+    EXPECT_TRUE(returns_while_device_held(b, [&] {
+        ret = 0;
+        for (int i = 0; i < 4; ++i) {
+            ret |= post_recv(qb, rbuf + 64 * i, 64, mrb->lkey, 100 + i);
+        }
+    })) << "ibv_post_recv waited for the device lock";
+    ASSERT_EQ(0, ret);
+    for (int i = 0; i < 4; ++i) {
+        ASSERT_EQ(0, post_send(qa, IBV_WR_SEND, sbuf, 8 + i, mra->lkey, i));
+    }
+    for (int i = 0; i < 4; ++i) {
+        ibv_wc wc = poll1(cqb);
+        EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+        EXPECT_EQ((uint64_t)(100 + i), wc.wr_id);
+        EXPECT_EQ((uint32_t)(8 + i), wc.byte_len);
+    }
+}
+
+/*
  * The other side of it: a completion that the receive CQ's poll wrote into
  * the send CQ (the ACK came in while it ran the device) is found by the
  * send CQ's next poll, which takes the lock-free answer only when empty.

@@ -65,11 +65,20 @@ static bool srq_soft_poll_empty(srq_soft_cq_t *cq, srq_soft_dev_t *dev)
  * (which completes into this CQ too) or a post or control verb, and the
  * poller comes back, as it would to an HCA that had nothing yet.
  */
+static __thread unsigned srq_soft_poll_busy; /* this thread's polls in a
+                                                row that found it taken */
+
 static bool srq_soft_poll_progress(srq_soft_dev_t *dev, uint64_t *calls_p)
 {
     if (!srq_soft_trylock(&dev->lock)) {
+        /* as a waiter for the lock would (soft_lock.h): a pause, and
+         * after SRQ_SOFT_LOCK_SPINS of them the CPU given up once - the
+         * holder may be a thread that lost its CPU, and a program that
+         * polls again at once would keep it from getting one back */
+        srq_soft_lock_backoff(&srq_soft_poll_busy);
         return false;
     }
+    srq_soft_poll_busy = 0;
     srq_soft_progress(dev);
     *calls_p = dev->stats.progress_calls;
     srq_soft_dev_unlock(dev);

@@ -611,6 +611,7 @@ struct ibv_qp *srq_soft_create_qp_in(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
         return NULL;
     }
     srq_soft_qp_init_obj(dev, qp, pd, attr);
+    srq_soft_lock_init(&qp->rq_lock);
     if (attr->qp_type == IBV_QPT_XRC_RECV) {
         qp->ex_xrcd    = xrcd;
         qp->xrcd_users = xrcd_users;

@@ -8,6 +8,7 @@
 
 #include "../../dev/srq_verbs_types.h"
 #include "../fabric/soft_list.h"
+#include "../fabric/soft_lock.h"
 #include "../fabric/soft_shm.h"
 #include "soft_qbuf.h"
 
@@ -138,7 +139,10 @@ struct srq_soft_qp {
     void               (*wr_batch_free)(srq_soft_qp_t *qp);
     srq_soft_dev_t      *dev;
     uint32_t             index;
-    enum ibv_qp_state    state;      /* the device's; ibv.state is what
+    enum ibv_qp_state    state;      /* the device's (written under
+                                        dev->lock by srq_soft_qp_set_state,
+                                        read without it by a post of a
+                                        receive); ibv.state is what
                                         modify/query last told the program */
     struct ibv_qp_cap    cap;
     bool                 sq_sig_all;
@@ -209,12 +213,16 @@ struct srq_soft_qp {
     srq_soft_atomic_cache_t *atomic; /* results of the last atomics, from
                                         the first the QP served */
 
-    /* own receive queue: posted [rq_ci, rq_pi), consumed up to rq_hw */
+    /* own receive queue: posted [rq_ci, rq_pi), consumed up to rq_hw.
+     * ibv_post_recv writes it under rq_lock alone (no device lock) and
+     * publishes rq_pi, which the engine reads as an HCA its doorbell
+     * record (srq_soft_qp_rq_posted); rq_ci is its CQ's (soft_cq.h) */
     srq_soft_rwqe_t     *rq;
     struct ibv_sge      *rq_sge;
     srq_soft_qbuf_t      rq_buf;     /* both, from a parent domain's
                                         allocator (as sq_buf) */
     uint32_t             rq_mask;
+    srq_soft_lock_t      rq_lock;
     uint32_t             rq_pi, rq_hw, rq_ci;
 
     uint32_t             events_written; /* uverbs mode: to the async fd
@@ -376,5 +384,28 @@ void srq_soft_qp_send_cqe(srq_soft_qp_t *qp, const srq_soft_swqe_t *wqe,
                           enum ibv_wc_status status);
 /* Free the QP's results of atomics and what they keep (reset, destroy) */
 void srq_soft_qp_free_atomics(srq_soft_qp_t *qp);
+
+/* The WQEs ibv_post_recv published: the engine's look at the doorbell
+ * (their contents before it; sequentially consistent for the flush of a
+ * QP moved to error, srq_soft_qp_set_state - a plain load on x86) */
+static inline uint32_t srq_soft_qp_rq_posted(const srq_soft_qp_t *qp)
+{
+    return atomic_load((_Atomic uint32_t*)&qp->rq_pi);
+}
+
+/* The QP's state, written under dev->lock, read by posts without it.
+ * Sequentially consistent, with the post's publication of its WQEs: a
+ * post that misses the QP's move to error has its WQEs seen by the
+ * flush that follows the move, and one that sees it flushes them */
+static inline void srq_soft_qp_set_state(srq_soft_qp_t *qp,
+                                         enum ibv_qp_state state)
+{
+    atomic_store((_Atomic int*)&qp->state, (int)state);
+}
+
+static inline enum ibv_qp_state srq_soft_qp_peek_state(const srq_soft_qp_t *qp)
+{
+    return (enum ibv_qp_state)atomic_load((_Atomic int*)&qp->state);
+}
 
 #endif

@@ -224,7 +224,9 @@ static void srq_soft_qp_reset(srq_soft_qp_t *qp)
     srq_soft_qp_unpeer(qp);
     qp->sq_pi = qp->sq_tx = qp->sq_ci = qp->sq_free = 0;
     qp->tm_fins = 0;
+    srq_soft_lock(&qp->rq_lock); /* a post racing the reset */
     qp->rq_pi = qp->rq_hw = qp->rq_ci = 0;
+    srq_soft_unlock(&qp->rq_lock);
     /* the responder's kept results belong to the old connection */
     srq_soft_qp_free_atomics(qp);
     memset(&qp->attr, 0, sizeof(qp->attr));
@@ -239,7 +241,7 @@ static void srq_soft_qp_flush_rq(srq_soft_qp_t *qp)
     srq_soft_cq_t *cq = srq_soft_cq(qp->ibv.recv_cq);
     srq_soft_cqe_t *cqe;
 
-    for (; qp->rq_hw != qp->rq_pi; ++qp->rq_hw) {
+    for (; qp->rq_hw != srq_soft_qp_rq_posted(qp); ++qp->rq_hw) {
         cqe = srq_soft_cq_push(cq, true);
         if (cqe == NULL) {
             continue;
@@ -275,7 +277,7 @@ void srq_soft_qp_to_error(srq_soft_qp_t *qp)
     if (qp->state == IBV_QPS_ERR) {
         return;
     }
-    qp->state = IBV_QPS_ERR;
+    srq_soft_qp_set_state(qp, IBV_QPS_ERR);
     srq_soft_qp_publish(qp); /* peers' one-sided requests are dropped */
     srq_soft_qp_detach(qp);
     srq_soft_qp_flush(qp);
@@ -293,7 +295,7 @@ static int srq_soft_qp_apply(srq_soft_qp_t *qp, enum ibv_qp_state to,
 
     if (to == IBV_QPS_RESET) {
         srq_soft_qp_reset(qp);
-        qp->state = IBV_QPS_RESET;
+        srq_soft_qp_set_state(qp, IBV_QPS_RESET);
         return 0;
     }
     if (to == IBV_QPS_ERR) {
@@ -316,7 +318,7 @@ static int srq_soft_qp_apply(srq_soft_qp_t *qp, enum ibv_qp_state to,
         qp->rnr_left   = qp->attr.rnr_retry;
         qp->retry_left = qp->attr.retry_cnt;
     }
-    qp->state = to;
+    srq_soft_qp_set_state(qp, to);
     return 0;
 }
 

@@ -376,25 +376,28 @@ int srq_soft_post_send_all(srq_soft_qp_t *qp, struct ibv_send_wr *wr,
     return ret;
 }
 
+/* @pi: the WQE's place (the WQEs before it in the call not published) */
 static int srq_soft_check_recv_wr(srq_soft_qp_t *qp,
-                                  const struct ibv_recv_wr *wr)
+                                  const struct ibv_recv_wr *wr, uint32_t pi)
 {
-    if ((qp->ibv.srq != NULL) || (qp->state == IBV_QPS_RESET) ||
+    if ((qp->ibv.srq != NULL) ||
+        (srq_soft_qp_peek_state(qp) == IBV_QPS_RESET) ||
         srq_soft_qp_is_xrc(qp)) {
         return EINVAL; /* XRC: no receive queue (a target's is its SRQs) */
     }
     if ((wr->num_sge < 0) || ((uint32_t)wr->num_sge > qp->cap.max_recv_sge)) {
         return EINVAL;
     }
-    if (qp->rq_pi - srq_soft_cq_counter(&qp->rq_ci) >= qp->cap.max_recv_wr) {
+    if (pi - srq_soft_cq_counter(&qp->rq_ci) >= qp->cap.max_recv_wr) {
         return ENOMEM; /* a slot is free only once its completion is polled */
     }
     return 0;
 }
 
-static void srq_soft_fill_rwqe(srq_soft_qp_t *qp, const struct ibv_recv_wr *wr)
+static void srq_soft_fill_rwqe(srq_soft_qp_t *qp, const struct ibv_recv_wr *wr,
+                               uint32_t pi)
 {
-    uint32_t slot = qp->rq_pi & qp->rq_mask;
+    uint32_t slot = pi & qp->rq_mask;
     uint32_t nsge = qp->cap.max_recv_sge ? qp->cap.max_recv_sge : 1;
 
     qp->rq[slot].wr_id   = wr->wr_id;
@@ -403,30 +406,42 @@ static void srq_soft_fill_rwqe(srq_soft_qp_t *qp, const struct ibv_recv_wr *wr)
         memcpy(qp->rq_sge + (size_t)slot * nsge, wr->sg_list,
                sizeof(*wr->sg_list) * wr->num_sge);
     }
-    ++qp->rq_pi;
 }
 
+/*
+ * The QP's receive queue guards itself: WQEs are written under its own
+ * lock and published with one store of rq_pi per call, which the
+ * responder reads as an HCA reads its doorbell record; no device lock,
+ * but when the QP is in error, to flush what was posted (the store and
+ * the state's load are sequentially consistent, as the move to error's:
+ * one of the two sees the other, soft_qp.h)
+ */
 int srq_soft_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
                        struct ibv_recv_wr **bad_wr)
 {
     srq_soft_qp_t *qp   = srq_soft_qp(ibqp);
     srq_soft_dev_t *dev = qp->dev;
+    uint32_t pi;
     int ret = 0;
 
-    srq_soft_dev_lock(dev);
+    srq_soft_lock(&qp->rq_lock);
+    pi = qp->rq_pi;
     for (; wr != NULL; wr = wr->next) {
-        ret = srq_soft_check_recv_wr(qp, wr);
+        ret = srq_soft_check_recv_wr(qp, wr, pi);
         if (ret != 0) {
             *bad_wr = wr;
             errno   = ret;
             break;
         }
-        srq_soft_fill_rwqe(qp, wr);
+        srq_soft_fill_rwqe(qp, wr, pi++);
     }
-    if (qp->state == IBV_QPS_ERR) {
+    atomic_store((_Atomic uint32_t*)&qp->rq_pi, pi);
+    srq_soft_unlock(&qp->rq_lock);
+    if (srq_soft_qp_peek_state(qp) == IBV_QPS_ERR) {
+        srq_soft_dev_lock(dev);
         srq_soft_qp_flush(qp);
+        srq_soft_dev_unlock(dev);
     }
-    srq_soft_dev_unlock(dev);
     return ret;
 }
 

@@ -81,7 +81,7 @@ srq_soft_rview_peek(srq_soft_qp_t *qp, srq_soft_rview_t *v)
         srq_soft_rview_srq(srq, buf, idx, v);
         return true;
     }
-    if (qp->rq_hw == qp->rq_pi) {
+    if (qp->rq_hw == srq_soft_qp_rq_posted(qp)) {
         return false;
     }
     slot       = qp->rq_hw & qp->rq_mask;
