@@ -434,9 +434,12 @@ TEST_P(soft, poll_takes_completions_while_another_thread_holds_the_device)
     EXPECT_TRUE(returns_while_device_held(a, [&] { n = ibv_poll_cq(scq, 1, wc); }))
         << "a poll that needs progress waited for the device lock";
     EXPECT_EQ(0, n);
-    /* and with the device free again it runs it */
+    /* and with the device free again it runs it (a look of the device's
+     * own thread may hold it at that moment: a few polls) */
     uint64_t since = stats(a).progress_calls;
-    EXPECT_EQ(0, ibv_poll_cq(scq, 1, wc));
+    for (end = now_ms() + 1000; (stats(a).progress_calls == since) && (now_ms() < end);) {
+        EXPECT_EQ(0, ibv_poll_cq(scq, 1, wc));
+    }
     EXPECT_GT(stats(a).progress_calls, since);
 }
 
