@@ -58,6 +58,9 @@ static bool srq_soft_poll_empty(srq_soft_cq_t *cq, srq_soft_dev_t *dev)
     return true;
 }
 
+static __thread unsigned srq_soft_poll_busy; /* this thread's polls in a
+                                                row that found it taken */
+
 /*
  * The device's work, on the caller's CPU, if no other thread is doing it:
  * true if it ran (and then @calls_p is the progress count after it). A
@@ -65,9 +68,6 @@ static bool srq_soft_poll_empty(srq_soft_cq_t *cq, srq_soft_dev_t *dev)
  * (which completes into this CQ too) or a post or control verb, and the
  * poller comes back, as it would to an HCA that had nothing yet.
  */
-static __thread unsigned srq_soft_poll_busy; /* this thread's polls in a
-                                                row that found it taken */
-
 static bool srq_soft_poll_progress(srq_soft_dev_t *dev, uint64_t *calls_p)
 {
     if (!srq_soft_trylock(&dev->lock)) {

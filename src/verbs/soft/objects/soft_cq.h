@@ -89,7 +89,8 @@ struct srq_soft_cq {
 };
 
 /* The words an empty poll reads without dev->lock (the lock's holders
- * write them with these) */
+ * write them with these), and the counters polls advance (rq_ci_p,
+ * sq_free_p), which posts and the engine read outside the CQ's lock */
 static inline uint32_t srq_soft_cq_load(const uint32_t *v)
 {
     return atomic_load_explicit((_Atomic uint32_t*)v, memory_order_relaxed);
@@ -152,12 +153,6 @@ void srq_soft_cq_push_done(srq_soft_cq_t *cq);
 /* Without dev->lock (the CQ's own): take up to @num completions (what
  * ibv_poll_cq returns) */
 int  srq_soft_cq_pop(srq_soft_cq_t *cq, int num, struct ibv_wc *wc);
-/* A counter of a QP's or TM list's that polls advance (rq_ci_p,
- * sq_free_p), read outside the CQ's lock */
-static inline uint32_t srq_soft_cq_counter(const uint32_t *counter)
-{
-    return srq_soft_cq_load(counter);
-}
 /* The channel's oldest event, or NULL */
 srq_soft_cq_t *srq_soft_channel_pop(srq_soft_channel_t *ch);
 /* A QP or SRQ is destroyed: its completions stay, its queue is gone (a

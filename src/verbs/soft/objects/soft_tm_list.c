@@ -22,7 +22,7 @@ static bool srq_soft_tm_slot_free(const srq_soft_tm_tag_t *t)
 {
     return (t->state == SRQ_SOFT_TM_TAG_FREE) ||
            ((t->state == SRQ_SOFT_TM_TAG_CONSUMED) &&
-            (srq_soft_cq_counter(&t->cqe.polled) == t->cqes));
+            (srq_soft_cq_load(&t->cqe.polled) == t->cqes));
 }
 
 srq_soft_tm_tag_t *srq_soft_tm_slot(srq_soft_tm_t *tm)

@@ -166,7 +166,7 @@ static int srq_soft_sq_room(srq_soft_qp_t *qp, uint32_t n)
 {
     /* FINs of a TM QP (soft_tm_rndv.c) are the device's, not the
      * program's: room beyond max_send_wr */
-    if (qp->sq_pi - srq_soft_cq_counter(&qp->sq_free) + n >
+    if (qp->sq_pi - srq_soft_cq_load(&qp->sq_free) + n >
         qp->cap.max_send_wr + qp->tm_fins) {
         return ENOMEM;
     }
@@ -388,7 +388,7 @@ static int srq_soft_check_recv_wr(srq_soft_qp_t *qp,
     if ((wr->num_sge < 0) || ((uint32_t)wr->num_sge > qp->cap.max_recv_sge)) {
         return EINVAL;
     }
-    if (pi - srq_soft_cq_counter(&qp->rq_ci) >= qp->cap.max_recv_wr) {
+    if (pi - srq_soft_cq_load(&qp->rq_ci) >= qp->cap.max_recv_wr) {
         return ENOMEM; /* a slot is free only once its completion is polled */
     }
     return 0;

@@ -198,7 +198,7 @@ static int srq_soft_tm_op(srq_soft_tm_t *tm, struct ibv_ops_wr *wr)
     /* one that may complete needs room for its completion (a TAG_DEL
      * completes when it fails) */
     if (((wr->flags & IBV_OPS_SIGNALED) || (wr->opcode == IBV_WR_TAG_DEL)) &&
-        (tm->ops_made - srq_soft_cq_counter(&tm->ops_polled) >= tm->max_ops)) {
+        (tm->ops_made - srq_soft_cq_load(&tm->ops_polled) >= tm->max_ops)) {
         return ENOMEM;
     }
     in_sync = srq_soft_tm_sync(tm, wr);
