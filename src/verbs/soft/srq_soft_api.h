@@ -74,6 +74,9 @@ typedef struct srq_soft_stats {
     uint64_t  thread_rounds;    /* the progress thread moved the device
                                    (a poke, its timer, an owner that
                                    neither polls nor sleeps on the pipe) */
+    uint64_t  tx_doorbells;     /* posts that found the device taken by
+                                   another thread and left their WQEs to
+                                   it on the QP's doorbell (soft_doorbell.h) */
 } srq_soft_stats_t;
 
 /*

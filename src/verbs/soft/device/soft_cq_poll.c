@@ -24,6 +24,7 @@
 #include "soft_cq_poll.h"
 #include "../objects/soft_cq.h"
 #include "../objects/soft_dev.h"
+#include "../wire/soft_doorbell.h"
 #include "../wire/soft_progress.h"
 #include "soft_limit.h"
 
@@ -81,7 +82,7 @@ static bool srq_soft_poll_progress(srq_soft_dev_t *dev, uint64_t *calls_p)
     srq_soft_poll_busy = 0;
     srq_soft_progress(dev);
     *calls_p = dev->stats.progress_calls;
-    srq_soft_dev_unlock(dev);
+    srq_soft_doorbell_unlock(dev);
     return true;
 }
 

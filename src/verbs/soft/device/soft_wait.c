@@ -22,6 +22,7 @@
 #include "../objects/soft_dev.h"
 #include "../objects/soft_qp.h"
 #include "../objects/soft_qp_state.h"
+#include "../wire/soft_doorbell.h"
 #include "../wire/soft_progress.h"
 
 #include <errno.h>
@@ -53,7 +54,6 @@ static void srq_soft_wake_arm(srq_soft_dev_t *dev)
 {
     bool ordered, ready;
     uint64_t end;
-    ssize_t ret;
 
     atomic_store_explicit(srq_soft_wake_req(dev), 1, memory_order_seq_cst);
     dev->wake_armed = true;
@@ -70,8 +70,7 @@ static void srq_soft_wake_arm(srq_soft_dev_t *dev)
         ordered = !ready;
     }
     if (!ordered || !srq_soft_ring_empty(&dev->fab)) {
-        ret = write(dev->fab.pipe_wfd, "w", 1);
-        (void)ret;
+        srq_soft_pipe_poke(&dev->fab);
     }
 }
 
@@ -176,7 +175,7 @@ int srq_soft_req_notify_cq(struct ibv_cq *ibcq, int solicited)
         srq_soft_wake_arm(dev);
         srq_soft_timer_update(dev);
     }
-    srq_soft_dev_unlock(dev);
+    srq_soft_doorbell_unlock(dev);
     return ret;
 }
 
@@ -218,7 +217,7 @@ int srq_soft_get_cq_event(srq_verbs_dev_t *vdev,
             srq_soft_timer_update(dev);
         }
         ring_busy = !srq_soft_ring_empty(&dev->fab);
-        srq_soft_dev_unlock(dev);
+        srq_soft_doorbell_unlock(dev);
 
         if (cq != NULL) {
             *cq_p         = &cq->ibv;
@@ -302,7 +301,9 @@ bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
                  SRQ_SOFT_THREAD_LOOK_SLEEPERS_MS : SRQ_SOFT_THREAD_LOOK_MAX_MS;
     dev->thread_polls_seen = polls;
     srq_soft_thread_look_next(dev, watch, look_max);
-    if (!watch || dev->thread_woken) {
+    /* a post's doorbell that a control verb's holder left (its poke
+     * went to a sleeper's channel, or the sleeper is not asleep) */
+    if (!watch || dev->thread_woken || srq_soft_dev_doorbells(dev)) {
         srq_soft_dev_lock(dev);
         srq_soft_stat_inc_shared(&dev->stats.thread_rounds);
         srq_soft_wake_drain(dev);
@@ -320,7 +321,7 @@ bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
             srq_soft_timer_update(dev);
         }
         ring_busy = !srq_soft_ring_empty(&dev->fab);
-        srq_soft_dev_unlock(dev);
+        srq_soft_doorbell_unlock(dev);
     }
 
     pfd[0].fd     = stop_fd;

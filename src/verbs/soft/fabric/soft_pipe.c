@@ -69,6 +69,13 @@ void srq_soft_pipe_nudge(srq_soft_peer_t *peer)
     (void)ret;
 }
 
+void srq_soft_pipe_poke(srq_soft_fab_t *fab)
+{
+    ssize_t ret = write(fab->pipe_wfd, "w", 1); /* EAGAIN: poked already */
+
+    (void)ret;
+}
+
 void srq_soft_fd_drain(int fd)
 {
     uint8_t buf[256];

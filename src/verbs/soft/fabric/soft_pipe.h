@@ -24,6 +24,10 @@ void srq_soft_pipe_wake(srq_soft_peer_t *peer);
  * while our packets wait in its queue (soft_progress.c) */
 void srq_soft_pipe_nudge(srq_soft_peer_t *peer);
 
+/* Poke our own pipe: whoever watches it (the progress thread, or a
+ * sleeper on the channel that holds it) runs the device */
+void srq_soft_pipe_poke(srq_soft_fab_t *fab);
+
 /* Read everything a non-blocking wakeup fd (pipe, eventfd, timerfd) holds */
 void srq_soft_fd_drain(int fd);
 

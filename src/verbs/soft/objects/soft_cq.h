@@ -90,15 +90,17 @@ struct srq_soft_cq {
 
 /* The words an empty poll reads without dev->lock (the lock's holders
  * write them with these), and the counters polls advance (rq_ci_p,
- * sq_free_p), which posts and the engine read outside the CQ's lock */
+ * sq_free_p), which posts and the engine read outside the CQ's lock.
+ * Acquire and release: a post that sees a slot free writes it after
+ * everything the engine did with it (free on x86) */
 static inline uint32_t srq_soft_cq_load(const uint32_t *v)
 {
-    return atomic_load_explicit((_Atomic uint32_t*)v, memory_order_relaxed);
+    return atomic_load_explicit((_Atomic uint32_t*)v, memory_order_acquire);
 }
 
 static inline void srq_soft_cq_store(uint32_t *v, uint32_t value)
 {
-    atomic_store_explicit((_Atomic uint32_t*)v, value, memory_order_relaxed);
+    atomic_store_explicit((_Atomic uint32_t*)v, value, memory_order_release);
 }
 
 /* The device's progress count @calls, as this CQ's last poll saw it */

@@ -17,6 +17,7 @@
 #include "../fabric/soft_fab.h"
 #include "../fabric/soft_list.h"
 #include "../fabric/soft_lock.h"
+#include "../fabric/soft_pipe.h"
 #include "../srq_soft_api.h"
 
 #include <errno.h>
@@ -159,6 +160,9 @@ struct srq_soft_dev {
     srq_soft_list_t     busy_qps;     /* QPs with outstanding send work */
     srq_soft_list_t     ack_qps;
     srq_soft_list_t     sched_qps;
+    /* QPs whose posts found the lock taken (a stack pushed without the
+     * lock, taken whole under it: soft_sq.c); atomic */
+    srq_soft_qp_t      *doorbells;
     uint64_t            next_tick_ns;
     unsigned            tick_calls;   /* progress calls since a clock read */
 
@@ -201,9 +205,29 @@ static inline void srq_soft_dev_lock(srq_soft_dev_t *dev)
     srq_soft_lock(&dev->lock);
 }
 
+/* A post rang the doorbell: its WQEs wait for whoever has the device */
+static inline bool srq_soft_dev_doorbells(srq_soft_dev_t *dev)
+{
+    return __atomic_load_n(&dev->doorbells, __ATOMIC_SEQ_CST) != NULL;
+}
+
+/* Release the lock, sequentially consistent with the look at the
+ * doorbells that follows, as a post's push is with its try of the lock:
+ * of a post that found the lock taken and the holder that releases it,
+ * one sees the other (soft_doorbell.c) */
+static inline void srq_soft_dev_release(srq_soft_dev_t *dev)
+{
+    atomic_exchange_explicit(&dev->lock.held, 0, memory_order_seq_cst);
+}
+
+/* A holder that does not run the engine (a control verb) leaves a rung
+ * doorbell to the device's watchers: a poke of our pipe wakes one */
 static inline void srq_soft_dev_unlock(srq_soft_dev_t *dev)
 {
-    srq_soft_unlock(&dev->lock);
+    srq_soft_dev_release(dev);
+    if (__builtin_expect(srq_soft_dev_doorbells(dev), 0)) {
+        srq_soft_pipe_poke(&dev->fab);
+    }
 }
 
 /* The device whose fabric @fab is (a frame the fabric hands up) */

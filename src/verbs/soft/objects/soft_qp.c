@@ -290,7 +290,7 @@ static int srq_soft_qp_sq_resize(srq_soft_qp_t *qp, uint32_t slots)
         free(inline_data);
         return ENOMEM;
     }
-    for (i = qp->sq_ci; i != qp->sq_pi; ++i) {
+    for (i = qp->sq_ci; i != qp->sq_post; ++i) {
         from     = i & qp->sq_mask;
         to       = i & (slots - 1);
         sq[to]   = qp->sq[from];
@@ -313,7 +313,7 @@ int srq_soft_qp_sq_reserve(srq_soft_qp_t *qp, uint32_t n, uint32_t max_wr)
     uint32_t max = srq_soft_pow2(max_wr ? max_wr : 1);
     int ret;
 
-    while (qp->sq_pi - qp->sq_ci + n > qp->sq_mask + 1) {
+    while (qp->sq_post - qp->sq_ci + n > qp->sq_mask + 1) {
         /* a parent domain's queue was made at its full size */
         if ((qp->sq_mask + 1 >= max) || (qp->sq_buf.ptr != NULL)) {
             return ENOMEM;
@@ -438,7 +438,9 @@ static void srq_soft_qp_fin_done(srq_soft_qp_t *qp)
 {
     srq_soft_cq_t *cq = srq_soft_cq(qp->ibv.send_cq);
 
-    --qp->tm_fins;
+    /* read by posts without the lock (their room): released before the
+     * slot is, so that a post that sees the slot free sees this too */
+    __atomic_store_n(&qp->tm_fins, qp->tm_fins - 1, __ATOMIC_RELAXED);
     /* polls write sq_free too: under the send CQ's lock */
     srq_soft_lock(&cq->lock);
     if (qp->sq_free == qp->sq_ci) {
@@ -612,6 +614,7 @@ struct ibv_qp *srq_soft_create_qp_in(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     }
     srq_soft_qp_init_obj(dev, qp, pd, attr);
     srq_soft_lock_init(&qp->rq_lock);
+    srq_soft_lock_init(&qp->sq_lock);
     if (attr->qp_type == IBV_QPT_XRC_RECV) {
         qp->ex_xrcd    = xrcd;
         qp->xrcd_users = xrcd_users;
@@ -702,6 +705,48 @@ void srq_soft_qp_unpeer(srq_soft_qp_t *qp)
     }
 }
 
+/* Pushed by any thread without a lock, taken whole (no ABA: nothing is
+ * ever popped alone) */
+static void srq_soft_qp_db_push(srq_soft_qp_t *qp)
+{
+    srq_soft_qp_t *head = __atomic_load_n(&qp->dev->doorbells,
+                                          __ATOMIC_RELAXED);
+
+    do {
+        qp->db_next = head;
+    } while (!__atomic_compare_exchange_n(&qp->dev->doorbells, &head, qp,
+                                          true, __ATOMIC_SEQ_CST,
+                                          __ATOMIC_RELAXED));
+}
+
+void srq_soft_qp_ring(srq_soft_qp_t *qp)
+{
+    if (!__atomic_exchange_n(&qp->db_rung, true, __ATOMIC_SEQ_CST)) {
+        srq_soft_qp_db_push(qp);
+    } /* else rung, not taken yet: its taker sees our WQEs */
+}
+
+srq_soft_qp_t *srq_soft_qp_doorbells(srq_soft_dev_t *dev)
+{
+    return __atomic_exchange_n(&dev->doorbells, NULL, __ATOMIC_SEQ_CST);
+}
+
+/* A QP that goes leaves the doorbell stack; the others go back on it
+ * (the unlock that follows sees them: srq_soft_dev_unlock). Under
+ * dev->lock, the stack's only taker; a post racing the destroy of its
+ * own QP is the program's error */
+static void srq_soft_qp_unring(srq_soft_qp_t *qp)
+{
+    srq_soft_qp_t *e = srq_soft_qp_doorbells(qp->dev), *next;
+
+    for (; e != NULL; e = next) {
+        next = e->db_next;
+        if (e != qp) {
+            srq_soft_qp_db_push(e);
+        }
+    }
+}
+
 int srq_soft_destroy_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp)
 {
     srq_soft_dev_t *dev = srq_soft_dev(vdev);
@@ -711,6 +756,7 @@ int srq_soft_destroy_qp(srq_verbs_dev_t *vdev, struct ibv_qp *ibqp)
         return ENOENT;
     }
     qp = srq_soft_qp(ibqp);
+    srq_soft_qp_unring(qp);
     srq_soft_qp_unpeer(qp);
     srq_soft_qp_table_del(dev, qp);
     srq_soft_qp_publish(qp); /* no QP there any more */

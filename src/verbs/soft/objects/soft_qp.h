@@ -158,7 +158,8 @@ struct srq_soft_qp {
      * slots in [sq_free, sq_pi) are held (ENOMEM at max_send_wr): a slot
      * is free once a completion at or after it was polled, as on an HCA,
      * so that when a post finds the queue full does not depend on when
-     * the device finished */
+     * the device finished. sq_pi, sq_tx and sq_ci are the engine's
+     * (dev->lock); the program's side is below (sq_lock) */
     srq_soft_swqe_t     *sq;
     struct ibv_sge      *sq_sge;     /* max_send_sge per WQE */
     uint8_t             *sq_inline;  /* max_inline_data per WQE */
@@ -170,7 +171,21 @@ struct srq_soft_qp {
     uint32_t             next_psn;
     int                  wait;       /* SRQ_SOFT_WAIT_* */
     uint32_t             tm_fins;    /* FINs of ours in [sq_ci, sq_pi): room
-                                        beyond max_send_wr (soft_tm_rndv.c) */
+                                        beyond max_send_wr (soft_tm_rndv.c);
+                                        written under dev->lock, read by
+                                        posts without it */
+    /* The program's side of the send queue: ibv_post_send fills the
+     * slots from sq_post under sq_lock alone and publishes sq_post in
+     * sq_db, the doorbell record; the engine takes the WQEs up to it into
+     * sq_pi (srq_soft_sq_absorb). A post that finds the device taken
+     * rings the doorbell (db_next on dev->doorbells, db_rung) and returns;
+     * whoever has the device takes it in (soft_doorbell.c). Resizing the
+     * arrays takes both locks */
+    srq_soft_lock_t      sq_lock;
+    uint32_t             sq_post;
+    uint32_t             sq_db;      /* atomic */
+    bool                 db_rung;    /* atomic: on dev->doorbells */
+    struct srq_soft_qp  *db_next;
     uint64_t             wait_until;
     uint64_t             tx_time;    /* oldest unacked transmission, 0:
                                         not known yet (set on a tick) */
@@ -358,9 +373,17 @@ void srq_soft_qp_table_cleanup(srq_soft_dev_t *dev);
 void srq_soft_qp_busy(srq_soft_qp_t *qp, bool busy);
 /* Leave every work list: the QP does no more transport work */
 void srq_soft_qp_detach(srq_soft_qp_t *qp);
-/* Room in the send queue's arrays for @n more WQEs, growing them (by
- * doubling) up to @max_wr WQEs: 0 or ENOMEM */
+/* Room in the send queue's arrays for @n more WQEs after sq_post,
+ * growing them (by doubling) up to @max_wr WQEs: 0 or ENOMEM. Under
+ * dev->lock and sq_lock: the engine reads the arrays, posts fill them */
 int srq_soft_qp_sq_reserve(srq_soft_qp_t *qp, uint32_t n, uint32_t max_wr);
+/* A post that found the device taken leaves @qp on its doorbell stack
+ * (once until taken), without the lock */
+void srq_soft_qp_ring(srq_soft_qp_t *qp);
+/* Every QP on the doorbell stack, taken off it (under dev->lock): a list
+ * by db_next, each still marked rung - the taker clears db_rung before it
+ * looks at the QP's posts, so that a later post rings again */
+srq_soft_qp_t *srq_soft_qp_doorbells(srq_soft_dev_t *dev);
 /* ... and let go of its peer, once no one-sided access of the peer through
  * the QP is in flight any more */
 void srq_soft_qp_unpeer(srq_soft_qp_t *qp);
@@ -391,6 +414,20 @@ void srq_soft_qp_free_atomics(srq_soft_qp_t *qp);
 static inline uint32_t srq_soft_qp_rq_posted(const srq_soft_qp_t *qp)
 {
     return atomic_load((_Atomic uint32_t*)&qp->rq_pi);
+}
+
+/* The WQEs posts published (sq_db) into the engine's queue, under
+ * dev->lock: false if there were none. Sequentially consistent, as the
+ * receive queue's rq_pi, with the QP's state */
+static inline bool srq_soft_qp_sq_absorb(srq_soft_qp_t *qp)
+{
+    uint32_t db = atomic_load((_Atomic uint32_t*)&qp->sq_db);
+
+    if (db == qp->sq_pi) {
+        return false;
+    }
+    qp->sq_pi = db;
+    return true;
 }
 
 /* The QP's state, written under dev->lock, read by posts without it.

@@ -224,6 +224,10 @@ static void srq_soft_qp_reset(srq_soft_qp_t *qp)
     srq_soft_qp_unpeer(qp);
     qp->sq_pi = qp->sq_tx = qp->sq_ci = qp->sq_free = 0;
     qp->tm_fins = 0;
+    srq_soft_lock(&qp->sq_lock); /* as the receive queue's, below */
+    qp->sq_post = 0;
+    atomic_store((_Atomic uint32_t*)&qp->sq_db, 0);
+    srq_soft_unlock(&qp->sq_lock);
     srq_soft_lock(&qp->rq_lock); /* a post racing the reset */
     qp->rq_pi = qp->rq_hw = qp->rq_ci = 0;
     srq_soft_unlock(&qp->rq_lock);
@@ -260,6 +264,7 @@ void srq_soft_qp_flush(srq_soft_qp_t *qp)
 {
     srq_soft_swqe_t *wqe;
 
+    (void)srq_soft_qp_sq_absorb(qp); /* what posts published: flushed too */
     for (; qp->sq_ci != qp->sq_pi; ++qp->sq_ci) {
         wqe = &qp->sq[qp->sq_ci & qp->sq_mask];
         srq_soft_qp_send_cqe(qp, wqe, (wqe->state == SRQ_SOFT_SWQE_DONE) ?

@@ -38,10 +38,15 @@
 #include "../objects/soft_qp.h"
 #include "../objects/soft_qp_state.h"
 #include "../objects/soft_srq.h"
-#include "soft_req.h"
+#include "soft_doorbell.h"
 
 #include <errno.h>
 #include <string.h>
+
+/* A WR that needs the device lock to be posted: growing the send queue's
+ * arrays, mapping a UD destination (an answer inside this file, never an
+ * errno) */
+#define SRQ_SOFT_POST_NEEDS_DEV  (-1)
 
 static bool srq_soft_opcode_ok(const srq_soft_qp_t *qp,
                                enum ibv_wr_opcode opcode)
@@ -127,7 +132,9 @@ static int srq_soft_check_send_fields(srq_soft_qp_t *qp,
 {
     uint64_t len;
 
-    if ((qp->state != IBV_QPS_RTS) && (qp->state != IBV_QPS_ERR)) {
+    enum ibv_qp_state state = srq_soft_qp_peek_state(qp);
+
+    if ((state != IBV_QPS_RTS) && (state != IBV_QPS_ERR)) {
         return EINVAL;
     }
     if ((wr->num_sge < 0) || ((uint32_t)wr->num_sge > qp->cap.max_send_sge)) {
@@ -160,20 +167,28 @@ static int srq_soft_check_send_fields(srq_soft_qp_t *qp,
     return 0;
 }
 
-/* Room for @n more WQEs: ENOMEM at max_send_wr (a slot is free only once
- * a completion is polled); below it the queue's arrays grow */
-static int srq_soft_sq_room(srq_soft_qp_t *qp, uint32_t n)
+/* Room for @n more WQEs (under sq_lock): ENOMEM at max_send_wr (a slot
+ * is free only once a completion is polled); below it the queue's arrays
+ * grow, with the device (@engine) */
+static int srq_soft_sq_room(srq_soft_qp_t *qp, uint32_t n, bool engine)
 {
+    uint32_t held = qp->sq_post - srq_soft_cq_load(&qp->sq_free) + n;
     /* FINs of a TM QP (soft_tm_rndv.c) are the device's, not the
      * program's: room beyond max_send_wr */
-    if (qp->sq_pi - srq_soft_cq_load(&qp->sq_free) + n >
-        qp->cap.max_send_wr + qp->tm_fins) {
+    uint32_t max  = qp->cap.max_send_wr +
+                    __atomic_load_n(&qp->tm_fins, __ATOMIC_RELAXED);
+
+    if (held > max) {
         return ENOMEM;
     }
-    if (qp->sq_pi - qp->sq_ci + n <= qp->sq_mask + 1) {
-        return 0; /* the arrays have room: the fast path */
+    /* the fast path, without the device: slots below sq_free the engine
+     * is done with (it trails sq_ci), and one left for a FIN the engine
+     * may be about to write after ours (soft_tm_rndv.c) */
+    if (held < qp->sq_mask + 1) {
+        return 0;
     }
-    return srq_soft_qp_sq_reserve(qp, n, qp->cap.max_send_wr + qp->tm_fins);
+    return engine ? srq_soft_qp_sq_reserve(qp, n, max) :
+                    SRQ_SOFT_POST_NEEDS_DEV;
 }
 
 /*
@@ -183,13 +198,16 @@ static int srq_soft_sq_room(srq_soft_qp_t *qp, uint32_t n)
  * would leave its sender retrying what can never go
  */
 static int srq_soft_ud_dest(srq_soft_qp_t *qp, const struct ibv_send_wr *wr,
-                            srq_soft_peer_t **peer_p)
+                            srq_soft_peer_t **peer_p, bool engine)
 {
     srq_soft_ah_t *ah;
 
     *peer_p = NULL;
     if ((qp->ibv.qp_type != IBV_QPT_UD) || srq_soft_wr_is_rdma(wr->opcode)) {
         return 0;
+    }
+    if (!engine) {
+        return SRQ_SOFT_POST_NEEDS_DEV; /* the AH's and device's peers */
     }
     ah      = srq_soft_container_of(wr->wr.ud.ah, srq_soft_ah_t, ibv);
     *peer_p = srq_soft_ah_peer(qp->dev, ah, wr->wr.ud.remote_qpn);
@@ -198,14 +216,14 @@ static int srq_soft_ud_dest(srq_soft_qp_t *qp, const struct ibv_send_wr *wr,
 
 static int srq_soft_check_send_wr(srq_soft_qp_t *qp,
                                   const struct ibv_send_wr *wr,
-                                  srq_soft_peer_t **ud_peer_p)
+                                  srq_soft_peer_t **ud_peer_p, bool engine)
 {
     int ret = srq_soft_check_send_fields(qp, wr);
 
     if (ret == 0) {
-        ret = srq_soft_ud_dest(qp, wr, ud_peer_p);
+        ret = srq_soft_ud_dest(qp, wr, ud_peer_p, engine);
     }
-    return (ret != 0) ? ret : srq_soft_sq_room(qp, 1);
+    return (ret != 0) ? ret : srq_soft_sq_room(qp, 1, engine);
 }
 
 static void srq_soft_copy_inline(srq_soft_qp_t *qp, uint32_t slot,
@@ -237,10 +255,11 @@ static void srq_soft_copy_sges(srq_soft_qp_t *qp, struct ibv_sge *dst,
     }
 }
 
+/* @fresh: sent by this post's call, which has the device */
 static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr,
-                               srq_soft_peer_t *ud_peer)
+                               srq_soft_peer_t *ud_peer, bool fresh)
 {
-    uint32_t slot = qp->sq_pi & qp->sq_mask;
+    uint32_t slot = qp->sq_post & qp->sq_mask;
     uint32_t nsge = qp->cap.max_send_sge ? qp->cap.max_send_sge : 1;
     srq_soft_swqe_t *wqe = &qp->sq[slot];
     srq_soft_ah_t *ah;
@@ -255,7 +274,7 @@ static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr,
     wqe->signaled    = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
     wqe->is_inline   = (wr->send_flags & IBV_SEND_INLINE) != 0;
     wqe->state       = SRQ_SOFT_SWQE_POSTED;
-    wqe->fresh       = true;
+    wqe->fresh       = fresh;
     wqe->xrc_srqn    = wr->qp_type.xrc.remote_srqn; /* XRC initiator */
     wqe->post_error  = srq_soft_wr_device_error(qp, wr, wqe->length);
     /* RDMA on UD: its union holds no AH */
@@ -288,47 +307,130 @@ static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr,
     } else if (wr->num_sge > 0) {
         srq_soft_copy_sges(qp, qp->sq_sge + (size_t)slot * nsge, wr);
     }
-    ++qp->sq_pi;
+    ++qp->sq_post;
 }
 
-/* Post the WRs of @wr that pass their checks, up to the first that does
- * not (locked) */
-static int srq_soft_post_send_locked(srq_soft_qp_t *qp,
-                                     struct ibv_send_wr *wr,
-                                     struct ibv_send_wr **bad_wr)
+/*
+ * Fill the WRs of @wr that pass their checks from sq_post, up to the
+ * first that does not, and publish them in the doorbell record (under
+ * sq_lock): 0, or that WR's errno with it in *bad_wr. One that needs the
+ * device while the caller has it not (@engine): SRQ_SOFT_POST_NEEDS_DEV,
+ * and nothing posted
+ */
+static int srq_soft_sq_fill(srq_soft_qp_t *qp, struct ibv_send_wr *wr,
+                            struct ibv_send_wr **bad_wr, bool engine)
 {
-    srq_soft_dev_t *dev = qp->dev;
-    uint32_t first      = qp->sq_pi, i;
+    uint32_t first = qp->sq_post, fenced = 0;
     srq_soft_peer_t *ud_peer;
-    bool posted = false;
     int ret = 0;
 
     for (; wr != NULL; wr = wr->next) {
-        ret = srq_soft_check_send_wr(qp, wr, &ud_peer);
+        ret = srq_soft_check_send_wr(qp, wr, &ud_peer, engine);
+        if (ret == SRQ_SOFT_POST_NEEDS_DEV) {
+            qp->sq_post = first;
+            return ret;
+        }
         if (ret != 0) {
             *bad_wr = wr;
             errno   = ret; /* as every failing verb sets it */
             break;
         }
-        srq_soft_fill_swqe(qp, wr, ud_peer);
-        if (wr->send_flags & IBV_SEND_FENCE) {
-            ++dev->stats.tx_fenced;
-        }
-        posted = true;
+        srq_soft_fill_swqe(qp, wr, ud_peer, engine);
+        fenced += (wr->send_flags & IBV_SEND_FENCE) != 0;
     }
-    if (posted) {
-        if (qp->state == IBV_QPS_ERR) {
-            srq_soft_qp_flush(qp);
-        } else {
-            srq_soft_qp_busy(qp, true);
-            /* transmit now: the low-latency path does not wait for progress */
-            srq_soft_req_progress(qp);
+    /* sequentially consistent with the QP's state (srq_soft_qp_sq_absorb) */
+    atomic_store((_Atomic uint32_t*)&qp->sq_db, qp->sq_post);
+    if (fenced != 0) {
+        __atomic_fetch_add(&qp->dev->stats.tx_fenced, fenced,
+                           __ATOMIC_RELAXED);
+    }
+    return ret;
+}
+
+/* The ibv_wr_* API's batch: every check first, so that the post itself
+ * cannot fail half way (a UD destination mapped here stays mapped in its
+ * AH) */
+static int srq_soft_sq_fill_all(srq_soft_qp_t *qp, struct ibv_send_wr *wr,
+                                uint32_t n, struct ibv_send_wr **bad_wr,
+                                bool engine)
+{
+    srq_soft_peer_t *ud_peer;
+    struct ibv_send_wr *w;
+    int ret = 0;
+
+    qp->posting_ex = true; /* the ibv_wr_* API's own operations pass */
+    for (w = wr; (w != NULL) && (ret == 0); w = w->next) {
+        ret = srq_soft_check_send_fields(qp, w);
+        if (ret == 0) {
+            ret = srq_soft_ud_dest(qp, w, &ud_peer, engine);
         }
-        /* what is left goes from progress, later: the program may have
-         * unmapped its buffer by then (soft_req.c reads it through the
-         * kernel) */
-        for (i = first; i != qp->sq_pi; ++i) {
-            qp->sq[i & qp->sq_mask].fresh = false;
+        *bad_wr = w;
+    }
+    if (ret == 0) {
+        ret = srq_soft_sq_room(qp, n, engine);
+        *bad_wr = wr;
+    }
+    if (ret == 0) {
+        ret = srq_soft_sq_fill(qp, wr, bad_wr, engine);
+    }
+    qp->posting_ex = false;
+    return ret;
+}
+
+/* Our WQEs from @first, sent from this call as far as they go now (we
+ * have the device); what is left goes from progress, later, when the
+ * program may have unmapped its buffer (soft_req.c reads it through the
+ * kernel then) */
+static void srq_soft_sq_send_now(srq_soft_qp_t *qp, uint32_t first)
+{
+    srq_soft_doorbell_take(qp);
+    if ((int32_t)(first - qp->sq_ci) < 0) {
+        first = qp->sq_ci; /* completed already (or flushed) */
+    }
+    for (; first != qp->sq_pi; ++first) {
+        qp->sq[first & qp->sq_mask].fresh = false;
+    }
+}
+
+/*
+ * The QP's send queue guards itself: WQEs are written under its own lock
+ * and published in its doorbell record (soft_doorbell.h). A post never
+ * waits for the device lock but to grow the queue's arrays, to map a UD
+ * destination, or to flush WQEs a move to error missed: it takes the
+ * device if free and sends from here, else rings the doorbell
+ */
+static int srq_soft_sq_post(srq_soft_qp_t *qp, struct ibv_send_wr *wr,
+                            uint32_t all, struct ibv_send_wr **bad_wr)
+{
+    srq_soft_dev_t *dev = qp->dev;
+    bool engine         = srq_soft_trylock(&dev->lock);
+    uint32_t first;
+    int ret;
+
+    for (;;) {
+        srq_soft_lock(&qp->sq_lock);
+        first = qp->sq_post;
+        ret   = (all > 0) ? srq_soft_sq_fill_all(qp, wr, all, bad_wr, engine) :
+                            srq_soft_sq_fill(qp, wr, bad_wr, engine);
+        srq_soft_unlock(&qp->sq_lock);
+        if (ret != SRQ_SOFT_POST_NEEDS_DEV) {
+            break;
+        }
+        srq_soft_dev_lock(dev); /* device > send queue (doc/architecture.md) */
+        engine = true;
+    }
+    if (engine) {
+        srq_soft_sq_send_now(qp, first);
+        srq_soft_doorbell_unlock(dev);
+    } else if (srq_soft_qp_peek_state(qp) == IBV_QPS_ERR) {
+        srq_soft_dev_lock(dev); /* a move to error that missed our WQEs */
+        srq_soft_doorbell_take(qp);
+        srq_soft_doorbell_unlock(dev);
+    } else {
+        __atomic_fetch_add(&dev->stats.tx_doorbells, 1, __ATOMIC_RELAXED);
+        srq_soft_qp_ring(qp);
+        if (srq_soft_trylock(&dev->lock)) {
+            srq_soft_doorbell_unlock(dev); /* its holder let go meanwhile */
         }
     }
     return ret;
@@ -337,43 +439,13 @@ static int srq_soft_post_send_locked(srq_soft_qp_t *qp,
 int srq_soft_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
                        struct ibv_send_wr **bad_wr)
 {
-    srq_soft_qp_t *qp = srq_soft_qp(ibqp);
-    int ret;
-
-    srq_soft_dev_lock(qp->dev);
-    ret = srq_soft_post_send_locked(qp, wr, bad_wr);
-    srq_soft_dev_unlock(qp->dev);
-    return ret;
+    return srq_soft_sq_post(srq_soft_qp(ibqp), wr, 0, bad_wr);
 }
 
 int srq_soft_post_send_all(srq_soft_qp_t *qp, struct ibv_send_wr *wr,
                            uint32_t n, struct ibv_send_wr **bad_wr)
 {
-    srq_soft_peer_t *ud_peer;
-    struct ibv_send_wr *w;
-    int ret = 0;
-
-    srq_soft_dev_lock(qp->dev);
-    qp->posting_ex = true; /* the ibv_wr_* API's own operations pass */
-    /* every check first: then the post itself cannot fail half way (a UD
-     * destination mapped here stays mapped in its AH) */
-    for (w = wr; (w != NULL) && (ret == 0); w = w->next) {
-        ret = srq_soft_check_send_fields(qp, w);
-        if (ret == 0) {
-            ret = srq_soft_ud_dest(qp, w, &ud_peer);
-        }
-        *bad_wr = w;
-    }
-    if (ret == 0) {
-        ret = srq_soft_sq_room(qp, n);
-        *bad_wr = wr;
-    }
-    if (ret == 0) {
-        ret = srq_soft_post_send_locked(qp, wr, bad_wr);
-    }
-    qp->posting_ex = false;
-    srq_soft_dev_unlock(qp->dev);
-    return ret;
+    return srq_soft_sq_post(qp, wr, n, bad_wr);
 }
 
 /* @pi: the WQE's place (the WQEs before it in the call not published) */

@@ -35,15 +35,26 @@
 
 bool srq_soft_tm_fin_room(srq_soft_qp_t *qp)
 {
-    return (qp->tm_fins < SRQ_SOFT_TM_MAX_FIN) &&
-           (srq_soft_qp_sq_reserve(qp, 1, qp->cap.max_send_wr +
-                                          qp->tm_fins + 1) == 0);
+    int ret;
+
+    if (qp->tm_fins >= SRQ_SOFT_TM_MAX_FIN) {
+        return false;
+    }
+    srq_soft_lock(&qp->sq_lock); /* the program's posts fill the arrays */
+    ret = srq_soft_qp_sq_reserve(qp, 1, qp->cap.max_send_wr +
+                                        qp->tm_fins + 1);
+    srq_soft_unlock(&qp->sq_lock);
+    return ret == 0;
 }
 
-/* The FIN, into the send queue (fin_room made room for it) */
+/* The FIN, into the send queue after the program's WQEs (fin_room made
+ * room for it; a post that came since left it a slot: soft_post.c) */
 static void srq_soft_tm_fin_post(srq_soft_qp_t *qp, const srq_soft_tm_hdr_t *h)
 {
-    srq_soft_swqe_t *wqe = &qp->sq[qp->sq_pi & qp->sq_mask];
+    srq_soft_swqe_t *wqe;
+
+    srq_soft_lock(&qp->sq_lock);
+    wqe = &qp->sq[qp->sq_post & qp->sq_mask];
 
     memset(wqe, 0, sizeof(*wqe));
     wqe->opcode      = IBV_WR_SEND;
@@ -53,8 +64,10 @@ static void srq_soft_tm_fin_post(srq_soft_qp_t *qp, const srq_soft_tm_hdr_t *h)
     wqe->compare_add = h->tag;
     wqe->swap        = h->app_ctx;
     wqe->state       = SRQ_SOFT_SWQE_POSTED;
-    ++qp->sq_pi;
-    ++qp->tm_fins;
+    atomic_store((_Atomic uint32_t*)&qp->sq_db, ++qp->sq_post);
+    srq_soft_unlock(&qp->sq_lock);
+    (void)srq_soft_qp_sq_absorb(qp);
+    __atomic_store_n(&qp->tm_fins, qp->tm_fins + 1, __ATOMIC_RELAXED);
     srq_soft_qp_busy(qp, true);
     srq_soft_req_sched(qp); /* sent from progress, after our ACK */
 }
