@@ -333,11 +333,13 @@ TEST_P(threads, posters_share_one_qp)
     }
     EXPECT_EQ(total, sends_done);
     EXPECT_EQ(0, ibv_poll_cq(l.scqa, 16, wc)) << "a send completed twice";
-    /* how many posts found the device taken: timing, not a result */
+    /* how many posts found the device taken: timing, not a result (the
+     * built-in soft0's statistics; through libibverbs there are none) */
     srq_soft_stats_t st;
-    ASSERT_EQ(0, srq_soft_query_stats(a->dev, &st));
-    printf("posts that rang the doorbell: %llu of %d\n",
-           (unsigned long long)st.tx_doorbells, total);
+    if (srq_soft_query_stats(a->dev, &st) == 0) {
+        printf("posts that rang the doorbell: %llu of %d\n",
+               (unsigned long long)st.tx_doorbells, total);
+    }
 }
 
 SRQ_INSTANTIATE(threads);
