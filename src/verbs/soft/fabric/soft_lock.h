@@ -58,6 +58,17 @@ static inline void srq_soft_lock_init(srq_soft_lock_t *lock)
     atomic_init(&lock->held, 0);
 }
 
+/* Take a free lock, saying in its word why (@tag: any value but 0; 1 is
+ * the plain holder's): one CAS, a full barrier on x86 */
+static inline bool srq_soft_trylock_as(srq_soft_lock_t *lock, int tag)
+{
+    int expected = 0;
+
+    return atomic_compare_exchange_strong_explicit(&lock->held, &expected,
+                                                   tag, memory_order_seq_cst,
+                                                   memory_order_relaxed);
+}
+
 static inline bool srq_soft_trylock(srq_soft_lock_t *lock)
 {
     int expected = 0;

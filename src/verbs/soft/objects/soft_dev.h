@@ -17,7 +17,6 @@
 #include "../fabric/soft_fab.h"
 #include "../fabric/soft_list.h"
 #include "../fabric/soft_lock.h"
-#include "../fabric/soft_pipe.h"
 #include "../srq_soft_api.h"
 
 #include <errno.h>
@@ -205,29 +204,16 @@ static inline void srq_soft_dev_lock(srq_soft_dev_t *dev)
     srq_soft_lock(&dev->lock);
 }
 
-/* A post rang the doorbell: its WQEs wait for whoever has the device */
-static inline bool srq_soft_dev_doorbells(srq_soft_dev_t *dev)
-{
-    return __atomic_load_n(&dev->doorbells, __ATOMIC_SEQ_CST) != NULL;
-}
-
-/* Release the lock, sequentially consistent with the look at the
- * doorbells that follows, as a post's push is with its try of the lock:
- * of a post that found the lock taken and the holder that releases it,
- * one sees the other (soft_doorbell.c) */
-static inline void srq_soft_dev_release(srq_soft_dev_t *dev)
-{
-    atomic_exchange_explicit(&dev->lock.held, 0, memory_order_seq_cst);
-}
-
-/* A holder that does not run the engine (a control verb) leaves a rung
- * doorbell to the device's watchers: a poke of our pipe wakes one */
 static inline void srq_soft_dev_unlock(srq_soft_dev_t *dev)
 {
-    srq_soft_dev_release(dev);
-    if (__builtin_expect(srq_soft_dev_doorbells(dev), 0)) {
-        srq_soft_pipe_poke(&dev->fab);
-    }
+    srq_soft_unlock(&dev->lock);
+}
+
+/* A post rang a QP's doorbell: its WQEs wait for whoever has the device
+ * (a look, without the lock: soft_doorbell.h) */
+static inline bool srq_soft_dev_doorbells(srq_soft_dev_t *dev)
+{
+    return __atomic_load_n(&dev->doorbells, __ATOMIC_RELAXED) != NULL;
 }
 
 /* The device whose fabric @fab is (a frame the fabric hands up) */

@@ -16,6 +16,7 @@
 #include "../fabric/soft_inflight.h"
 #include "../fabric/soft_list.h"
 #include "../fabric/soft_peer.h"
+#include "../fabric/soft_pipe.h"
 #include "../fabric/soft_qpn.h"
 #include "soft_async.h"
 #include "soft_cq.h"
@@ -706,8 +707,8 @@ void srq_soft_qp_unpeer(srq_soft_qp_t *qp)
 }
 
 /* Pushed by any thread without a lock, taken whole (no ABA: nothing is
- * ever popped alone) */
-static void srq_soft_qp_db_push(srq_soft_qp_t *qp)
+ * ever popped alone): true if the stack was empty */
+static bool srq_soft_qp_db_push(srq_soft_qp_t *qp)
 {
     srq_soft_qp_t *head = __atomic_load_n(&qp->dev->doorbells,
                                           __ATOMIC_RELAXED);
@@ -717,13 +718,15 @@ static void srq_soft_qp_db_push(srq_soft_qp_t *qp)
     } while (!__atomic_compare_exchange_n(&qp->dev->doorbells, &head, qp,
                                           true, __ATOMIC_SEQ_CST,
                                           __ATOMIC_RELAXED));
+    return head == NULL;
 }
 
-void srq_soft_qp_ring(srq_soft_qp_t *qp)
+bool srq_soft_qp_ring(srq_soft_qp_t *qp)
 {
-    if (!__atomic_exchange_n(&qp->db_rung, true, __ATOMIC_SEQ_CST)) {
-        srq_soft_qp_db_push(qp);
-    } /* else rung, not taken yet: its taker sees our WQEs */
+    if (__atomic_exchange_n(&qp->db_rung, true, __ATOMIC_SEQ_CST)) {
+        return false; /* rung, not taken yet: its taker sees our WQEs */
+    }
+    return srq_soft_qp_db_push(qp);
 }
 
 srq_soft_qp_t *srq_soft_qp_doorbells(srq_soft_dev_t *dev)
@@ -731,19 +734,24 @@ srq_soft_qp_t *srq_soft_qp_doorbells(srq_soft_dev_t *dev)
     return __atomic_exchange_n(&dev->doorbells, NULL, __ATOMIC_SEQ_CST);
 }
 
-/* A QP that goes leaves the doorbell stack; the others go back on it
- * (the unlock that follows sees them: srq_soft_dev_unlock). Under
+/* A QP that goes leaves the doorbell stack; the others go back on it,
+ * and the device is poked for them, as their posts poked it (under
  * dev->lock, the stack's only taker; a post racing the destroy of its
- * own QP is the program's error */
+ * own QP is the program's error) */
 static void srq_soft_qp_unring(srq_soft_qp_t *qp)
 {
     srq_soft_qp_t *e = srq_soft_qp_doorbells(qp->dev), *next;
+    bool others = false;
 
     for (; e != NULL; e = next) {
         next = e->db_next;
         if (e != qp) {
-            srq_soft_qp_db_push(e);
+            (void)srq_soft_qp_db_push(e);
+            others = true;
         }
+    }
+    if (others) {
+        srq_soft_pipe_poke(&qp->dev->fab);
     }
 }
 

@@ -378,8 +378,9 @@ void srq_soft_qp_detach(srq_soft_qp_t *qp);
  * dev->lock and sq_lock: the engine reads the arrays, posts fill them */
 int srq_soft_qp_sq_reserve(srq_soft_qp_t *qp, uint32_t n, uint32_t max_wr);
 /* A post that found the device taken leaves @qp on its doorbell stack
- * (once until taken), without the lock */
-void srq_soft_qp_ring(srq_soft_qp_t *qp);
+ * (once until taken), without the lock: true if the stack was empty (the
+ * first ring since the stack was last taken) */
+bool srq_soft_qp_ring(srq_soft_qp_t *qp);
 /* Every QP on the doorbell stack, taken off it (under dev->lock): a list
  * by db_next, each still marked rung - the taker clears db_rung before it
  * looks at the QP's posts, so that a later post rings again */

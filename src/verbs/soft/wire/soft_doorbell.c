@@ -2,12 +2,15 @@
 /*
  * ucx-srq soft device: the send queue's doorbell (soft_doorbell.h).
  *
- * The stack and the device lock are a pair of flags in Dekker's manner:
- * a post pushes its QP, then tries the lock; a holder releases the lock,
- * then looks at the stack, all four sequentially consistent. Either the
- * post gets the lock and takes its WQEs in itself, or the holder sees
- * the push and takes the lock again to take them in - or a third thread
- * has the lock by then, and the same holds for its release.
+ * No rung doorbell is left behind, and a release of the device lock
+ * stays one store (the fast path's, single-threaded, is unchanged): a
+ * holder that runs the engine looks at the stack before it lets go, and
+ * a post that pushed onto an empty stack tries the lock once more, then,
+ * the device still taken, pokes our wake pipe - the holder may have
+ * looked already, or be a control verb. The poke wakes the progress
+ * thread, or a sleeper on the channel that holds the pipe, and the
+ * thread's looks at a busy owner take a rung doorbell in too
+ * (soft_wait.c). Later pushes onto the stack ride on that first poke.
  */
 #include "soft_doorbell.h"
 #include "../objects/soft_dev.h"
@@ -42,8 +45,8 @@ static void srq_soft_doorbell_run(srq_soft_dev_t *dev)
 
 void srq_soft_doorbell_unlock(srq_soft_dev_t *dev)
 {
-    do {
+    if (__builtin_expect(srq_soft_dev_doorbells(dev), 0)) {
         srq_soft_doorbell_run(dev);
-        srq_soft_dev_release(dev);
-    } while (srq_soft_dev_doorbells(dev) && srq_soft_trylock(&dev->lock));
+    }
+    srq_soft_dev_unlock(dev);
 }

@@ -11,8 +11,8 @@
  * the doorbell is rung. Whoever has the device takes the stack in before
  * it lets go (srq_soft_doorbell_unlock): a poll's progress, the progress
  * thread, a sleeper's wakeup, another post. A control verb's holder does
- * not run the engine; its unlock pokes our wake pipe instead
- * (srq_soft_dev_unlock), and the thread or a sleeper takes them in.
+ * not run the engine: for it, the post pokes our wake pipe
+ * (soft_doorbell.c), and the thread or a sleeper takes them in.
  */
 #ifndef SRQ_SOFT_DOORBELL_H_
 #define SRQ_SOFT_DOORBELL_H_
@@ -24,8 +24,7 @@ typedef struct srq_soft_qp  srq_soft_qp_t;
  * they can go now, or flushed if the QP is in error (under dev->lock) */
 void srq_soft_doorbell_take(srq_soft_qp_t *qp);
 
-/* Release the device lock, after taking in every doorbell rung (and any
- * rung while we let go, whose post found the lock still ours) */
+/* Release the device lock, after taking in every doorbell rung */
 void srq_soft_doorbell_unlock(srq_soft_dev_t *dev);
 
 #endif

@@ -29,6 +29,7 @@
  */
 #include "soft_post.h"
 #include "../fabric/soft_peer.h"
+#include "../fabric/soft_pipe.h"
 #include "../fabric/soft_report.h"
 #include "../fabric/soft_shm.h"
 #include "../objects/soft_ah.h"
@@ -338,8 +339,12 @@ static int srq_soft_sq_fill(srq_soft_qp_t *qp, struct ibv_send_wr *wr,
         srq_soft_fill_swqe(qp, wr, ud_peer, engine);
         fenced += (wr->send_flags & IBV_SEND_FENCE) != 0;
     }
-    /* sequentially consistent with the QP's state (srq_soft_qp_sq_absorb) */
-    atomic_store((_Atomic uint32_t*)&qp->sq_db, qp->sq_post);
+    /* without the device, sequentially consistent with the QP's state,
+     * which the post reads next (srq_soft_qp_sq_absorb); with it, the
+     * post takes them in itself */
+    atomic_store_explicit((_Atomic uint32_t*)&qp->sq_db, qp->sq_post,
+                          engine ? memory_order_release :
+                                   memory_order_seq_cst);
     if (fenced != 0) {
         __atomic_fetch_add(&qp->dev->stats.tx_fenced, fenced,
                            __ATOMIC_RELAXED);
@@ -392,27 +397,99 @@ static void srq_soft_sq_send_now(srq_soft_qp_t *qp, uint32_t first)
     }
 }
 
+/* The first ring since the device last took its doorbells: the holder we
+ * found may have looked at them already (soft_doorbell.c) */
+static void srq_soft_sq_ring_first(srq_soft_dev_t *dev)
+{
+    if (srq_soft_trylock(&dev->lock)) {
+        srq_soft_doorbell_unlock(dev); /* it let go meanwhile */
+    } else {
+        srq_soft_pipe_poke(&dev->fab);
+    }
+}
+
+/* The device lock's word while a post that took it fills @qp's send
+ * queue without the queue's lock (1 is a plain holder's) */
+static int srq_soft_sq_tag(const srq_soft_qp_t *qp)
+{
+    return 2 + (int)qp->index;
+}
+
+/*
+ * The send queue's slots, for a post that holds the device (@tagged: it
+ * took it as srq_soft_sq_tag says). A single-threaded post takes one
+ * lock, the device's, as before the queue had its own: the tag and the
+ * queue's lock are a pair of flags in Dekker's manner with a post that
+ * did not get the device - each writes its own with a CAS (a full
+ * barrier) and then reads the other's, so at least one of the two sees
+ * the other and waits. true if the queue's lock was taken
+ */
+static bool srq_soft_sq_claim(srq_soft_qp_t *qp, bool tagged)
+{
+    if (tagged && !atomic_load(&qp->sq_lock.held)) {
+        return false;
+    }
+    srq_soft_lock(&qp->sq_lock);
+    return true;
+}
+
+/* ... for a post without the device: the queue's lock, once no post that
+ * holds the device is filling the queue */
+static void srq_soft_sq_claim_alone(srq_soft_qp_t *qp)
+{
+    srq_soft_lock_t *dev_lock = &qp->dev->lock;
+    unsigned spins            = 0;
+
+    for (;;) {
+        while (!srq_soft_trylock_as(&qp->sq_lock, 1)) { /* seq_cst */
+            srq_soft_lock_backoff(&spins);
+        }
+        if (atomic_load(&dev_lock->held) != srq_soft_sq_tag(qp)) {
+            return;
+        }
+        srq_soft_unlock(&qp->sq_lock);
+        while (atomic_load_explicit(&dev_lock->held, memory_order_relaxed) ==
+               srq_soft_sq_tag(qp)) {
+            srq_soft_lock_backoff(&spins);
+        }
+    }
+}
+
 /*
  * The QP's send queue guards itself: WQEs are written under its own lock
- * and published in its doorbell record (soft_doorbell.h). A post never
- * waits for the device lock but to grow the queue's arrays, to map a UD
- * destination, or to flush WQEs a move to error missed: it takes the
- * device if free and sends from here, else rings the doorbell
+ * (or, by a post holding the device, under the device's tagged with the
+ * queue) and published in its doorbell record (soft_doorbell.h). A post
+ * never waits for the device lock but to grow the queue's arrays, to map
+ * a UD destination, or to flush WQEs a move to error missed: it takes
+ * the device if free and sends from here, else rings the doorbell
  */
 static int srq_soft_sq_post(srq_soft_qp_t *qp, struct ibv_send_wr *wr,
                             uint32_t all, struct ibv_send_wr **bad_wr)
 {
     srq_soft_dev_t *dev = qp->dev;
-    bool engine         = srq_soft_trylock(&dev->lock);
+    bool tagged = srq_soft_trylock_as(&dev->lock, srq_soft_sq_tag(qp));
+    bool engine = tagged, locked;
     uint32_t first;
     int ret;
 
     for (;;) {
-        srq_soft_lock(&qp->sq_lock);
+        if (engine) {
+            locked = srq_soft_sq_claim(qp, tagged);
+        } else {
+            srq_soft_sq_claim_alone(qp);
+            locked = true;
+        }
         first = qp->sq_post;
         ret   = (all > 0) ? srq_soft_sq_fill_all(qp, wr, all, bad_wr, engine) :
                             srq_soft_sq_fill(qp, wr, bad_wr, engine);
-        srq_soft_unlock(&qp->sq_lock);
+        if (locked) {
+            srq_soft_unlock(&qp->sq_lock);
+        }
+        if (tagged) {
+            /* still held, no longer filling: a post alone may fill */
+            atomic_store_explicit(&dev->lock.held, 1, memory_order_release);
+            tagged = false;
+        }
         if (ret != SRQ_SOFT_POST_NEEDS_DEV) {
             break;
         }
@@ -428,9 +505,8 @@ static int srq_soft_sq_post(srq_soft_qp_t *qp, struct ibv_send_wr *wr,
         srq_soft_doorbell_unlock(dev);
     } else {
         __atomic_fetch_add(&dev->stats.tx_doorbells, 1, __ATOMIC_RELAXED);
-        srq_soft_qp_ring(qp);
-        if (srq_soft_trylock(&dev->lock)) {
-            srq_soft_doorbell_unlock(dev); /* its holder let go meanwhile */
+        if (srq_soft_qp_ring(qp)) {
+            srq_soft_sq_ring_first(dev);
         }
     }
     return ret;
