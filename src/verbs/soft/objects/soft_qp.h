@@ -375,7 +375,9 @@ void srq_soft_qp_busy(srq_soft_qp_t *qp, bool busy);
 void srq_soft_qp_detach(srq_soft_qp_t *qp);
 /* Room in the send queue's arrays for @n more WQEs after sq_post,
  * growing them (by doubling) up to @max_wr WQEs: 0 or ENOMEM. Under
- * dev->lock and sq_lock: the engine reads the arrays, posts fill them */
+ * dev->lock and sq_lock (or the device's lock tagged with the queue,
+ * which keeps other posts out as sq_lock does: soft_post.c): the engine
+ * reads the arrays, posts fill them */
 int srq_soft_qp_sq_reserve(srq_soft_qp_t *qp, uint32_t n, uint32_t max_wr);
 /* A post that found the device taken leaves @qp on its doorbell stack
  * (once until taken), without the lock: true if the stack was empty (the
