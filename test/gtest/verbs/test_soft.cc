@@ -19,6 +19,7 @@ extern "C" {
 #include <string.h>
 #include <sys/stat.h>
 #include <thread>
+#include <vector>
 
 using namespace srq_test;
 
@@ -480,19 +481,31 @@ TEST_P(soft, post_recv_while_another_thread_holds_the_device)
     }
 }
 
-/* @n messages at once from @qs to @qr, all completed: the send queue's
- * arrays start at one WQE and grow with what is posted, which takes the
- * device lock (soft_post.c); grown, they stay */
+/* @n messages from @qs to @qr in one ibv_post_send, all completed: the
+ * send queue's arrays start at one WQE and grow with what is outstanding,
+ * which takes the device lock (soft_post.c); grown, they stay. One call:
+ * no WQE of it is sent, so none acknowledged, before all are in (posted
+ * one by one, an early ACK kept the arrays small, and a later post grew
+ * them with the device held: CI's TSan run) */
 void verbs_test::warm_send_queue(ibv_qp *qs, ibv_qp *qr, ibv_cq *cqs,
                                  ibv_cq *cqr, char *sbuf, uint32_t lkey,
                                  char *rbuf, uint32_t rkey, int n)
 {
+    std::vector<ibv_send_wr> wr(n);
+    ibv_sge sge = { (uint64_t)(uintptr_t)sbuf, 8, lkey };
+    ibv_send_wr *bad = nullptr;
+
     for (int i = 0; i < n; ++i) {
         ASSERT_EQ(0, post_recv(qr, rbuf, 64, rkey, 1000 + i));
+        wr[i]            = {};
+        wr[i].wr_id      = 1000 + i;
+        wr[i].sg_list    = &sge;
+        wr[i].num_sge    = 1;
+        wr[i].opcode     = IBV_WR_SEND;
+        wr[i].send_flags = IBV_SEND_SIGNALED;
+        wr[i].next       = (i + 1 < n) ? &wr[i + 1] : nullptr;
     }
-    for (int i = 0; i < n; ++i) {
-        ASSERT_EQ(0, post_send(qs, IBV_WR_SEND, sbuf, 8, lkey, 1000 + i));
-    }
+    ASSERT_EQ(0, ibv_post_send(qs, wr.data(), &bad));
     for (int i = 0; i < n; ++i) {
         ASSERT_EQ(IBV_WC_SUCCESS, poll1(cqr).status);
         ASSERT_EQ(IBV_WC_SUCCESS, poll1(cqs).status);
