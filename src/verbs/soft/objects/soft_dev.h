@@ -160,7 +160,7 @@ struct srq_soft_dev {
     srq_soft_list_t     ack_qps;
     srq_soft_list_t     sched_qps;
     /* QPs whose posts found the lock taken (a stack pushed without the
-     * lock, taken whole under it: soft_sq.c); atomic */
+     * lock, taken whole under it: srq_soft_qp_ring, soft_qp.c); atomic */
     srq_soft_qp_t      *doorbells;
     uint64_t            next_tick_ns;
     unsigned            tick_calls;   /* progress calls since a clock read */
