@@ -301,8 +301,8 @@ bool srq_soft_wait_idle(srq_soft_dev_t *dev, int stop_fd)
                  SRQ_SOFT_THREAD_LOOK_SLEEPERS_MS : SRQ_SOFT_THREAD_LOOK_MAX_MS;
     dev->thread_polls_seen = polls;
     srq_soft_thread_look_next(dev, watch, look_max);
-    /* a post's doorbell that a control verb's holder left (its poke
-     * went to a sleeper's channel, or the sleeper is not asleep) */
+    /* a rung doorbell whose post's poke went to a sleeper's channel
+     * (soft_doorbell.c), whose owner is not asleep but polls */
     if (!watch || dev->thread_woken || srq_soft_dev_doorbells(dev)) {
         srq_soft_dev_lock(dev);
         srq_soft_stat_inc_shared(&dev->stats.thread_rounds);

@@ -131,9 +131,8 @@ static enum ibv_wc_status srq_soft_wr_device_error(const srq_soft_qp_t *qp,
 static int srq_soft_check_send_fields(srq_soft_qp_t *qp,
                                       const struct ibv_send_wr *wr)
 {
-    uint64_t len;
-
     enum ibv_qp_state state = srq_soft_qp_peek_state(qp);
+    uint64_t len;
 
     if ((state != IBV_QPS_RTS) && (state != IBV_QPS_ERR)) {
         return EINVAL;
@@ -314,7 +313,8 @@ static void srq_soft_fill_swqe(srq_soft_qp_t *qp, const struct ibv_send_wr *wr,
 /*
  * Fill the WRs of @wr that pass their checks from sq_post, up to the
  * first that does not, and publish them in the doorbell record (under
- * sq_lock): 0, or that WR's errno with it in *bad_wr. One that needs the
+ * sq_lock, or the device's lock tagged with the queue: srq_soft_sq_claim):
+ * 0, or that WR's errno with it in *bad_wr. One that needs the
  * device while the caller has it not (@engine): SRQ_SOFT_POST_NEEDS_DEV,
  * and nothing posted
  */
