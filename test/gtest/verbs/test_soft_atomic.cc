@@ -676,9 +676,13 @@ TEST_P(atomic, results_held_while_requester_queue_full)
         ASSERT_EQ(0, post_atomic(qpa, IBV_WR_ATOMIC_FETCH_AND_ADD, &sge, 1,
                                  (uintptr_t)target, tmr->rkey, 1, 0, i));
     }
-    /* b executes them; their results find no room at a */
+    /* b executes them; their results find no room at a. A post that found
+     * a's device taken (its progress thread) left them on the doorbell,
+     * sent when the thread lets go: b polls until they are in */
     ibv_wc wc[kN];
-    for (int i = 0; i < 10; ++i) {
+    for (uint64_t end = now_ms() + 5000;
+         (__atomic_load_n(&target[0], __ATOMIC_RELAXED) != (uint64_t)kN) &&
+         (now_ms() < end);) {
         ibv_poll_cq(scqb, 0, wc);
     }
     ASSERT_EQ((uint64_t)kN, target[0]);
