@@ -33,6 +33,8 @@ protected:
         }
     }
 
+    void sends_while_device_held(ibv_qp_type type);
+
     srq_soft_stats_t stats(tdev_t &d)
     {
         srq_soft_stats_t st{};
@@ -489,7 +491,8 @@ TEST_P(soft, post_recv_while_another_thread_holds_the_device)
  * them with the device held: CI's TSan run) */
 void verbs_test::warm_send_queue(ibv_qp *qs, ibv_qp *qr, ibv_cq *cqs,
                                  ibv_cq *cqr, char *sbuf, uint32_t lkey,
-                                 char *rbuf, uint32_t rkey, int n)
+                                 char *rbuf, uint32_t rkey, int n,
+                                 ibv_ah *ah, uint32_t qkey)
 {
     std::vector<ibv_send_wr> wr(n);
     ibv_sge sge = { (uint64_t)(uintptr_t)sbuf, 8, lkey };
@@ -504,6 +507,11 @@ void verbs_test::warm_send_queue(ibv_qp *qs, ibv_qp *qr, ibv_cq *cqs,
         wr[i].opcode     = IBV_WR_SEND;
         wr[i].send_flags = IBV_SEND_SIGNALED;
         wr[i].next       = (i + 1 < n) ? &wr[i + 1] : nullptr;
+        if (ah != nullptr) {
+            wr[i].wr.ud.ah          = ah;
+            wr[i].wr.ud.remote_qpn  = qr->qp_num;
+            wr[i].wr.ud.remote_qkey = qkey;
+        }
     }
     ASSERT_EQ(0, ibv_post_send(qs, wr.data(), &bad));
     for (int i = 0; i < n; ++i) {
@@ -512,29 +520,32 @@ void verbs_test::warm_send_queue(ibv_qp *qs, ibv_qp *qr, ibv_cq *cqs,
     }
 }
 
-/*
- * A QP's send queue guards itself too: ibv_post_send writes its WQEs
- * under the queue's lock and, finding the device taken, rings its
- * doorbell and returns (soft_doorbell.h). The holder here is no engine
- * (a control verb's, as the hook's): its release pokes the device, whose
- * progress thread sends the WQEs - nobody polls a meanwhile, only b's
- * CQ moves. Before, the post waited for the holder, 5 s here; without
- * the poke the messages wait for a's next poll (b's 10 s poll fails).
- */
-TEST_P(soft, post_send_while_another_thread_holds_the_device)
+/* Four SENDs on a QP of @type posted while another thread holds the
+ * device: true if the posts returned before the holder let go; received
+ * at b in order, whole, while nobody polls a */
+void soft::sends_while_device_held(ibv_qp_type type)
 {
+    const bool ud       = (type == IBV_QPT_UD);
+    const uint32_t grh  = ud ? 40 : 0, qkey = 0x4d;
     tdev_t &a = open_dev();
     tdev_t &b = open_dev();
     ibv_cq *cqa = make_cq(a), *cqb = make_cq(b);
     char *sbuf = (char*)alloc(64), *rbuf = (char*)alloc(4 * 64);
     ibv_mr *mra = reg(a, sbuf, 64, 0);
     ibv_mr *mrb = reg(b, rbuf, 4 * 64, IBV_ACCESS_LOCAL_WRITE);
-    ibv_qp *qa = make_qp(a, IBV_QPT_RC, cqa, cqa);
-    ibv_qp *qb = make_qp(b, IBV_QPT_RC, cqb, cqb);
+    ibv_qp *qa = make_qp(a, type, cqa, cqa);
+    ibv_qp *qb = make_qp(b, type, cqb, cqb);
+    ibv_ah *ah = ud ? make_ah(a, b.addr) : nullptr;
     int ret = -1;
 
-    connect_rc(a, qa, b, qb);
-    warm_send_queue(qa, qb, cqa, cqb, sbuf, mra->lkey, rbuf, mrb->lkey, 8);
+    if (ud) {
+        ud_to_rts(a, qa, qkey);
+        ud_to_rts(b, qb, qkey);
+    } else {
+        connect_rc(a, qa, b, qb);
+    }
+    warm_send_queue(qa, qb, cqa, cqb, sbuf, mra->lkey, rbuf, mrb->lkey, 8,
+                    ah, qkey);
     for (int i = 0; i < 4; ++i) {
         ASSERT_EQ(0, post_recv(qb, rbuf + 64 * i, 64, mrb->lkey, 100 + i));
     }
@@ -545,7 +556,9 @@ TEST_P(soft, post_send_while_another_thread_holds_the_device)
     EXPECT_TRUE(returns_while_device_held(a, [&] {
         ret = 0;
         for (int i = 0; i < 4; ++i) {
-            ret |= post_send(qa, IBV_WR_SEND, sbuf, 8 + i, mra->lkey, i);
+            ret |= ud ? post_ud_send(qa, ah, qb->qp_num, qkey, sbuf, 8 + i,
+                                     mra->lkey, i) :
+                        post_send(qa, IBV_WR_SEND, sbuf, 8 + i, mra->lkey, i);
         }
     })) << "ibv_post_send waited for the device lock";
     ASSERT_EQ(0, ret);
@@ -553,14 +566,39 @@ TEST_P(soft, post_send_while_another_thread_holds_the_device)
         ibv_wc wc = poll1_alone(cqb);
         ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
         EXPECT_EQ((uint64_t)(100 + i), wc.wr_id);
-        EXPECT_EQ((uint32_t)(8 + i), wc.byte_len);
-        EXPECT_EQ(0x5a, rbuf[64 * i + 7 + i]);
+        EXPECT_EQ(grh + 8 + i, wc.byte_len);
+        EXPECT_EQ(0x5a, rbuf[64 * i + grh + 7 + i]);
     }
     for (int i = 0; i < 4; ++i) {
         ibv_wc wc = poll1(cqa);
         EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
         EXPECT_EQ((uint64_t)i, wc.wr_id);
     }
+}
+
+/*
+ * A QP's send queue guards itself too: ibv_post_send writes its WQEs
+ * under the queue's lock and, finding the device taken, rings its
+ * doorbell and returns (soft_doorbell.h). The holder here is no engine
+ * (a control verb's, as the hook's): the post pokes the device, whose
+ * progress thread sends the WQEs once the holder lets go - nobody polls
+ * a meanwhile, only b's CQ moves. Before, the post waited for the holder, 5 s here; without
+ * the poke the messages wait for a's next poll (b's 10 s poll fails).
+ */
+TEST_P(soft, post_send_while_another_thread_holds_the_device)
+{
+    sends_while_device_held(IBV_QPT_RC);
+}
+
+/*
+ * The same for datagrams: a UD post finds its destination in the AH
+ * under the AH's own lock, and rings the doorbell like an RC post. Only
+ * a destination the AH has not mapped yet waits for the device (the
+ * warm-up maps this one). Before, every UD post waited for it.
+ */
+TEST_P(soft, ud_post_while_another_thread_holds_the_device)
+{
+    sends_while_device_held(IBV_QPT_UD);
 }
 
 /*

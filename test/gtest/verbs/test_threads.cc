@@ -342,4 +342,138 @@ TEST_P(threads, posters_share_one_qp)
     }
 }
 
+/*
+ * Several threads post datagrams, each through its own UD QP, all through
+ * one AH (as UCX keeps one per address for every interface of a device),
+ * each in turn to a QP of every context of b's port (the QP number picks
+ * the context). soft0 finds a destination in the AH under the AH's own
+ * lock, and maps a new one under the device's: here the AH's array grows
+ * (past 4) while other posters look in it, and every post moves the AH's
+ * last-used entry (test/tsan.sh). Every datagram arrives once, whole, at
+ * its context, each poster's to a context in its order; every send
+ * completes once.
+ */
+TEST_P(threads, ud_posters_share_one_ah)
+{
+    const int nposters = 6, per = 996; /* per / nposters to each context */
+    const int depth = 64;
+    const uint32_t qkey = 0x5eed, slot = 40 + MSG_LEN; /* GRH, message */
+    struct dest_t {
+        ibv_cq          *cq;
+        ibv_qp          *qp;
+        char            *buf;
+        std::vector<int> last; /* per poster, the last message it had */
+    };
+    std::vector<dest_t> dest(nposters);
+    std::vector<ibv_qp*> qa(nposters);
+    std::vector<std::string> error(nposters);
+    std::vector<std::atomic<int>> credits(nposters); /* free send slots */
+    std::vector<std::thread> th;
+    ibv_cq *scq  = make_cq(*a, nposters * depth);
+    ibv_ah *ah   = make_ah(*a, b->addr);
+    char *sbufs  = (char*)alloc(MSG_LEN * per * nposters);
+    ibv_mr *smr  = reg(*a, sbufs, MSG_LEN * per * nposters, 0);
+    std::atomic<int> ready{0};
+    int sends_done = 0, recvd = 0;
+    uint64_t end = now_ms() + 60000;
+    ibv_wc wc[16];
+
+    ASSERT_NE(nullptr, ah);
+    for (int p = 0; p < nposters; ++p) {
+        qa[p] = make_qp(*a, IBV_QPT_UD, scq, scq, nullptr, depth, 1);
+        ASSERT_NE(nullptr, qa[p]);
+        ud_to_rts(*a, qa[p], qkey);
+        credits[p] = depth;
+    }
+    for (dest_t &d : dest) {
+        tdev_t &c = open_dev();
+        d.cq = make_cq(c, per);
+        d.qp = make_qp(c, IBV_QPT_UD, d.cq, d.cq, nullptr, 1, per);
+        ASSERT_NE(nullptr, d.qp);
+        d.buf = (char*)alloc(slot * per);
+        d.last.assign(nposters, -1);
+        ibv_mr *mr = reg(c, d.buf, slot * per, IBV_ACCESS_LOCAL_WRITE);
+        ud_to_rts(c, d.qp, qkey);
+        /* the send queues grown (a post that grows one waits for the
+         * device), one context mapped */
+        for (int p = 0; (&d == &dest[0]) && (p < nposters); ++p) {
+            warm_send_queue(qa[p], d.qp, scq, d.cq, sbufs, smr->lkey, d.buf,
+                            mr->lkey, depth, ah, qkey);
+        }
+        for (int k = 0; k < per; ++k) {
+            ASSERT_EQ(0, post_recv(d.qp, d.buf + k * slot, slot, mr->lkey, k));
+        }
+    }
+    for (int p = 0; p < nposters; ++p) {
+        th.emplace_back([&, p] {
+            /* all at once: the first posts of some, which map their
+             * destinations, beside the others' lookups */
+            for (ready.fetch_add(1); ready.load() < nposters;) {
+                std::this_thread::yield();
+            }
+            for (int k = 0; (k < per) && (now_ms() < end);) {
+                char *m = sbufs + (p * per + k) * MSG_LEN;
+                int to  = (p + k) % nposters;
+
+                /* a post into a full queue would wait for the device (it
+                 * fails ENOMEM there) */
+                if (credits[p].load() == 0) {
+                    std::this_thread::yield();
+                    continue;
+                }
+                --credits[p];
+                snprintf(m, MSG_LEN, "poster %d message %d to %d", p, k, to);
+                int ret = post_ud_send(qa[p], ah, dest[to].qp->qp_num, qkey,
+                                       m, MSG_LEN, smr->lkey,
+                                       (uint64_t)p << 32 | (uint64_t)k);
+                if (ret != 0) {
+                    error[p] = "ibv_post_send: " + std::string(strerror(ret));
+                    return;
+                }
+                ++k;
+            }
+        });
+    }
+    while (((sends_done < nposters * per) || (recvd < nposters * per)) &&
+           (now_ms() < end)) {
+        int n = ibv_poll_cq(scq, 16, wc);
+
+        for (int i = 0; i < n; ++i, ++sends_done) {
+            ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status) << "send " << sends_done;
+            ++credits[wc[i].wr_id >> 32];
+        }
+        for (int d = 0; d < nposters; ++d) {
+            n = ibv_poll_cq(dest[d].cq, 16, wc);
+            for (int i = 0; i < n; ++i, ++recvd) {
+                const char *got = dest[d].buf + wc[i].wr_id * slot + 40;
+                int gp = -1, gk = -1, gto = -1;
+
+                ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status) << "at " << d;
+                ASSERT_EQ(40 + MSG_LEN, wc[i].byte_len) << "at " << d;
+                ASSERT_EQ(3, sscanf(got, "poster %d message %d to %d", &gp,
+                                    &gk, &gto)) << got;
+                ASSERT_EQ(d, gto) << "a datagram at the wrong context";
+                ASSERT_TRUE((gp >= 0) && (gp < nposters)) << got;
+                EXPECT_LT(dest[d].last[gp], gk) << "poster " << gp << " to "
+                                                << d << ": out of order";
+                dest[d].last[gp] = gk;
+            }
+        }
+    }
+    for (auto &t : th) {
+        t.join();
+    }
+    for (int p = 0; p < nposters; ++p) {
+        EXPECT_EQ("", error[p]) << "poster " << p;
+    }
+    EXPECT_EQ(nposters * per, sends_done);
+    EXPECT_EQ(nposters * per, recvd);
+    EXPECT_EQ(0, ibv_poll_cq(scq, 16, wc)) << "a send completed twice";
+    srq_soft_stats_t st; /* timing, not a result, as above */
+    if (srq_soft_query_stats(a->dev, &st) == 0) {
+        printf("posts that rang the doorbell: %llu of %d\n",
+               (unsigned long long)st.tx_doorbells, nposters * per);
+    }
+}
+
 SRQ_INSTANTIATE(threads);

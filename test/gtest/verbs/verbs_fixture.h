@@ -118,10 +118,12 @@ protected:
                      void *buf, uint32_t len, uint32_t lkey, uint64_t wr_id);
     int post_recv(ibv_qp *qp, void *buf, uint32_t len, uint32_t lkey,
                   uint64_t wr_id);
-    /* RC: @n messages at once from @qs to @qr, completed (test_soft.cc) */
+    /* @n messages at once from @qs to @qr, completed (test_soft.cc); UD:
+     * through @ah with @qkey */
     void warm_send_queue(ibv_qp *qs, ibv_qp *qr, ibv_cq *cqs, ibv_cq *cqr,
                          char *sbuf, uint32_t lkey, char *rbuf,
-                         uint32_t rkey, int n);
+                         uint32_t rkey, int n, ibv_ah *ah = nullptr,
+                         uint32_t qkey = 0);
     int post_srq_recv(ibv_srq *srq, void *buf, uint32_t len, uint32_t lkey,
                       uint64_t wr_id);
 

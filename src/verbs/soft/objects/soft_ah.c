@@ -68,17 +68,12 @@ static int srq_soft_ah_reachable(srq_soft_dev_t *dev, const uint8_t *addr)
     return 0;
 }
 
-srq_soft_peer_t *srq_soft_ah_peer(srq_soft_dev_t *dev, srq_soft_ah_t *ah,
-                                  uint32_t qpn)
+/* Under ah->lock: the peer of @inst the AH holds, or NULL */
+static srq_soft_peer_t *srq_soft_ah_find(srq_soft_ah_t *ah,
+                                         const uint8_t *inst)
 {
-    uint8_t inst[SRQ_SOFT_INST_LEN];
-    srq_soft_peer_t *peer, **peers;
-    unsigned i, cap;
+    unsigned i;
 
-    if (srq_soft_ah_route(ah->addr, qpn, inst) != 0) {
-        errno = EHOSTUNREACH;
-        return NULL;
-    }
     if ((ah->npeers > 0) &&
         !memcmp(inst, ah->peers[ah->last]->instance, SRQ_SOFT_INST_LEN)) {
         return ah->peers[ah->last];
@@ -89,21 +84,75 @@ srq_soft_peer_t *srq_soft_ah_peer(srq_soft_dev_t *dev, srq_soft_ah_t *ah,
             return ah->peers[i];
         }
     }
-    if (ah->npeers == ah->peers_cap) {
-        cap   = (ah->peers_cap == 0) ? 4 : (2 * ah->peers_cap);
-        peers = realloc(ah->peers, cap * sizeof(*peers));
-        if (peers == NULL) {
-            errno = ENOMEM;
-            return NULL;
-        }
-        ah->peers     = peers;
-        ah->peers_cap = cap;
+    return NULL;
+}
+
+/* Under ah->lock: room for one more peer */
+static int srq_soft_ah_grow(srq_soft_ah_t *ah)
+{
+    srq_soft_peer_t **peers;
+    unsigned cap;
+
+    if (ah->npeers < ah->peers_cap) {
+        return 0;
+    }
+    cap   = (ah->peers_cap == 0) ? 4 : (2 * ah->peers_cap);
+    peers = realloc(ah->peers, cap * sizeof(*peers));
+    if (peers == NULL) {
+        return ENOMEM;
+    }
+    ah->peers     = peers;
+    ah->peers_cap = cap;
+    return 0;
+}
+
+int srq_soft_ah_peer_known(srq_soft_ah_t *ah, uint32_t qpn,
+                           srq_soft_peer_t **peer_p)
+{
+    uint8_t inst[SRQ_SOFT_INST_LEN];
+
+    *peer_p = NULL;
+    if (srq_soft_ah_route(ah->addr, qpn, inst) != 0) {
+        return 0; /* nowhere: lost, as on a fabric */
+    }
+    srq_soft_lock(&ah->lock);
+    *peer_p = srq_soft_ah_find(ah, inst);
+    srq_soft_unlock(&ah->lock);
+    return (*peer_p != NULL) ? 0 : EAGAIN;
+}
+
+/* Mapping an instance (srq_soft_peer_get) may take long: the AH's lock is
+ * not held meanwhile, so posts through it that find theirs go on; only
+ * posts with the device add peers, so nobody adds this one meanwhile */
+srq_soft_peer_t *srq_soft_ah_peer(srq_soft_dev_t *dev, srq_soft_ah_t *ah,
+                                  uint32_t qpn)
+{
+    uint8_t inst[SRQ_SOFT_INST_LEN];
+    srq_soft_peer_t *peer;
+    int ret;
+
+    if (srq_soft_ah_route(ah->addr, qpn, inst) != 0) {
+        errno = EHOSTUNREACH;
+        return NULL;
+    }
+    srq_soft_lock(&ah->lock);
+    peer = srq_soft_ah_find(ah, inst);
+    ret  = (peer == NULL) ? srq_soft_ah_grow(ah) : 0;
+    srq_soft_unlock(&ah->lock);
+    if (ret != 0) {
+        errno = ret;
+        return NULL;
+    }
+    if (peer != NULL) {
+        return peer;
     }
     /* an instance gone meanwhile (errno says so) */
     peer = srq_soft_peer_get(&dev->fab, inst);
     if (peer != NULL) {
-        ah->last              = ah->npeers;
+        srq_soft_lock(&ah->lock);
+        ah->last                = ah->npeers;
         ah->peers[ah->npeers++] = peer;
+        srq_soft_unlock(&ah->lock);
     }
     return peer;
 }
@@ -136,6 +185,7 @@ struct ibv_ah *srq_soft_create_ah(srq_verbs_dev_t *vdev, struct ibv_pd *pd,
     ah->ibv.handle  = srq_soft_handle(dev, &ah->ibv);
     ah->ibv.pd      = pd;
     ah->tclass      = attr->is_global ? attr->grh.traffic_class : 0;
+    srq_soft_lock_init(&ah->lock);
     srq_soft_pd_get(pd);
     return &ah->ibv;
 }

@@ -8,6 +8,7 @@
 #define SRQ_SOFT_AH_H_
 
 #include "../../dev/srq_verbs_types.h"
+#include "../fabric/soft_lock.h"
 #include "../fabric/soft_shm.h"
 
 #include <stdint.h>
@@ -22,9 +23,12 @@ typedef struct srq_soft_ah {
     /* the instances datagrams went to (srq_soft_ah_route), held until
      * the AH goes, since queued datagrams point at them: as many as the
      * port has contexts (UCX keeps one AH per address, for every
-     * interface behind it); the last one used first */
+     * interface behind it); the last one used first. Added under the
+     * device lock; read and grown under the AH's own lock too, which a
+     * post without the device takes to find one there */
     srq_soft_peer_t **peers;
     unsigned          npeers, peers_cap, last;
+    srq_soft_lock_t   lock;
 } srq_soft_ah_t;
 
 struct ibv_ah *srq_soft_create_ah(srq_verbs_dev_t *dev, struct ibv_pd *pd,
@@ -49,5 +53,10 @@ int srq_soft_ah_route(const uint8_t *addr, uint32_t qpn, uint8_t *instance);
  * descriptor to map the peer) when it could not be sent */
 srq_soft_peer_t *srq_soft_ah_peer(srq_soft_dev_t *dev, srq_soft_ah_t *ah,
                                   uint32_t qpn);
+/* The same for a post without the device: 0 and the peer in *peer_p
+ * (NULL: the datagram goes nowhere) when the AH has the instance already;
+ * EAGAIN when it has not (srq_soft_ah_peer maps it, under dev->lock) */
+int srq_soft_ah_peer_known(srq_soft_ah_t *ah, uint32_t qpn,
+                           srq_soft_peer_t **peer_p);
 
 #endif

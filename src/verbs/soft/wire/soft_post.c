@@ -206,10 +206,13 @@ static int srq_soft_ud_dest(srq_soft_qp_t *qp, const struct ibv_send_wr *wr,
     if ((qp->ibv.qp_type != IBV_QPT_UD) || srq_soft_wr_is_rdma(wr->opcode)) {
         return 0;
     }
+    ah = srq_soft_container_of(wr->wr.ud.ah, srq_soft_ah_t, ibv);
     if (!engine) {
-        return SRQ_SOFT_POST_NEEDS_DEV; /* the AH's and device's peers */
+        /* one the AH has not mapped yet: the device's peers */
+        return (srq_soft_ah_peer_known(ah, wr->wr.ud.remote_qpn,
+                                       peer_p) == 0) ?
+               0 : SRQ_SOFT_POST_NEEDS_DEV;
     }
-    ah      = srq_soft_container_of(wr->wr.ud.ah, srq_soft_ah_t, ibv);
     *peer_p = srq_soft_ah_peer(qp->dev, ah, wr->wr.ud.remote_qpn);
     return ((*peer_p == NULL) && srq_soft_err_is_limit(errno)) ? errno : 0;
 }
@@ -460,7 +463,8 @@ static void srq_soft_sq_claim_alone(srq_soft_qp_t *qp)
  * (or, by a post holding the device, under the device's tagged with the
  * queue) and published in its doorbell record (soft_doorbell.h). A post
  * never waits for the device lock but to grow the queue's arrays, to map
- * a UD destination, or to flush WQEs a move to error missed: it takes
+ * a UD destination its AH has not reached before, or to flush WQEs a
+ * move to error missed: it takes
  * the device if free and sends from here, else rings the doorbell
  */
 static int srq_soft_sq_post(srq_soft_qp_t *qp, struct ibv_send_wr *wr,
