@@ -68,26 +68,28 @@ static int srq_soft_ah_reachable(srq_soft_dev_t *dev, const uint8_t *addr)
     return 0;
 }
 
-/* Under ah->lock: the peer of @inst the AH holds, or NULL */
+/* The peer of @inst the AH holds, or NULL: under the device lock (which
+ * every change of the array is made under) or the AH's. `last` is a hint
+ * both kinds of readers write, hence relaxed atomics */
 static srq_soft_peer_t *srq_soft_ah_find(srq_soft_ah_t *ah,
                                          const uint8_t *inst)
 {
-    unsigned i;
+    unsigned i = __atomic_load_n(&ah->last, __ATOMIC_RELAXED);
 
-    if ((ah->npeers > 0) &&
-        !memcmp(inst, ah->peers[ah->last]->instance, SRQ_SOFT_INST_LEN)) {
-        return ah->peers[ah->last];
+    if ((i < ah->npeers) &&
+        !memcmp(inst, ah->peers[i]->instance, SRQ_SOFT_INST_LEN)) {
+        return ah->peers[i];
     }
     for (i = 0; i < ah->npeers; ++i) {
         if (!memcmp(inst, ah->peers[i]->instance, SRQ_SOFT_INST_LEN)) {
-            ah->last = i;
+            __atomic_store_n(&ah->last, i, __ATOMIC_RELAXED);
             return ah->peers[i];
         }
     }
     return NULL;
 }
 
-/* Under ah->lock: room for one more peer */
+/* Under the device lock and the AH's: room for one more peer */
 static int srq_soft_ah_grow(srq_soft_ah_t *ah)
 {
     srq_soft_peer_t **peers;
@@ -121,9 +123,11 @@ int srq_soft_ah_peer_known(srq_soft_ah_t *ah, uint32_t qpn,
     return (*peer_p != NULL) ? 0 : EAGAIN;
 }
 
-/* Mapping an instance (srq_soft_peer_get) may take long: the AH's lock is
- * not held meanwhile, so posts through it that find theirs go on; only
- * posts with the device add peers, so nobody adds this one meanwhile */
+/* With the device, which every change of the array is made under, the
+ * lookup takes no other lock: a single-threaded post's cost is as it was
+ * before the AH had a lock. The AH's lock is taken to change the array,
+ * for posts without the device that look in it meanwhile; not while
+ * mapping the instance (srq_soft_peer_get), which may take long */
 srq_soft_peer_t *srq_soft_ah_peer(srq_soft_dev_t *dev, srq_soft_ah_t *ah,
                                   uint32_t qpn)
 {
@@ -135,23 +139,23 @@ srq_soft_peer_t *srq_soft_ah_peer(srq_soft_dev_t *dev, srq_soft_ah_t *ah,
         errno = EHOSTUNREACH;
         return NULL;
     }
-    srq_soft_lock(&ah->lock);
     peer = srq_soft_ah_find(ah, inst);
-    ret  = (peer == NULL) ? srq_soft_ah_grow(ah) : 0;
+    if (peer != NULL) {
+        return peer;
+    }
+    srq_soft_lock(&ah->lock);
+    ret = srq_soft_ah_grow(ah);
     srq_soft_unlock(&ah->lock);
     if (ret != 0) {
         errno = ret;
         return NULL;
     }
-    if (peer != NULL) {
-        return peer;
-    }
     /* an instance gone meanwhile (errno says so) */
     peer = srq_soft_peer_get(&dev->fab, inst);
     if (peer != NULL) {
         srq_soft_lock(&ah->lock);
-        ah->last                = ah->npeers;
-        ah->peers[ah->npeers++] = peer;
+        ah->peers[ah->npeers] = peer;
+        __atomic_store_n(&ah->last, ah->npeers++, __ATOMIC_RELAXED);
         srq_soft_unlock(&ah->lock);
     }
     return peer;

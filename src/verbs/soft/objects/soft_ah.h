@@ -23,9 +23,9 @@ typedef struct srq_soft_ah {
     /* the instances datagrams went to (srq_soft_ah_route), held until
      * the AH goes, since queued datagrams point at them: as many as the
      * port has contexts (UCX keeps one AH per address, for every
-     * interface behind it); the last one used first. Added under the
-     * device lock; read and grown under the AH's own lock too, which a
-     * post without the device takes to find one there */
+     * interface behind it); the last one used first. Changed under the
+     * device lock and the AH's own; read under either (a post without
+     * the device takes the AH's to find its peer there) */
     srq_soft_peer_t **peers;
     unsigned          npeers, peers_cap, last;
     srq_soft_lock_t   lock;
