@@ -464,8 +464,8 @@ static void srq_soft_sq_claim_alone(srq_soft_qp_t *qp)
  * queue) and published in its doorbell record (soft_doorbell.h). A post
  * never waits for the device lock but to grow the queue's arrays, to map
  * a UD destination its AH has not reached before, or to flush WQEs a
- * move to error missed: it takes
- * the device if free and sends from here, else rings the doorbell
+ * move to error missed: it takes the device if free and sends from here,
+ * else rings the doorbell
  */
 static int srq_soft_sq_post(srq_soft_qp_t *qp, struct ibv_send_wr *wr,
                             uint32_t all, struct ibv_send_wr **bad_wr)
