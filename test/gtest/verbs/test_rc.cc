@@ -1602,18 +1602,23 @@ TEST_P(rc, thread_looks_less_often_the_longer_its_owner_polls)
     ibv_mr *rmr = reg(*b, rbuf, 64, IBV_ACCESS_LOCAL_WRITE);
     const uint64_t poll_ms = 400;
     srq_soft_stats_t before{}, after{};
-    uint64_t start, end, elapsed, looks, doublings = 0;
+    uint64_t start, end, elapsed, looks, doublings = 0, sent = 0;
     ibv_wc wc;
 
     ASSERT_EQ(0, srq_soft_query_stats(b->dev, &before));
     ASSERT_EQ(0, ibv_poll_cq(rcqb, 1, &wc));
-    ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, 1));
-    ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, 1));
     /* poll_ms at least, and until the thread has looked once: on a busy
      * machine it may not run for a while (a stopped clock: 60 s); the
-     * bound below is in the time polled */
+     * bound below is in the time polled. A SEND again each poll_ms
+     * without a look: when b's thread saw no poll between two of its
+     * rounds (this thread descheduled), it asked to be poked and slept,
+     * and a SEND that came before that and was taken by b's polls left
+     * it asleep - the next one pokes it (seen under a loaded CI, 2 runs
+     * in 3: 0 looks in 60 s, b's thread asleep without a timeout) */
     start = now_ms();
     do {
+        ASSERT_EQ(0, post_recv(qpb, rbuf, 64, rmr->lkey, ++sent));
+        ASSERT_EQ(0, post_send(qpa, IBV_WR_SEND, sbuf, 16, smr->lkey, sent));
         for (end = now_ms() + poll_ms; now_ms() < end;) {
             (void)ibv_poll_cq(rcqb, 1, &wc);
         }
@@ -1621,14 +1626,25 @@ TEST_P(rc, thread_looks_less_often_the_longer_its_owner_polls)
     } while ((after.thread_looks == before.thread_looks) &&
              (now_ms() - start < 60000));
     elapsed = now_ms() - start;
-    wc = poll1_alone(scqa);
-    ASSERT_EQ(IBV_WC_SUCCESS, wc.status) << ibv_wc_status_str(wc.status);
+    for (uint64_t i = 1; i <= sent; ++i) {
+        wc = poll1_alone(scqa);
+        ASSERT_EQ(IBV_WC_SUCCESS, wc.status) << ibv_wc_status_str(wc.status);
+        EXPECT_EQ(i, wc.wr_id);
+    }
     for (unsigned ms = SRQ_SOFT_THREAD_LOOK_MS;
          ms < SRQ_SOFT_THREAD_LOOK_MAX_MS; ms *= 2) {
         ++doublings;
     }
     looks = after.thread_looks - before.thread_looks;
-    EXPECT_GE(looks, 1u) << "the thread never looked: the test saw nothing";
+    /* what b's thread did meanwhile, should it never have looked: asleep
+     * (no rounds: no poke came), or woken each time (rounds) */
+    EXPECT_GE(looks, 1u) << "the thread never looked: the test saw nothing ("
+                         << (after.thread_rounds - before.thread_rounds)
+                         << " rounds of b's thread, "
+                         << (after.rx_packets - before.rx_packets)
+                         << " packets in at b, "
+                         << (after.progress_calls - before.progress_calls)
+                         << " progress calls of b, in " << elapsed << " ms)";
     EXPECT_LE(looks, doublings + elapsed / SRQ_SOFT_THREAD_LOOK_MAX_MS + 2)
         << "in " << elapsed << " ms";
 }
