@@ -721,7 +721,7 @@ void uct_srq_hs_progress(uct_srq_iface_t *iface)
     ucs_time_t now;
 
     pthread_mutex_lock(&hs->lock);
-    hs->polls = 0;
+    __atomic_store_n(&hs->polls, 0, __ATOMIC_RELAXED);
     while (uct_srq_hs_poll(iface) == UCT_SRQ_HS_POLL_BATCH) {
     }
     if (__atomic_load_n(&hs->async_left, __ATOMIC_RELAXED)) {

@@ -26,23 +26,30 @@ ucs_status_t uct_srq_hs_get_conn(uct_srq_iface_t *iface,
                                  uct_srq_conn_t **conn_p);
 
 /* Progress calls between looks at the clock when nothing else needs the
- * handshake's progress */
+ * handshake's progress; an owner whose calls are further apart looks each
+ * ASYNC_INTERVAL, when the async thread sees it progressed */
 #define UCT_SRQ_HS_POLLS_PER_LOOK 1024
 
 /* Take handshake datagrams, retransmit and time out handshakes, report
  * and free failed connections, probe idle connections no endpoint uses:
  * while handshakes run, failed connections remain or the async thread left
- * work, and every UCT_SRQ_HS_POLLS_PER_LOOK calls */
+ * work, every UCT_SRQ_HS_POLLS_PER_LOOK calls and each ASYNC_INTERVAL */
 void uct_srq_hs_progress(uct_srq_iface_t *iface);
 
 /* Does the handshake need the owner's progress now? (read without the
  * lock: a stale answer costs one call, or one call later) */
 static inline int uct_srq_hs_wants_progress(uct_srq_hs_t *hs)
 {
+    /* the async thread may set polls too (uct_srq_hs_look_next): a load
+     * and a store, not a locked increment - a lost update of either costs
+     * one look, or a look one interval later */
+    unsigned polls = __atomic_load_n(&hs->polls, __ATOMIC_RELAXED) + 1;
+
+    __atomic_store_n(&hs->polls, polls, __ATOMIC_RELAXED);
     return !ucs_list_is_empty(&hs->connecting) ||
            !ucs_list_is_empty(&hs->dead) ||
            __atomic_load_n(&hs->async_left, __ATOMIC_RELAXED) ||
-           (++hs->polls >= UCT_SRQ_HS_POLLS_PER_LOOK);
+           (polls >= UCT_SRQ_HS_POLLS_PER_LOOK);
 }
 
 /* When the handshake next needs the owner's progress: 0 now, else a
@@ -50,10 +57,10 @@ static inline int uct_srq_hs_wants_progress(uct_srq_hs_t *hs)
 ucs_time_t uct_srq_hs_due(uct_srq_hs_t *hs);
 
 /* The next progress call looks at the handshake (a sleeper's wakeup was
- * for it) */
+ * for it, or an interval passed since the async thread's last look) */
 static inline void uct_srq_hs_look_next(uct_srq_hs_t *hs)
 {
-    hs->polls = UCT_SRQ_HS_POLLS_PER_LOOK;
+    __atomic_store_n(&hs->polls, UCT_SRQ_HS_POLLS_PER_LOOK, __ATOMIC_RELAXED);
 }
 
 /* Take up to a batch of handshake completions (datagrams in, sends

@@ -57,7 +57,9 @@ static void uct_srq_hs_async_wake(uct_srq_hs_t *hs)
 }
 
 /*
- * An owner that progressed since the last look answers its peers itself.
+ * An owner that progressed since the last look answers its peers itself,
+ * at its next call: however seldom it calls (an oversubscribed rank that
+ * yields between calls), its peers wait an interval, not 1024 of its calls.
  * Otherwise take the handshake's datagrams for it - polling a CQ also runs
  * the built-in soft device, which serves one-sided operations at us -
  * unless the owner holds the lock.
@@ -72,6 +74,7 @@ static void uct_srq_hs_async_look(uct_srq_iface_t *iface)
     if ((calls != hs->progress_seen) ||
         (pthread_mutex_trylock(&hs->lock) != 0)) {
         hs->progress_seen = calls;
+        uct_srq_hs_look_next(hs);
         return;
     }
     uct_srq_hs_in_async = 1;

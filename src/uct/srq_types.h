@@ -305,7 +305,9 @@ typedef struct uct_srq_hs {
     const uct_srq_conn_hooks_t *hooks;    /* the interface's */
     unsigned                num_accepting; /* half open, asked for by peers */
     unsigned                polls;        /* progress calls since the clock
-                                             was last read */
+                                             was last read; the async
+                                             thread sets it to have the
+                                             owner look (relaxed atomics) */
     ucs_time_t              next_idle_check;
     struct {
         ucs_time_t          timeout;

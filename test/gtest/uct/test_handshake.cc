@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <cstring>
 #include <ctime>
+#include <unistd.h>
 #include <vector>
 
 using namespace srq_test;
@@ -318,6 +319,42 @@ TEST(rc_srq_handshake, request_of_another_version_is_dropped)
         return receiver.counters().conns == 1;
     })) << "the same request of version " << (int)current
         << " made no connection";
+}
+
+/*
+ * An owner that progresses, but seldom - an oversubscribed MPI rank that
+ * yields its CPU between calls on a loaded host - still looks at its
+ * handshake every ASYNC_INTERVAL, not only every UCT_SRQ_HS_POLLS_PER_LOOK
+ * (1024) calls: at a few ms a call, 1024 of them outlast its peers'
+ * handshake retries. Each request here follows a look (the one that
+ * dropped the request before), so a look by the call count alone comes
+ * 1024 calls after it.
+ */
+TEST(rc_srq_handshake, owner_that_progresses_seldom_looks_each_interval)
+{
+    const unsigned max_calls = 200; /* 10 ms intervals: 400 ms and more */
+    entity receiver(config_t{{"ASYNC_INTERVAL", "10ms"}});
+    uint32_t ud_qpn = hs_qpn(receiver);
+    raw_ud_sender raw(receiver.dev_addr());
+    hs_req req(raw.port_addr(), raw.qpn());
+    req.dev.port_num = 2; /* dropped: its look is counted */
+
+    expect_dropped(receiver, raw, ud_qpn, req, "the first request");
+    for (int i = 0; i < 3; ++i) {
+        uint64_t dropped = receiver.counters().conn_dropped;
+        unsigned calls   = 0;
+        ASSERT_TRUE(raw.send(ud_qpn, &req, sizeof(req)));
+        while ((receiver.counters().conn_dropped == dropped) &&
+               (calls < 1200)) {
+            receiver.progress();
+            ++calls;
+            usleep(2000);
+        }
+        EXPECT_LT(calls, max_calls) << "request " << i << ": "
+            << ((receiver.counters().conn_dropped == dropped) ?
+                "never taken" : "taken") << " after " << calls
+            << " progress calls 2 ms apart";
+    }
 }
 
 /*
