@@ -122,8 +122,9 @@ ucs_config_field_t uct_srq_hs_config_table[] = {
      "peers out, and (on the built-in soft device) runs the device, which\n"
      "serves one-sided operations targeting it, as an HCA does without the\n"
      "host's CPU. An owner that progresses costs one counter comparison per\n"
-     "look. One timer per process, at the first interface's interval. Not\n"
-     "with SRQ=n: a QP's receive buffers come from the owner's pool.",
+     "look, and looks at its handshake itself at its next call. One timer\n"
+     "per process, at the first interface's interval. Not with SRQ=n: a\n"
+     "QP's receive buffers come from the owner's pool.",
      ucs_offsetof(uct_srq_hs_config_t, async_interval), UCS_CONFIG_TYPE_TIME},
 
     {NULL}
