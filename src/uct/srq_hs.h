@@ -63,8 +63,4 @@ static inline void uct_srq_hs_look_next(uct_srq_hs_t *hs)
     __atomic_store_n(&hs->polls, UCT_SRQ_HS_POLLS_PER_LOOK, __ATOMIC_RELAXED);
 }
 
-/* Take up to a batch of handshake completions (datagrams in, sends
- * done): how many there were */
-unsigned uct_srq_hs_poll(uct_srq_iface_t *iface);
-
 #endif

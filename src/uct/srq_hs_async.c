@@ -8,6 +8,7 @@
 #include "srq_limit.h"
 #include "srq_conn.h"
 #include "srq_hs.h"
+#include "srq_hs_rx.h"
 
 #include <ucs/debug/log_def.h>
 #include <ucs/async/async_fwd.h>
