@@ -314,4 +314,9 @@ uct_srq_iov_to_sge(struct ibv_sge *sge, const uct_iov_t *iov, size_t iovcnt)
 void uct_srq_tx_desc_done(uct_srq_iface_t *iface, uct_srq_op_t *op,
                           ucs_status_t status);
 
+/* A zero-copy operation completed: the user's completion, then the
+ * operation back to its pool */
+void uct_srq_op_done(uct_srq_iface_t *iface, uct_srq_op_t *op,
+                     ucs_status_t status);
+
 #endif

@@ -11,6 +11,7 @@
 #include "srq_ep.h"
 #include "srq_memh.h"
 #include "srq_tm.h"
+#include "srq_tm_rndv.h"
 
 #include <arpa/inet.h>
 #include <string.h>

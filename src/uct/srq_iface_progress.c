@@ -11,6 +11,7 @@
 #include "srq_limit.h"
 #include "srq_rx.h"
 #include "srq_tm.h"
+#include "srq_tm_rndv.h"
 
 #include <ucs/debug/log_def.h>
 #include <string.h>

@@ -3,7 +3,8 @@
  * ucx-srq: tag-matching offload, the receiving side: the device's list of
  * tagged buffers (uct_iface_tag_recv_zcopy/_cancel), its completions, the
  * tagged messages it did not match, and the FINs of our own rendezvous
- * sends. The wire format and the sending side: srq_tm.h, srq_ep_tag.c.
+ * sends (their table: srq_tm_rndv.c). The wire format and the sending
+ * side: srq_tm.h, srq_ep_tag.c.
  *
  * Every list operation is signaled and carries our count of unexpected
  * messages (IBV_OPS_TM_SYNC): the device arms a tag only while that count
@@ -16,6 +17,7 @@
  * the slot's index and generation, and bit 62 for a list operation.
  */
 #include "srq_tm.h"
+#include "srq_tm_rndv.h"
 #include "srq_rx.h"
 #include "srq_md.h"
 #include "srq_memh.h"
@@ -515,91 +517,6 @@ static void uct_srq_tm_tag_done(uct_srq_tm_t *tm, const struct ibv_wc *wc,
         ctx->rndv_cb(ctx, stag, buffer, wc->byte_len, status, 0);
     } else {
         ctx->completed_cb(ctx, stag, imm, wc->byte_len, NULL, status);
-    }
-}
-
-/* ---- rendezvous sends waiting for their FIN --------------------------- */
-
-ucs_status_t uct_srq_tm_rndv_add(uct_srq_tm_t *tm, uct_completion_t *comp,
-                                 void *conn, uint32_t *app_ctx_p)
-{
-    unsigned idx;
-
-    if (tm->rndv_used >= UCT_SRQ_TM_MAX_RNDV) {
-        return UCS_ERR_NO_RESOURCE;
-    }
-    for (idx = tm->rndv_next; tm->rndv[idx].comp != NULL;
-         idx = (idx + 1) % UCT_SRQ_TM_MAX_RNDV) {
-    }
-    tm->rndv_next = (idx + 1) % UCT_SRQ_TM_MAX_RNDV;
-    /* 0 is no rendezvous: a sequence that wraps skips it */
-    do {
-        *app_ctx_p = (++tm->rndv_seq * UCT_SRQ_TM_MAX_RNDV) + idx;
-    } while (*app_ctx_p == 0);
-    tm->rndv[idx].comp    = comp;
-    tm->rndv[idx].conn    = conn;
-    tm->rndv[idx].app_ctx = *app_ctx_p;
-    ++tm->rndv_used;
-    return UCS_OK;
-}
-
-/* The rendezvous send @app_ctx, if it is still waiting for its FIN */
-static uct_srq_tm_rndv_t *uct_srq_tm_rndv_of(uct_srq_tm_t *tm,
-                                             uint32_t app_ctx)
-{
-    uct_srq_tm_rndv_t *rndv = &tm->rndv[app_ctx % UCT_SRQ_TM_MAX_RNDV];
-
-    return ((app_ctx != 0) && (rndv->comp != NULL) &&
-            (rndv->app_ctx == app_ctx)) ? rndv : NULL;
-}
-
-/* Take @rndv off the table: its completion is its taker's */
-static uct_completion_t *uct_srq_tm_rndv_take(uct_srq_tm_t *tm,
-                                              uct_srq_tm_rndv_t *rndv)
-{
-    uct_completion_t *comp = rndv->comp;
-
-    rndv->comp = NULL;
-    --tm->rndv_used;
-    return comp;
-}
-
-ucs_status_t uct_srq_tm_rndv_cancel(uct_srq_tm_t *tm, uint32_t app_ctx)
-{
-    uct_srq_tm_rndv_t *rndv = uct_srq_tm_rndv_of(tm, app_ctx);
-
-    if (rndv == NULL) {
-        return UCS_ERR_NO_ELEM;
-    }
-    uct_srq_tm_rndv_take(tm, rndv);
-    return UCS_OK;
-}
-
-/* The FIN of our rendezvous send @app_ctx: the receiver's device read it */
-static void uct_srq_tm_fin(uct_srq_tm_t *tm, uint32_t app_ctx)
-{
-    uct_srq_tm_rndv_t *rndv = uct_srq_tm_rndv_of(tm, app_ctx);
-
-    if (rndv == NULL) {
-        /* canceled meanwhile, or not ours */
-        ucs_debug("srq: FIN of no waiting rendezvous (app_ctx 0x%x)",
-                  app_ctx);
-        return;
-    }
-    ++tm->stats.fin;
-    uct_invoke_completion(uct_srq_tm_rndv_take(tm, rndv), UCS_OK);
-}
-
-void uct_srq_tm_conn_failed(uct_srq_tm_t *tm, void *conn, ucs_status_t status)
-{
-    unsigned i;
-
-    for (i = 0; tm->enabled && (tm->rndv_used > 0) &&
-                (i < UCT_SRQ_TM_MAX_RNDV); ++i) {
-        if ((tm->rndv[i].comp != NULL) && (tm->rndv[i].conn == conn)) {
-            uct_invoke_completion(uct_srq_tm_rndv_take(tm, &tm->rndv[i]),
-                                  status);
-        }
     }
 }
 

@@ -36,9 +36,6 @@
 
 #include <infiniband/verbs.h>
 
-/* Rendezvous sends of an interface waiting for their FIN, at most */
-#define UCT_SRQ_TM_MAX_RNDV   1024
-
 /* A slot's flags */
 #define UCT_SRQ_TM_SLOT_POSTED   UCS_BIT(0) /* its receive may still complete */
 #define UCT_SRQ_TM_SLOT_DEL      UCS_BIT(1) /* a TAG_DEL of it is in flight */
@@ -60,19 +57,6 @@ struct ibv_cq *uct_srq_tm_create_cq(uct_srq_tm_t *tm, uct_srq_iface_t *iface,
 /* Poll the receive CQ of a tag-matching interface: what
  * uct_srq_iface_poll_rx does for the others */
 unsigned uct_srq_tm_poll_rx(uct_srq_iface_t *iface);
-
-/* A rendezvous send on @conn waits for its FIN, which invokes @comp;
- * *app_ctx_p names it in its TMH. UCS_ERR_NO_RESOURCE when
- * UCT_SRQ_TM_MAX_RNDV wait already */
-ucs_status_t uct_srq_tm_rndv_add(uct_srq_tm_t *tm, uct_completion_t *comp,
-                                 void *conn, uint32_t *app_ctx_p);
-/* ... no longer (uct_ep_tag_rndv_cancel, or its send failed): a FIN that
- * still comes is dropped, @comp is not invoked */
-ucs_status_t uct_srq_tm_rndv_cancel(uct_srq_tm_t *tm, uint32_t app_ctx);
-
-/* @conn failed: its rendezvous sends complete with @status */
-void uct_srq_tm_conn_failed(uct_srq_tm_t *tm, void *conn,
-                            ucs_status_t status);
 
 ucs_status_t uct_srq_tm_recv_zcopy(uct_iface_h tl_iface, uct_tag_t tag,
                                    uct_tag_t tag_mask, const uct_iov_t *iov,
