@@ -46,6 +46,13 @@ for entry in "${stacks[@]}"; do
     fi
 done
 
+# One job a file in the transport: doc/architecture.md says no file of
+# src/uct has more than 700 lines
+long=$(cd "$top" && wc -l src/uct/*.[ch] |
+       awk '$2 != "total" && $1 > 700 { print $2 ": " $1 " lines" }')
+result layers_src_uct_files_at_most_700_lines \
+    "$([ -z "$long" ] && echo 1)" "$long"
+
 # One file defines functions of the C library and libibverbs (`stat`,
 # `access`, `ibv_get_device_list`, ...): the interposer that serves soft0
 # to any verbs program (doc/architecture.md says why). Every caller of
