@@ -202,16 +202,6 @@ int srq_soft_destroy_comp_channel(srq_verbs_dev_t *vdev,
     return 0;
 }
 
-static uint32_t srq_soft_roundup_pow2(uint32_t v)
-{
-    uint32_t r = 1;
-
-    while (r < v) {
-        r <<= 1;
-    }
-    return r;
-}
-
 /* A CQ's PD can only be a parent domain (ibv_create_cq_ex(3)) */
 static bool srq_soft_cq_pd_ok(srq_soft_dev_t *dev, struct ibv_pd *pd)
 {
@@ -240,7 +230,7 @@ struct ibv_cq *srq_soft_create_cq_pd(srq_verbs_dev_t *vdev, int cqe,
         errno = ENOMEM;
         return NULL;
     }
-    cq->size = srq_soft_roundup_pow2((uint32_t)cqe);
+    cq->size = srq_soft_qbuf_pow2((uint32_t)cqe);
     if (srq_soft_qbuf_alloc(pd, cq->size * sizeof(*cq->ring), 64,
                             SRQ_SOFT_RES_TYPE_CQ, &cq->ring_buf) != 0) {
         free(cq);
@@ -340,7 +330,7 @@ int srq_soft_resize_cq(srq_verbs_dev_t *vdev, struct ibv_cq *ibcq, int cqe)
         !srq_soft_dev_has(dev, ibcq)) {
         return EINVAL;
     }
-    size = srq_soft_roundup_pow2((uint32_t)cqe);
+    size = srq_soft_qbuf_pow2((uint32_t)cqe);
     /* before the lock: may be large, and may call the program's allocator
      * (a CQ in a parent domain) */
     if (srq_soft_qbuf_alloc(srq_soft_cq(ibcq)->pd, size * sizeof(*ring), 64,

@@ -30,6 +30,18 @@ typedef struct srq_soft_qbuf {
     uint64_t       type;
 } srq_soft_qbuf_t;
 
+/* The least power of two not below @v (queue slots, ring sizes, strides:
+ * an index is masked, never divided) */
+static inline uint32_t srq_soft_qbuf_pow2(uint32_t v)
+{
+    uint32_t r = 1;
+
+    while (r < v) {
+        r <<= 1;
+    }
+    return r;
+}
+
 /* Does @pd (checked by the caller, or NULL) bring its own allocator? */
 static inline bool srq_soft_qbuf_custom(const struct ibv_pd *pd)
 {

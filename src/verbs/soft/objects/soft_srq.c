@@ -24,16 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint32_t srq_soft_pow2(uint32_t v)
-{
-    uint32_t r = 1;
-
-    while (r < v) {
-        r <<= 1;
-    }
-    return r;
-}
-
 static void srq_soft_srq_free(srq_soft_srq_t *srq)
 {
     free(srq->wrid);
@@ -66,10 +56,10 @@ static int srq_soft_srq_alloc_ring(srq_soft_srq_t *srq, struct ibv_pd *pd,
     void *db;
 
     srq->max_sge = max_sge ? max_sge : 1;
-    srq->stride  = srq_soft_pow2(sizeof(srq_soft_srq_next_seg_t) +
+    srq->stride  = srq_soft_qbuf_pow2(sizeof(srq_soft_srq_next_seg_t) +
                                  srq->max_sge *
                                  sizeof(srq_soft_srq_data_seg_t));
-    srq->wqe_cnt = srq_soft_pow2(max_wr + 1);
+    srq->wqe_cnt = srq_soft_qbuf_pow2(max_wr + 1);
     srq->max_wr  = srq->wqe_cnt - 1;
     if (srq_soft_qbuf_alloc(pd, (size_t)srq->wqe_cnt * srq->stride, 4096,
                             SRQ_SOFT_RES_TYPE_SRQ, &srq->ring_buf) ||
