@@ -16,6 +16,7 @@
 #include "../objects/soft_dev.h"
 #include "../objects/soft_pd.h"
 #include "../objects/soft_qp.h"
+#include "../objects/soft_qp_create.h"
 #include "../objects/soft_srq.h"
 #include "../wire/soft_qp_ex.h"
 

@@ -351,20 +351,20 @@ static inline int32_t srq_soft_psn_diff(uint32_t a, uint32_t b)
     return (int32_t)((a - b) << 8) >> 8;
 }
 
-/* The bytes a scatter/gather list covers (64 bits: no sum overflows) */
-
-struct ibv_qp *srq_soft_create_qp(srq_verbs_dev_t *dev, struct ibv_pd *pd,
-                                  struct ibv_qp_init_attr *attr);
-/* ... an XRC target (IBV_QPT_XRC_RECV) too: in the domain @xrcd, whose
- * handle counts it in @xrcd_users while it lives (both NULL otherwise;
- * an XRC target without them is EINVAL) */
+/* How a QP is created (srq_soft_create_qp_in, soft_qp_create.c): the
+ * extended QP (soft_qp_ex.c) calls it through this */
 typedef struct ibv_qp *(*srq_soft_qp_create_fn_t)(
         srq_verbs_dev_t *dev, struct ibv_pd *pd, struct ibv_qp_init_attr *attr,
         struct ibv_xrcd *xrcd, int *xrcd_users);
-struct ibv_qp *srq_soft_create_qp_in(srq_verbs_dev_t *dev, struct ibv_pd *pd,
-                                     struct ibv_qp_init_attr *attr,
-                                     struct ibv_xrcd *xrcd, int *xrcd_users);
 int  srq_soft_destroy_qp(srq_verbs_dev_t *dev, struct ibv_qp *qp);
+/* For creation (soft_qp_create.c): enter @qp in the instance's table,
+ * 0 or ENOMEM; the send queue's arrays for @slots WQEs, 0 or ENOMEM; free
+ * a QP never published, or destroyed; take (@d 1) or drop (-1) the
+ * references the QP holds on its PD, CQs, SRQ and XRC domain */
+int  srq_soft_qp_table_add(srq_soft_dev_t *dev, srq_soft_qp_t *qp);
+int  srq_soft_qp_sq_resize(srq_soft_qp_t *qp, uint32_t slots);
+void srq_soft_qp_free(srq_soft_qp_t *qp);
+void srq_soft_qp_refs(srq_soft_qp_t *qp, int d);
 srq_soft_qp_t *srq_soft_qp_lookup(srq_soft_dev_t *dev, uint32_t qpn);
 int  srq_soft_qp_table_init(srq_soft_dev_t *dev);
 void srq_soft_qp_table_cleanup(srq_soft_dev_t *dev);
