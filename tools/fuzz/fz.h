@@ -20,6 +20,7 @@
  *                   their completions
  *   fz_send.c       send WRs and their completions; messages in flight
  *   fz_ops.c        the random operations, valid and invalid
+ *   fz_objects.c    ... on objects: creating, changing, destroying
  *   srq_verbs_fuzz.c  options, the iterations, the summary
  */
 #ifndef FZ_H_
@@ -397,6 +398,13 @@ void fz_fill_payload(uint8_t *p, uint32_t len, uint32_t seq);
 
 /* ---- fz_ops.c -------------------------------------------------------------- */
 void fz_random_op(fz_t *fz);
+
+/* ---- fz_objects.c ---------------------------------------------------------- */
+/* Objects that cannot be created, each refused as its contract says */
+void fz_create_invalid(fz_t *fz);
+/* ibv_resize_cq and ibv_rereg_mr on a CQ and an MR of their own */
+void fz_change(fz_t *fz);
+/* Destroying the scene's objects in use is refused */
 void fz_teardown_in_use(fz_t *fz);
 
 /* Where remote accesses address the start of the receive region */
