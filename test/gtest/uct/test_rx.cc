@@ -587,17 +587,23 @@ TEST(rc_srq_rx, partial_post_failure_loses_nothing)
             receiver.progress();
         }
         EXPECT_EQ(32u - 8 + k, receiver.counters().rx_queue_now);
-        /* the next refills post the rest */
+        /* the next refills post the rest. A refill tops the queue up once
+         * a whole batch is missing, so the last messages may leave up to
+         * 7 of 32 unposted (how many depends on how the polls took them):
+         * single messages then bring it to a refill, and each round
+         * starts full */
         ASSERT_TRUE(flow.run(200));
-        ASSERT_TRUE(progress_until({&receiver}, [&] {
-            return receiver.counters().rx_queue_now == 32;
-        })) << receiver.counters().rx_queue_now << " posted";
+        for (int i = 0; (i < 8) && (receiver.counters().rx_queue_now != 32);
+             ++i) {
+            ASSERT_TRUE(flow.run(1));
+        }
+        ASSERT_EQ(32u, receiver.counters().rx_queue_now);
     }
     flow.check();
 
     uct_srq_iface_counters_t c = receiver.counters();
     EXPECT_EQ(0u, c.rx_starved);
-    EXPECT_EQ(3u * 208, c.rx_consumed);
+    EXPECT_EQ(flow.total(), c.rx_consumed);
     expect_no_buffer_lost(c);
 }
 
